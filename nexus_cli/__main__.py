@@ -1,0 +1,21 @@
+"""Entry point. `nexus hook ...` is dispatched here, before click, pydantic or rich are imported:
+hooks run on every tool call of every agent and must start as fast as the interpreter allows."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["hook"]:
+        from .hookrun import main as hook_main
+
+        return hook_main(args[1:])
+    from .cli import main as cli_main
+
+    return cli_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Who is calling a command: an explicit `--as`, the client's environment, the process
+ancestry (a registered client pid above us), else the shell user. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping
+
+from . import identity, sessions
+from .errors import NexusError
+from .sessions import Caller
+
+ENV_IDS = (("CLAUDE_CODE_SESSION_ID", "claude"), ("CODEX_SESSION_ID", "codex"),
+           ("CODEX_THREAD_ID", "codex"))
+
+
+def from_env(env: Mapping[str, str]) -> str | None:
+    for var, client in ENV_IDS:
+        value = env.get(var, "").strip()
+        if value:
+            return identity.session_id(client, value)
+    return None
+
+
+def from_ancestry(conn: sqlite3.Connection, now: float, pid: int | None = None) -> str | None:
+    """The live session whose client process is our nearest ancestor."""
+    for ancestor in identity.ancestors(pid):
+        row = conn.execute(
+            f"SELECT id FROM sessions WHERE client_pid = :pid AND {sessions.LIVE_SQL}"
+            " ORDER BY last_active DESC LIMIT 1",
+            {"pid": ancestor, "stale": now - sessions.STALE_AFTER},
+        ).fetchone()
+        if row:
+            return row[0]
+    return None
+
+
+def caller_for(conn: sqlite3.Connection, sid: str, source: str, cwd: str) -> Caller:
+    """A Caller for a known id: its scope is its registered project (or where it stands now)."""
+    row = sessions.get(conn, sid)
+    if row is not None and row["project"] and identity.split_id(sid)[0] != identity.USER:
+        return Caller(sid, row["cwd"], row["project"], source)
+    return Caller(sid, cwd, identity.project_root(cwd), source)
+
+
+def lookup_exact(conn: sqlite3.Connection, value: str) -> str:
+    """`--as` takes an exact id, handle or name; a user id need not be registered yet."""
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE id = ?1 OR handle = ?1 OR name = ?1"
+        " ORDER BY (id = ?1) DESC, (handle = ?1) DESC, last_active DESC LIMIT 1",
+        (value,),
+    ).fetchone()
+    if row:
+        return row[0]
+    client, rest = identity.split_id(value)
+    if client in (*identity.CLIENTS, identity.USER) and rest:
+        return value
+    raise NexusError("target_not_found", value, "no session has that id, handle or name",
+                     "pass an exact id such as claude:<session id>, or a handle from `nexus peers`")
+
+
+def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
+            env: Mapping[str, str] | None = None, cwd: str | None = None) -> Caller:
+    env = os.environ if env is None else env
+    cwd = cwd or os.getcwd()
+    detected, source = from_env(env), "env"
+    if detected is None:
+        detected, source = from_ancestry(conn, now), "ancestry"
+    if detected is not None:
+        detected = sessions.follow_successors(conn, detected)
+    if explicit:
+        wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
+        if detected is not None and wanted != detected:
+            raise NexusError(
+                "impersonation_refused", explicit,
+                f"this process runs inside session {detected} and may only act as itself",
+                "drop --as; a session can only send, read and reply as itself",
+            )
+        return caller_for(conn, wanted, "option", cwd)
+    if detected is not None:
+        return caller_for(conn, detected, source, cwd)
+    return Caller(identity.user_id(), cwd, identity.project_root(cwd), "user")

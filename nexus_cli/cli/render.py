@@ -1,0 +1,106 @@
+"""Output for people (rich on a terminal, plain text otherwise) and for programs (`--json`).
+stdout carries results only; errors and progress go to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import NexusError
+from ..timefmt import human_duration
+
+
+def console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    tty = stream.isatty()
+    return Console(file=stream, width=None if tty else 100, no_color=not tty,
+                   highlight=False, soft_wrap=not tty, markup=False, emoji=False)
+
+
+def ago(epoch: float | None) -> str:
+    return "-" if epoch is None else human_duration(time.time() - epoch) + " ago"
+
+
+def who(ref: dict) -> str:
+    return f"{ref['name']} ({ref['handle']})"
+
+
+def _peers(r: dict) -> Any:
+    from rich.table import Table
+
+    if not r["items"]:
+        return "no sessions in scope (try --include-offline or --all-workspaces)"
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for col in ("", "name", "handle", "client", "status", "active", "cwd", "note"):
+        table.add_column(col, overflow="fold")
+    for p in r["items"]:
+        table.add_row("*" if p["self"] else "", p["name"], p["handle"], p["client"], p["status"],
+                      ago(p["last_active_at_epoch"]), p["cwd"], p["note"])
+    footer = f"{r['count']} of {r['total']}" + (f"; next page: {r['next']}" if r["truncated"] else "")
+    return [table, footer]
+
+
+def _sent(r: dict) -> str:
+    dup = " (duplicate: the original is returned)" if r["duplicate"] else ""
+    return f"sent {r['message_id']} to {who(r['to'])}{dup}\n{r['to']['status']}: {r['outlook']}"
+
+
+def _read(r: dict) -> str:
+    if not r["messages"]:
+        return "no unread messages"
+    parts = []
+    for msg in r["messages"]:
+        head = f"{msg['message_id']} from {who(msg['from'])}, {ago(msg['created_at_epoch'])}"
+        if msg["reply_to"]:
+            head += f", in reply to {msg['reply_to']}"
+        parts.append(f"{head}\n{msg['text']}")
+    tail = f"\n\n{r['remaining']} more unread: run `nexus read` again" if r["remaining"] else ""
+    return "\n\n".join(parts) + tail
+
+
+def _generic(r: dict, indent: str = "") -> str:
+    lines = []
+    for key, value in r.items():
+        if key.endswith("_epoch"):
+            continue
+        if isinstance(value, dict):
+            lines.append(f"{indent}{key}:")
+            lines.append(_generic(value, indent + "  "))
+        elif isinstance(value, list):
+            lines.append(f"{indent}{key}: {len(value)} item(s)")
+            for item in value:
+                lines.append(_generic(item, indent + "  - ") if isinstance(item, dict)
+                             else f"{indent}  - {item}")
+        else:
+            lines.append(f"{indent}{key}: {'-' if value is None else value}")
+    return "\n".join(lines)
+
+
+HUMAN: dict[str, Callable[[dict], Any]] = {
+    "peers": _peers,
+    "send": _sent,
+    "reply": _sent,
+    "read": _read,
+    "profile": lambda r: _generic(r["profile"]),
+}
+
+
+def emit(tool_name: str, result: dict, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        return
+    out = HUMAN.get(tool_name, _generic)(result)
+    con = console()
+    for part in out if isinstance(out, list) else [out]:
+        con.print(part)
+
+
+def emit_error(exc: NexusError, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps({"error": exc.to_dict()}, indent=2, ensure_ascii=False) + "\n")
+    sys.stderr.write(f"nexus: {exc.message}\n")

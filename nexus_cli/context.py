@@ -1,0 +1,70 @@
+"""What a domain function receives besides its arguments: the store, the clock, the caller.
+
+Each face (CLI, MCP) builds a `Ctx` with its own way of finding the caller; the domain only
+asks `ctx.me(conn)`. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from . import sessions
+from .sessions import Caller
+from .store.db import Store
+
+Resolver = Callable[[sqlite3.Connection, float], Caller]
+
+
+class Ctx:
+    def __init__(self, store: Store, resolver: Resolver, now: float | None = None) -> None:
+        self.store = store
+        self.resolver = resolver
+        self.now = time.time() if now is None else now
+        self._caller: Caller | None = None
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        with self.store.write() as conn:
+            yield conn
+        self.after_commit()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        with self.store.read() as conn:
+            yield conn
+
+    def me(self, conn: sqlite3.Connection, register: bool = False) -> Caller:
+        """The caller; with `register` (inside a write), its session row is created or revived
+        and its presence refreshed."""
+        if self._caller is None:
+            self._caller = self.resolver(conn, self.now)
+        if register:
+            sessions.ensure(conn, self._caller.id, self._caller.cwd, self.now)
+        return self._caller
+
+    # Writers record whom to wake; the channels are poked only after COMMIT.
+    _wake: set[str] | None = None
+
+    def wake_later(self, session_id: str) -> None:
+        if self._wake is None:
+            self._wake = set()
+        self._wake.add(session_id)
+
+    def after_commit(self) -> None:
+        if self._wake:
+            from .store import wake
+
+            wake.poke(self.store.root, self._wake)
+            self._wake = None
+
+
+def cli_resolver(explicit: str | None) -> Resolver:
+    from . import caller
+
+    def resolve(conn: sqlite3.Connection, now: float) -> Caller:
+        return caller.resolve(conn, now, explicit=explicit, env=os.environ)
+
+    return resolve

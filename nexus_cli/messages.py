@@ -1,0 +1,180 @@
+"""Direct messages: send, read, reply, and the receipts a sender may see. Stdlib only."""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from typing import Any
+
+from . import identity, sessions
+from .context import Ctx
+from .errors import NexusError
+
+OUTLOOK = {
+    "listening": "it is woken at once and can answer right away",
+    "working": "it sees the announcement after its next tool call",
+    "idle": "it sees the announcement at its next prompt, or when woken",
+    "offline": "it gets the message when it comes back",
+}
+
+
+def new_id() -> str:
+    return "m-" + secrets.token_hex(6)
+
+
+def peer_ref(row: sqlite3.Row | None, sid: str) -> dict:
+    if row is None:
+        return {"id": sid, "handle": identity.handle_for(sid), "name": sid}
+    return {"id": row["id"], "handle": row["handle"], "name": row["name"]}
+
+
+def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, now: float,
+           kind: str = "message", target: str | None = None, reply_to: str | None = None,
+           request_id: str | None = None, notify_when_idle: bool = False) -> str:
+    mid = new_id()
+    conn.execute(
+        "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
+        " created_at, notify_when_idle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
+         int(notify_when_idle)),
+    )
+    return mid
+
+
+def notice(conn: sqlite3.Connection, recipient: str, text: str, now: float,
+           reply_to: str | None = None) -> str:
+    """A message from nexus itself (expiry, idle notifications, late replies)."""
+    return insert(conn, sender=identity.SYSTEM_ID, recipient=recipient, text=text, now=now,
+                  kind="notice", reply_to=reply_to)
+
+
+def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool) -> dict:
+    msg = conn.execute("SELECT * FROM messages WHERE id = ?", (mid,)).fetchone()
+    to = sessions.get(conn, msg["recipient"])
+    status = sessions.effective_status(to, ctx.now) if to is not None else "offline"
+    return {
+        "message_id": mid,
+        "to": {**peer_ref(to, msg["recipient"]), "status": status},
+        "reply_to": msg["reply_to"],
+        "request_id": msg["request_id"],
+        "duplicate": duplicate,
+        "created_at_epoch": msg["created_at"],
+        "outlook": OUTLOOK[status],
+    }
+
+
+def _replay(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, request_id: str | None,
+            text: str, target: str, reply_to: str | None) -> dict | None:
+    """With a request id already used by this sender: the original (same content) or an error."""
+    if request_id is None:
+        return None
+    prior = conn.execute("SELECT * FROM messages WHERE sender = ? AND request_id = ?",
+                         (me.id, request_id)).fetchone()
+    if prior is None:
+        return None
+    if (prior["text"], prior["target"], prior["reply_to"]) == (text, target, reply_to):
+        return _sent(ctx, conn, prior["id"], duplicate=True)
+    raise NexusError("request_id_conflict", request_id,
+                     f"it was already used for message {prior['id']} with other content",
+                     "use a new request id for new content")
+
+
+def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to_id: str, text: str,
+          target: str, reply_to: str | None, request_id: str | None,
+          notify_when_idle: bool = False) -> dict:
+    mid = insert(conn, sender=me.id, recipient=to_id, text=text, now=ctx.now, target=target,
+                 reply_to=reply_to, request_id=request_id, notify_when_idle=notify_when_idle)
+    ctx.wake_later(to_id)
+    return _sent(ctx, conn, mid, duplicate=False)
+
+
+def send(ctx: Ctx, a: Any) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        replay = _replay(ctx, conn, me, a.request_id, a.text, a.target, None)
+        if replay is not None:
+            return replay
+        to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
+        return _post(ctx, conn, me, to["id"], a.text, a.target, None, a.request_id,
+                     a.notify_when_idle)
+
+
+def reply(ctx: Ctx, a: Any) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        original = conn.execute("SELECT * FROM messages WHERE id = ? AND recipient = ?",
+                                (a.message_id, me.id)).fetchone()
+        if original is None or original["kind"] != "message":
+            raise NexusError(
+                "message_not_found", a.message_id,
+                "no message with that id was sent to you" if original is None
+                else "notices from nexus cannot be replied to",
+                "check the id in `nexus read` output",
+            )
+        sender = original["sender"]
+        replay = _replay(ctx, conn, me, a.request_id, a.text, sender, a.message_id)
+        if replay is not None:
+            return replay
+        return _post(ctx, conn, me, sender, a.text, sender, a.message_id, a.request_id)
+
+
+def mark_delivered(conn: sqlite3.Connection, ids: list[str], now: float, via: str) -> None:
+    conn.executemany(
+        "UPDATE messages SET delivered_at = ?, delivered_via = ? WHERE id = ?"
+        " AND delivered_at IS NULL",
+        [(now, via, mid) for mid in ids],
+    )
+
+
+def read(ctx: Ctx, a: Any) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        rows = conn.execute(
+            "SELECT * FROM messages WHERE recipient = ? AND read_at IS NULL AND expired_at IS NULL"
+            " ORDER BY seq LIMIT ?",
+            (me.id, a.count),
+        ).fetchall()
+        ids = [r["id"] for r in rows]
+        mark_delivered(conn, ids, ctx.now, "read")
+        conn.executemany("UPDATE messages SET read_at = ? WHERE id = ?",
+                         [(ctx.now, mid) for mid in ids])
+        remaining = conn.execute(
+            "SELECT count(*) FROM messages WHERE recipient = ? AND read_at IS NULL"
+            " AND expired_at IS NULL", (me.id,)).fetchone()[0]
+        senders = {r["sender"] for r in rows}
+        known = {s: sessions.get(conn, s) for s in senders}
+        messages = [
+            {
+                "message_id": r["id"],
+                "kind": r["kind"],
+                "from": peer_ref(known[r["sender"]], r["sender"]),
+                "reply_to": r["reply_to"],
+                "text": r["text"],
+                "created_at_epoch": r["created_at"],
+            }
+            for r in rows
+        ]
+    return {"messages": messages, "count": len(messages), "remaining": remaining}
+
+
+def status(ctx: Ctx, a: Any) -> dict:
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        msg = conn.execute("SELECT * FROM messages WHERE id = ? AND sender = ?",
+                           (a.message_id, me.id)).fetchone()
+        if msg is None:
+            return {"message_id": a.message_id, "state": "unknown",
+                    "reason": "no message with this id was sent by you (mistyped, or not yours)"}
+        to = sessions.get(conn, msg["recipient"])
+        state = ("read" if msg["read_at"] else "expired" if msg["expired_at"]
+                 else "delivered" if msg["delivered_at"] else "stored")
+        return {
+            "message_id": msg["id"],
+            "state": state,
+            "to": peer_ref(to, msg["recipient"]),
+            "created_at_epoch": msg["created_at"],
+            "delivered_at_epoch": msg["delivered_at"],
+            "delivered_via": msg["delivered_via"],
+            "read_at_epoch": msg["read_at"],
+            "expired_at_epoch": msg["expired_at"],
+        }

@@ -1,0 +1,196 @@
+"""Argument and result models of every tool: the single source of the CLI options, the MCP
+`inputSchema`/`outputSchema`, `contract/tools.json` and the man pages."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TEXT_MAX = 32_000
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+class Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def Stamp(description: str) -> object:  # noqa: N802 - reads like a type in field lists
+    return Field(None, description=f"{description} (ISO 8601 with offset)")
+
+
+def Epoch(description: str) -> object:  # noqa: N802
+    return Field(None, description=f"{description} (seconds since the epoch)")
+
+
+# -- shared shapes ------------------------------------------------------------------------------
+
+Status = Literal["working", "idle", "listening", "offline"]
+
+
+class PeerRef(Result):
+    id: str = Field(description="Session id: claude:<id>, codex:<id> or user:<login>.")
+    handle: str = Field(description="Stable short form: s- plus 12 hex digits (u- for users).")
+    name: str = Field(description="Display name, unique among live sessions.")
+
+
+class Profile(PeerRef):
+    client: str = Field(description="claude, codex or user.")
+    cwd: str
+    project: str = Field(description="Project root (git top level, else cwd): the default scope.")
+    note: str
+    status: Status
+    last_active_at: str | None = Stamp("Last activity")
+    last_active_at_epoch: float | None = Epoch("Last activity")
+    self: bool = Field(description="True for the calling session.")
+
+
+class Page(Result):
+    total: int = Field(description="Matches before the limit was applied.")
+    count: int = Field(description="Items in this page.")
+    offset: int
+    limit: int
+    truncated: bool = Field(description="True when more items follow.")
+    next: str | None = Field(None, description="How to get the next page, when truncated.")
+
+
+# -- arguments ----------------------------------------------------------------------------------
+
+Target = Field(min_length=1, max_length=300,
+               description="Exact session id, exact handle, exact name, or an unambiguous name "
+               "substring.")
+AllWorkspaces = Field(False, description="Look beyond the caller's project root.")
+RequestId = Field(None, min_length=1, max_length=200,
+                  description="Idempotency key: a retry with the same key and content returns "
+                  "the original with duplicate=true.")
+MessageId = Field(min_length=1, max_length=64, description="A message id (m-...).")
+
+
+class NoArgs(Args):
+    pass
+
+
+class PeersArgs(Args):
+    query: str | None = Field(None, max_length=300,
+                              description="Case-insensitive substring over id, handle, name, cwd.")
+    all_workspaces: bool = AllWorkspaces
+    include_offline: bool = Field(False, description="Also offline sessions active in the last 24 h.")
+    limit: int = Field(30, ge=1, le=100, description="Page size.")
+    offset: int = Field(0, ge=0, description="Skip this many matches.")
+
+
+class ProfileArgs(Args):
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9._@#-]{1,48}$",
+                             description="New name: 1-48 of A-Z a-z 0-9 . _ @ # -, unique among "
+                             "live sessions.")
+    note: str | None = Field(None, max_length=200, description="What you are doing (<= 200 chars).")
+
+
+class SendArgs(Args):
+    target: str = Target
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="Message text (1-32,000 chars).")
+    request_id: str | None = RequestId
+    notify_when_idle: bool = Field(False, description="Get one notice when the recipient next ends "
+                                   "a turn, starts listening or goes offline (lapses after 24 h).")
+    all_workspaces: bool = AllWorkspaces
+
+
+class ReadArgs(Args):
+    count: int = Field(10, ge=1, le=50, description="How many unread messages to take (1-50).")
+
+
+class ReplyArgs(Args):
+    message_id: str = MessageId
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="Reply text (1-32,000 chars).")
+    request_id: str | None = RequestId
+
+
+class MessageStatusArgs(Args):
+    message_id: str = MessageId
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+class WhoamiResult(Result):
+    id: str
+    handle: str
+    name: str
+    client: str
+    source: Literal["option", "env", "ancestry", "mcp", "user"] = Field(
+        description="How the caller was identified.")
+    registered: bool = Field(description="Whether the store knows this session yet.")
+    status: Status | None
+    cwd: str
+    project: str
+    note: str
+    store: str = Field(description="The store directory.")
+
+
+class PeersResult(Page):
+    self_id: str = Field(description="The caller's id.")
+    items: list[Profile]
+
+
+class ProfileResult(Result):
+    profile: Profile
+
+
+class Recipient(PeerRef):
+    status: Status
+
+
+class SendResult(Result):
+    message_id: str
+    to: Recipient
+    reply_to: str | None
+    request_id: str | None
+    duplicate: bool = Field(description="True when this was a replay of an earlier request id.")
+    created_at: str | None = Stamp("When the message was stored")
+    created_at_epoch: float | None = Epoch("When the message was stored")
+    outlook: str = Field(description="When the recipient will see it, given its status.")
+
+
+class Message(Result):
+    message_id: str
+    kind: Literal["message", "notice"]
+    from_: PeerRef = Field(alias="from")
+    reply_to: str | None
+    text: str
+    created_at: str | None = Stamp("When it was sent")
+    created_at_epoch: float | None = Epoch("When it was sent")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ReadResult(Result):
+    messages: list[Message]
+    count: int
+    remaining: int = Field(description="Unread messages still waiting after this read.")
+
+
+class MessageStatusResult(Result):
+    message_id: str
+    state: Literal["stored", "delivered", "read", "expired", "unknown"]
+    reason: str | None = None
+    to: PeerRef | None = None
+    created_at: str | None = Stamp("Stored")
+    created_at_epoch: float | None = Epoch("Stored")
+    delivered_at: str | None = Stamp("Announced into the recipient's context")
+    delivered_at_epoch: float | None = Epoch("Announced into the recipient's context")
+    delivered_via: str | None = None
+    read_at: str | None = Stamp("Returned by the recipient's read")
+    read_at_epoch: float | None = Epoch("Returned by the recipient's read")
+    expired_at: str | None = Stamp("Expired unread")
+    expired_at_epoch: float | None = Epoch("Expired unread")
+
+
+class PathResult(Result):
+    home: str = Field(description="The store directory ($NEXUS_HOME or the platform data dir).")
+    database: str
+    exists: bool
+    schema_version: int | None
+    schema_current: int

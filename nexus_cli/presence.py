@@ -1,0 +1,73 @@
+"""Who am I, who else is here, and how I present myself. Stdlib only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import identity, sessions
+from .context import Ctx
+from .errors import NexusError
+
+
+def whoami(ctx: Ctx, a: Any) -> dict:
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        row = sessions.get(conn, me.id)
+    return {
+        "id": me.id,
+        "handle": row["handle"] if row else identity.handle_for(me.id),
+        "name": row["name"] if row else identity.base_name(me.id, me.cwd),
+        "client": me.client,
+        "source": me.source,
+        "registered": row is not None,
+        "status": sessions.effective_status(row, ctx.now) if row else None,
+        "cwd": me.cwd,
+        "project": me.project,
+        "note": row["note"] if row else "",
+        "store": ctx.store.root,
+    }
+
+
+def peers(ctx: Ctx, a: Any) -> dict:
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        rows = sessions.scoped_rows(conn, me, ctx.now, a.all_workspaces, a.include_offline)
+    if a.query:
+        rows = [r for r in rows if sessions.matches(r, a.query)]
+    page = rows[a.offset : a.offset + a.limit]
+    truncated = a.offset + len(page) < len(rows)
+    return {
+        "total": len(rows),
+        "count": len(page),
+        "offset": a.offset,
+        "limit": a.limit,
+        "truncated": truncated,
+        "next": f"offset={a.offset + len(page)}" if truncated else None,
+        "self_id": me.id,
+        "items": [sessions.profile(r, ctx.now, me.id) for r in page],
+    }
+
+
+def set_profile(ctx: Ctx, a: Any) -> dict:
+    if a.name is None and a.note is None:
+        raise NexusError("invalid_argument", "profile", "give a name, a note, or both",
+                         "e.g. `nexus profile --name reviewer --note 'reviewing auth'`")
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        if a.name is not None:
+            holder = conn.execute(
+                f"SELECT id FROM sessions WHERE name = :n AND id != :me AND {sessions.LIVE_SQL}",
+                {"n": a.name, "me": me.id, "stale": ctx.now - sessions.STALE_AFTER},
+            ).fetchone()
+            if holder:
+                raise NexusError("name_taken", a.name, f"live session {holder['id']} uses it",
+                                 "choose another name")
+            conn.execute("UPDATE sessions SET name = ? WHERE id = ?", (a.name, me.id))
+        if a.note is not None:
+            conn.execute("UPDATE sessions SET note = ? WHERE id = ?", (a.note, me.id))
+        row = sessions.get(conn, me.id)
+        return {"profile": sessions.profile(row, ctx.now, me.id)}
+
+
+def store_path(ctx: Ctx, a: Any) -> dict:
+    return ctx.store.info()

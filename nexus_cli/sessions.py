@@ -1,0 +1,259 @@
+"""Sessions: registration from client hooks, presence, names, discovery, target resolution.
+
+Stdlib only: the hook hot path records events through `record_event`."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import namedtuple
+
+from . import identity
+from .errors import NexusError, invalid
+
+STALE_AFTER = 30 * 60  # working/idle with no activity this long counts as offline
+RECENT_OFFLINE = 24 * 3600  # --include-offline shows sessions active this recently
+PROMPT_TAIL = 1500
+ASSISTANT_TAIL = 5000
+AMBIGUOUS_LIST = 12
+
+# a session counts as live (not offline) when this holds; `:stale` is now - STALE_AFTER
+LIVE_SQL = "(status != 'offline' AND (last_active >= :stale OR status = 'listening'))"
+
+EVENT_STATUS = {
+    "SessionStart": "idle",
+    "UserPromptSubmit": "working",
+    "PreToolUse": "working",
+    "PostToolUse": "working",
+    "Stop": "idle",
+    "SessionEnd": "offline",
+}
+
+
+class Caller(namedtuple("Caller", "id cwd project source")):
+    """The participant a call acts as, its scope, and how it was established
+    (`source`: option | env | ancestry | mcp | user). A namedtuple: no dataclass import on the
+    hook path."""
+
+    __slots__ = ()
+
+    @property
+    def client(self) -> str:
+        return identity.split_id(self.id)[0]
+
+    @property
+    def is_agent(self) -> bool:
+        return self.client in identity.CLIENTS
+
+
+def tail(text: object, limit: int) -> str | None:
+    if not isinstance(text, str) or not text:
+        return None
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+def effective_status(row: sqlite3.Row | dict, now: float) -> str:
+    status = row["status"]
+    if status == "offline":
+        return "offline"
+    if status == "listening":
+        return "listening" if identity.pid_alive(row["waiter_pid"]) else (
+            "idle" if row["last_active"] >= now - STALE_AFTER else "offline")
+    return status if row["last_active"] >= now - STALE_AFTER else "offline"
+
+
+def get(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
+
+
+def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = "") -> str:
+    """`base`, else `base#2`, `base#3`, ... : the first not held by another live session."""
+    rows = conn.execute(
+        f"SELECT name FROM sessions WHERE (name = :b OR substr(name, 1, :n) = :p)"
+        f" AND id != :me AND {LIVE_SQL}",
+        {"b": base, "n": len(base) + 1, "p": base + "#", "me": exclude, "stale": now - STALE_AFTER},
+    ).fetchall()
+    taken = {r[0] for r in rows}
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}#{n}" in taken:
+        n += 1
+    return f"{base}#{n}"
+
+
+def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
+           client_pid: int | None = None, touch: bool = True) -> sqlite3.Row:
+    """The session's row, created (with a unique name) when missing, revived when offline."""
+    row = get(conn, sid)
+    if row is None:
+        name = unique_name(conn, identity.base_name(sid, cwd), now)
+        conn.execute(
+            "INSERT INTO sessions (id, client, handle, name, cwd, project, status, client_pid,"
+            " created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?)",
+            (sid, identity.split_id(sid)[0], identity.handle_for(sid), name, cwd,
+             identity.project_root(cwd) if cwd else "", client_pid, now, now),
+        )
+    elif touch:
+        revive(conn, row, now)
+        if cwd and cwd != row["cwd"]:
+            conn.execute("UPDATE sessions SET cwd = ?, project = ? WHERE id = ?",
+                         (cwd, identity.project_root(cwd), sid))
+        conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+    return get(conn, sid)  # type: ignore[return-value]
+
+
+def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> None:
+    """A session coming back from offline keeps its name unless a live session took it."""
+    if effective_status(row, now) != "offline":
+        return
+    name = unique_name(conn, row["name"], now, exclude=row["id"])
+    conn.execute("UPDATE sessions SET status = 'idle', name = ? WHERE id = ?", (name, row["id"]))
+
+
+def record_event(conn: sqlite3.Connection, client: str, data: dict, now: float,
+                 client_pid: int | None) -> str | None:
+    """Apply one hook event to the session it names. Returns the session id, or None when the
+    event is one nexus does not track (nothing is written then)."""
+    event = data["hook_event_name"]
+    status = EVENT_STATUS.get(event)
+    if status is None:
+        return None
+    sid = identity.session_id(client, data["session_id"])
+    cwd = data.get("cwd") or ""
+    row = ensure(conn, sid, cwd, now, client_pid)
+    sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now}
+    if client_pid:
+        sets["client_pid"] = client_pid
+    if isinstance(data.get("transcript_path"), str):
+        sets["transcript_path"] = data["transcript_path"]
+    if event == "SessionStart" and data.get("source") in ("clear", "compact") and client_pid:
+        link_predecessor(conn, sid, client, client_pid, now)
+    elif event == "UserPromptSubmit":
+        sets["last_prompt"] = tail(data.get("prompt"), PROMPT_TAIL)
+        sets["last_prompt_at"] = now
+    elif event in ("PreToolUse", "PostToolUse"):
+        if isinstance(data.get("tool_name"), str):
+            sets["last_tool"] = data["tool_name"]
+        if event == "PreToolUse" and isinstance(data.get("tool_use_id"), str):
+            conn.execute("INSERT OR REPLACE INTO tool_uses VALUES (?, ?, ?)",
+                         (data["tool_use_id"], sid, now))
+    elif event == "Stop":
+        sets["last_turn_end"] = now
+        sets["last_assistant"] = tail(data.get("last_assistant_message"), ASSISTANT_TAIL)
+    if row["status"] == "listening" and status != "offline" and event != "Stop":
+        sets["waiter_pid"] = None  # new activity ends any wait
+    conn.execute(
+        f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
+        (*sets.values(), sid),
+    )
+    return sid
+
+
+def link_predecessor(conn: sqlite3.Connection, sid: str, client: str, client_pid: int,
+                     now: float) -> None:
+    """After /clear or compaction the client process starts a new conversation: the newest other
+    live session of that process is its predecessor, which goes offline."""
+    prev = conn.execute(
+        f"SELECT id FROM sessions WHERE client = :c AND client_pid = :pid AND id != :me"
+        f" AND {LIVE_SQL} ORDER BY last_active DESC LIMIT 1",
+        {"c": client, "pid": client_pid, "me": sid, "stale": now - STALE_AFTER},
+    ).fetchone()
+    if prev:
+        conn.execute("UPDATE sessions SET status = 'offline', successor = ? WHERE id = ?",
+                     (sid, prev[0]))
+        conn.execute("UPDATE sessions SET predecessor = ? WHERE id = ?", (prev[0], sid))
+
+
+def follow_successors(conn: sqlite3.Connection, sid: str) -> str:
+    seen = {sid}
+    while True:
+        row = conn.execute("SELECT successor FROM sessions WHERE id = ?", (sid,)).fetchone()
+        if not row or not row[0] or row[0] in seen:
+            return sid
+        sid = row[0]
+        seen.add(sid)
+
+
+# -- descriptors and discovery -----------------------------------------------------------------
+
+
+def profile(row: sqlite3.Row, now: float, caller_id: str = "") -> dict:
+    return {
+        "id": row["id"],
+        "handle": row["handle"],
+        "name": row["name"],
+        "client": row["client"],
+        "cwd": row["cwd"],
+        "project": row["project"],
+        "note": row["note"],
+        "status": effective_status(row, now),
+        "last_active_at_epoch": row["last_active"],
+        "self": row["id"] == caller_id,
+    }
+
+
+def scoped_rows(conn: sqlite3.Connection, caller: Caller, now: float, all_workspaces: bool,
+                include_offline: bool) -> list[sqlite3.Row]:
+    """Sessions in the caller's scope, most recently active first."""
+    where = ["id != :system"]
+    params: dict[str, object] = {"stale": now - STALE_AFTER, "system": identity.SYSTEM_ID}
+    if not all_workspaces:
+        where.append("project = :project")
+        params["project"] = caller.project
+    if include_offline:
+        where.append(f"({LIVE_SQL} OR last_active >= :recent)")
+        params["recent"] = now - RECENT_OFFLINE
+    else:
+        where.append(LIVE_SQL)
+    rows = conn.execute(
+        f"SELECT * FROM sessions WHERE {' AND '.join(where)} ORDER BY last_active DESC, id",
+        params,
+    ).fetchall()
+    if include_offline:
+        return rows
+    return [r for r in rows if effective_status(r, now) != "offline"]
+
+
+def matches(row: sqlite3.Row, query: str) -> bool:
+    q = query.lower()
+    return any(q in (row[k] or "").lower() for k in ("id", "handle", "name", "cwd"))
+
+
+def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
+                   all_workspaces: bool = False) -> sqlite3.Row:
+    """Exact id (any status) -> exact handle -> exact name -> unambiguous name substring.
+
+    Scope applies to every step: a session outside the caller's project is not found unless
+    `all_workspaces` widens the search."""
+    target = target.strip()
+    if not target:
+        raise invalid("target", "the target is empty", "pass a session id, handle or name")
+
+    def in_scope(row: sqlite3.Row | None) -> bool:
+        return row is not None and (all_workspaces or row["project"] == caller.project)
+
+    row = get(conn, target)
+    if not in_scope(row):
+        row = conn.execute("SELECT * FROM sessions WHERE handle = ? ORDER BY last_active DESC",
+                           (target,)).fetchone()
+    if not in_scope(row):
+        live = scoped_rows(conn, caller, now, all_workspaces, include_offline=False)
+        exact = [r for r in live if r["name"] == target]
+        found = exact or [r for r in live if target.lower() in r["name"].lower()]
+        if len(found) > 1:
+            shown = ", ".join(f"{r['name']} ({r['handle']})" for r in found[:AMBIGUOUS_LIST])
+            more = f" and {len(found) - AMBIGUOUS_LIST} more" if len(found) > AMBIGUOUS_LIST else ""
+            raise NexusError(
+                "target_ambiguous", target, f"{len(found)} sessions match: {shown}{more}",
+                "use an exact id or handle",
+                candidates=[profile(r, now, caller.id) for r in found[:AMBIGUOUS_LIST]],
+            )
+        row = found[0] if found else None
+    if row is None:
+        scope = "any workspace" if all_workspaces else f"project {caller.project}"
+        raise NexusError("target_not_found", target, f"no session in {scope} matches",
+                         "run `nexus peers` (add --all-workspaces to widen) and use a handle")
+    if row["id"] == caller.id:
+        raise NexusError("target_is_self", target, "that is the calling session itself",
+                         "pick another session from `nexus peers`")
+    return row

@@ -1,0 +1,280 @@
+"""The locked per-user SQLite store. Stdlib only: the hook hot path opens it too.
+
+Rules kept here, once:
+- the directory is 0700 and the file 0600, owned by the caller; anything else is refused;
+- a file that is not a readable nexus database (not SQLite, truncated, foreign, newer) is refused
+  with an error naming it, and never written to: a new store is built in a temporary file and
+  linked into place only when complete;
+- every write runs in `BEGIN IMMEDIATE` (a deferred read-then-write cannot wait for the lock);
+- a read-only command never creates or migrates anything.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..errors import NexusError
+from . import migrations, paths
+
+BUSY_TIMEOUT_MS = 10_000
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _fail(code: str, path: str, reason: str, action: str) -> NexusError:
+    return NexusError(code, path, reason, action)
+
+
+def _translate(exc: BaseException, path: str) -> NexusError:
+    """Map an OS or SQLite failure to the coded error a user can act on."""
+    text = str(exc).lower()
+    err = getattr(exc, "errno", None)
+    if "full" in text or err == errno.ENOSPC:
+        return _fail("store_full", path, "the disk is full; nothing was written",
+                     "free some space and retry")
+    if "readonly" in text or "read-only" in text or err in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return _fail("store_readonly", path, "the store cannot be written here",
+                     "make the file system writable or point NEXUS_HOME elsewhere")
+    if "locked" in text or "busy" in text:
+        return _fail("store_busy", path, "another process held the store lock too long",
+                     "retry; `nexus doctor` shows stuck processes")
+    if "unable to open" in text:
+        return _fail("store_readonly", path, "the store could not be opened for writing",
+                     "check the directory's permissions and the file system")
+    return _fail("store_unreadable", path, f"SQLite says: {exc}",
+                 "the file was left untouched; run `nexus doctor`, then move it aside")
+
+
+class Store:
+    """One user's store: a directory holding `nexus.db` (and the wake channels)."""
+
+    def __init__(self, root: str | None = None) -> None:
+        self.root = root or paths.home()
+        self.path = paths.db_path(self.root)
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _check_private(self, st: os.stat_result, what: str, path: str, mode: int) -> None:
+        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            raise _fail("store_insecure", path, f"the {what} belongs to uid {st.st_uid}, not you",
+                        "point NEXUS_HOME at a directory of your own")
+        if st.st_mode & 0o077:
+            raise _fail("store_insecure", path,
+                        f"the {what} is mode {stat.S_IMODE(st.st_mode):04o}, open to other users",
+                        f"run `chmod {mode:o} {path}`")
+
+    def check_dir(self) -> bool:
+        """True when the directory exists and is private; raise when it is not; False if absent."""
+        try:
+            st = os.stat(self.root)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise _translate(exc, self.root) from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise _fail("store_unreadable", self.root, "NEXUS_HOME is not a directory",
+                        "point NEXUS_HOME at a directory")
+        self._check_private(st, "store directory", self.root, 0o700)
+        return True
+
+    def check_file(self) -> bool:
+        """Validate `nexus.db` without opening it with SQLite: False when absent."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise _translate(exc, self.path) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise _fail("store_unreadable", self.path, "not a regular file",
+                        "move it aside; nexus will create a new store")
+        self._check_private(st, "store file", self.path, 0o600)
+        if st.st_mode & 0o600 != 0o600:
+            raise _fail("store_unreadable", self.path,
+                        f"the file is mode {stat.S_IMODE(st.st_mode):04o}, not readable and writable",
+                        f"run `chmod 600 {self.path}`")
+        header = self._header_checked()
+        app_id = int.from_bytes(header[68:72], "big")
+        if app_id != migrations.APPLICATION_ID:
+            raise _fail("store_unreadable", self.path, "an SQLite database, but not a nexus store",
+                        "point NEXUS_HOME elsewhere or move the file aside")
+        return True
+
+    def _header_checked(self) -> bytes:
+        """The 100-byte header, after checking the file holds every page it declares. A checkpoint
+        in progress can briefly declare more pages than are written yet: only a shortfall that
+        persists over a few looks is a truncated file."""
+        for attempt in range(6):
+            try:
+                with open(self.path, "rb") as fh:
+                    header = fh.read(100)
+                    size = os.fstat(fh.fileno()).st_size
+            except OSError as exc:
+                raise _translate(exc, self.path) from None
+            if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
+                reason = ("the file is empty" if not header else
+                          "the file is truncated" if SQLITE_MAGIC.startswith(header[:16]) else
+                          "not an SQLite database")
+                raise _fail("store_unreadable", self.path, reason,
+                            "the file was left untouched; move it aside to start a new store")
+            page_size = int.from_bytes(header[16:18], "big")
+            page_size = 65536 if page_size == 1 else page_size
+            pages = int.from_bytes(header[28:32], "big")
+            valid = header[24:28] == header[92:96]
+            if not (valid and pages and size < page_size * pages):
+                return header
+            time.sleep(0.01 * (attempt + 1))
+        raise _fail("store_unreadable", self.path,
+                    f"the file is truncated ({size} of {page_size * pages} bytes)",
+                    "the file was left untouched; restore it from a backup or move it aside")
+
+    # -- connections ----------------------------------------------------------------------------
+
+    def _connect(self, target: str, uri: bool = False) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               uri=uri, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _create(self) -> None:
+        """Build a complete store in a temporary file, then link it into place (no clobber)."""
+        if not self.check_dir():
+            try:
+                os.makedirs(self.root, mode=0o700, exist_ok=True)
+                os.chmod(self.root, 0o700)
+            except OSError as exc:
+                raise _translate(exc, self.root) from None
+        tmp = f"{self.path}.new-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            conn = self._connect(tmp)
+            try:
+                conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                migrations.apply(conn, time.time())
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass  # another process created it first: use theirs
+        except (OSError, sqlite3.Error) as exc:
+            raise _translate(exc, self.path) from None
+        finally:
+            for leftover in (tmp, tmp + "-wal", tmp + "-shm"):
+                try:
+                    os.unlink(leftover)
+                except OSError:
+                    pass
+
+    def _version(self, conn: sqlite3.Connection) -> int:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > migrations.CURRENT:
+            raise _fail("store_newer", self.path,
+                        f"schema {version} is newer than this nexus knows ({migrations.CURRENT})",
+                        "upgrade nexus; the file was left untouched")
+        return version
+
+    def open_write(self) -> sqlite3.Connection:
+        """A connection for writing, creating or migrating the store as needed."""
+        self.check_dir()
+        if not self.check_file():
+            self._create()
+            self.check_file()
+        try:
+            conn = self._connect(self.path)
+            if self._version(conn) < migrations.CURRENT:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    if self._version(conn) < migrations.CURRENT:
+                        migrations.apply(conn, time.time())
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            raise _translate(exc, self.path) from None
+        return conn
+
+    def open_read(self) -> sqlite3.Connection:
+        """A read-only connection; an empty in-memory store when none exists yet."""
+        if not (self.check_dir() and self.check_file()):
+            conn = self._connect(":memory:")
+            migrations.apply(conn, time.time())
+            return conn
+        try:
+            conn = self._connect(f"file:{self.path}?mode=ro", uri=True)
+            version = self._version(conn)
+        except sqlite3.Error as exc:
+            raise _translate(exc, self.path) from None
+        if version < migrations.CURRENT:
+            conn.close()
+            raise _fail("store_outdated", self.path,
+                        f"schema {version} predates this nexus ({migrations.CURRENT})",
+                        "run `nexus migrate` (or any command that writes) once")
+        return conn
+
+    def info(self) -> dict:
+        """Where the store is and which schema it has; reads the header only, writes nothing."""
+        exists = os.path.isfile(self.path)
+        version = None
+        if exists:
+            try:
+                conn = self._connect(f"file:{self.path}?mode=ro", uri=True)
+                try:
+                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                pass  # unreadable: `nexus doctor` says why
+        return {"home": self.root, "database": self.path, "exists": exists,
+                "schema_version": version, "schema_current": migrations.CURRENT}
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """`BEGIN IMMEDIATE` ... `COMMIT`; rolled back (and translated) on any failure."""
+        conn = self.open_write()
+        try:
+            with transaction(conn, self.path, immediate=True):
+                yield conn
+        finally:
+            conn.close()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for read-only work."""
+        conn = self.open_read()
+        try:
+            with transaction(conn, self.path, immediate=False):
+                yield conn
+        finally:
+            conn.close()
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, path: str, immediate: bool) -> Iterator[None]:
+    try:
+        conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    except sqlite3.Error as exc:
+        raise _translate(exc, path) from None
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        if isinstance(exc, sqlite3.Error):
+            raise _translate(exc, path) from None
+        raise

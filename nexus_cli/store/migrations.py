@@ -1,0 +1,104 @@
+"""Numbered schema migrations. Each runs in the caller's write transaction together with its
+record in `migrations` and the new `user_version`, so a crash leaves either all or nothing.
+Stdlib only (a hook may be the first process to touch a new store)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+# 'NXS1': written once at creation; a SQLite file without it is not a nexus store.
+APPLICATION_ID = 0x4E585331
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "sessions, tool-use bindings, messages",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            client TEXT NOT NULL,
+            handle TEXT NOT NULL,
+            name TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            cwd TEXT NOT NULL DEFAULT '',
+            project TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'idle',
+            listening INTEGER NOT NULL DEFAULT 0,
+            waiter_pid INTEGER,
+            client_pid INTEGER,
+            transcript_path TEXT,
+            last_event TEXT,
+            last_tool TEXT,
+            last_prompt TEXT,
+            last_assistant TEXT,
+            last_turn_end REAL,
+            last_prompt_at REAL,
+            auto_turns INTEGER NOT NULL DEFAULT 0,
+            last_wake_at REAL,
+            predecessor TEXT,
+            successor TEXT,
+            created_at REAL NOT NULL,
+            last_active REAL NOT NULL
+        );
+        CREATE INDEX sessions_by_project ON sessions (project, last_active);
+        CREATE INDEX sessions_by_pid ON sessions (client_pid);
+        CREATE INDEX sessions_by_name ON sessions (name);
+        CREATE INDEX sessions_by_handle ON sessions (handle);
+        CREATE TABLE tool_uses (
+            tool_use_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX tool_uses_by_age ON tool_uses (created_at);
+        CREATE TABLE messages (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL DEFAULT 'message',
+            sender TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            target TEXT,
+            text TEXT NOT NULL,
+            reply_to TEXT,
+            request_id TEXT,
+            created_at REAL NOT NULL,
+            delivered_at REAL,
+            delivered_via TEXT,
+            read_at REAL,
+            expired_at REAL,
+            notify_when_idle INTEGER NOT NULL DEFAULT 0,
+            notified_at REAL,
+            UNIQUE (sender, request_id)
+        );
+        CREATE INDEX messages_unread ON messages (recipient, seq)
+            WHERE read_at IS NULL AND expired_at IS NULL;
+        CREATE INDEX messages_by_sender ON messages (sender, seq);
+        CREATE INDEX messages_idle_watch ON messages (recipient)
+            WHERE notify_when_idle = 1 AND notified_at IS NULL;
+        """,
+    ),
+)
+
+CURRENT = MIGRATIONS[-1][0]
+
+
+def pending(version: int) -> list[tuple[int, str, str]]:
+    """The migrations a store at `version` still needs (read-only: it only looks)."""
+    return [m for m in MIGRATIONS if m[0] > version]
+
+
+def apply(conn: sqlite3.Connection, now: float) -> int:
+    """Bring the store to CURRENT inside the open write transaction; returns the version reached."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS migrations"
+            " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+        )
+    for number, name, sql in pending(version):
+        for statement in sql.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("INSERT INTO migrations VALUES (?, ?, ?)", (number, name, now))
+        conn.execute(f"PRAGMA user_version = {number}")
+    return CURRENT

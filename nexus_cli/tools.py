@@ -1,0 +1,58 @@
+"""Every tool nexus offers, defined once. Faces (CLI, MCP), the contract and the man pages are
+generated from these definitions."""
+
+from __future__ import annotations
+
+from . import messages, models as m, presence
+from .registry import Tool, register
+
+register(Tool(
+    name="whoami", group="sessions", title="Who am I",
+    description="Show which session this call acts as, how that was established, and its scope.",
+    args=m.NoArgs, result=m.WhoamiResult, run=presence.whoami,
+    read_only=True, idempotent=True,
+))
+register(Tool(
+    name="peers", group="sessions", title="List peer sessions",
+    description="List the sessions in your project (or everywhere with --all-workspaces), most "
+    "recently active first. Read-only: it never wakes anyone.",
+    args=m.PeersArgs, result=m.PeersResult, run=presence.peers, positional=("query",),
+    read_only=True, idempotent=True,
+))
+register(Tool(
+    name="profile", group="sessions", title="Set my name and note",
+    description="Set this session's display name (unique among live sessions) and/or a short "
+    "note on what it is doing.",
+    args=m.ProfileArgs, result=m.ProfileResult, run=presence.set_profile,
+    destructive=True, idempotent=True,
+))
+register(Tool(
+    name="send", group="messages", title="Send a message",
+    description="Send a direct message to another session. It is stored at once and announced to "
+    "the recipient by its hooks; the text itself arrives through `read`.",
+    args=m.SendArgs, result=m.SendResult, run=messages.send, positional=("target", "text"),
+))
+register(Tool(
+    name="read", group="messages", title="Read my messages",
+    description="Take your unread messages and notices, oldest first, marking them read.",
+    args=m.ReadArgs, result=m.ReadResult, run=messages.read,
+))
+register(Tool(
+    name="reply", group="messages", title="Reply to a message",
+    description="Reply to a message that was sent to you; the reply goes to its sender with "
+    "reply_to set.",
+    args=m.ReplyArgs, result=m.SendResult, run=messages.reply, positional=("message_id", "text"),
+))
+register(Tool(
+    name="message_status", group="messages", title="Message receipt",
+    description="What happened to a message you sent: stored, delivered into the recipient's "
+    "context, read, or expired, with times. `unknown` for an id that is not yours.",
+    args=m.MessageStatusArgs, result=m.MessageStatusResult, run=messages.status,
+    command=("message", "status"), positional=("message_id",), read_only=True, idempotent=True,
+))
+register(Tool(
+    name="path", group="store", title="Where the store lives",
+    description="Print the store directory and database file (set NEXUS_HOME to move it).",
+    args=m.NoArgs, result=m.PathResult, run=presence.store_path,
+    read_only=True, idempotent=True, mcp=False, needs_caller=False,
+))

@@ -1,0 +1,74 @@
+"""Who is calling: --as, the client's environment, process ancestry, else the shell user; and a
+session may only act as itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import claude_env, codex_env, sid
+from nexus_cli import identity
+
+
+def test_handles_and_names():
+    assert identity.handle_for("claude:8f3a1c2b-7d4e-4a1b-9c3d-2e5f6a7b8c9d") == "s-8f3a1c2b7d4e"
+    assert identity.handle_for("codex:zz").startswith("s-") and len(identity.handle_for("codex:zz")) == 14
+    assert identity.handle_for("user:alice") == "u-alice"
+    assert identity.base_name("claude:x", "/home/a/my project") == "claude@my-project"
+
+
+def test_project_root_is_the_git_top_level(tmp_path):
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    deep = tmp_path / "repo" / "src" / "pkg"
+    deep.mkdir(parents=True)
+    assert identity.project_root(str(deep)) == str(tmp_path / "repo")
+    assert identity.project_root(str(tmp_path)) == str(tmp_path)
+
+
+def test_environment_names_the_caller(nx, hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    w = nx("whoami", "--json", env=claude_env(sid(1))).json
+    assert (w["id"], w["source"], w["registered"], w["status"]) == (
+        f"claude:{sid(1)}", "env", True, "idle")
+    w = nx("whoami", "--json", env=codex_env(sid(5))).json
+    assert (w["id"], w["registered"]) == (f"codex:{sid(5)}", False)
+    w = nx("whoami", "--json").json
+    assert w["id"] == identity.user_id() and w["source"] == "user"
+
+
+def test_a_session_may_not_act_as_another(nx, hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    r = nx("send", "--as", f"codex:{sid(2)}", "claude", "forged", env=claude_env(sid(1)))
+    assert r.code == 5 and "impersonation_refused" in r.err
+    # naming itself is fine
+    r = nx("whoami", "--as", "claude@work", "--json", env=claude_env(sid(1)))
+    assert r.code == 0 and r.json["source"] == "option"
+    # the person at the shell may speak for a session (scripts, demos)
+    r = nx("send", "--as", "codex@work", "claude", "hello", "--json")
+    assert r.code == 0 and r.json["to"]["id"] == f"claude:{sid(1)}"
+
+
+def test_process_ancestry_identifies_a_hookless_shell(hook, home, chdir_work):
+    """A command run by the agent's shell tool, with the client's variables scrubbed, is still
+    recognised as that session through its registered client pid."""
+    hook("codex", "SessionStart", sid(3), source="startup", env={"NEXUS_CLIENT_PID": str(os.getpid())})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX", "CLAUDE"))}
+    out = subprocess.run([sys.executable, "-m", "nexus_cli", "whoami", "--json"], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    who = json.loads(out)
+    assert (who["id"], who["source"]) == (f"codex:{sid(3)}", "ancestry")
+    forged = subprocess.run(
+        [sys.executable, "-m", "nexus_cli", "send", "--as", "user:someone", "x", "y"],
+        env=env, capture_output=True, text=True)
+    assert forged.returncode == 5 and "impersonation_refused" in forged.stderr
+
+
+def test_successor_inherits_the_callers_identity(nx, hook, chdir_work):
+    env = {"CLAUDE_PID": "4242", "NEXUS_CLIENT_PID": ""}
+    hook("claude", "SessionStart", sid(1), source="startup", env=env)
+    hook("claude", "SessionStart", sid(2), source="clear", env=env)
+    # a process still carrying the old id (the MCP server's stale environment) is the new one
+    assert nx("whoami", "--json", env=claude_env(sid(1))).json["id"] == f"claude:{sid(2)}"

@@ -1,0 +1,169 @@
+"""Direct messages between sessions: send, read, reply, receipts, idempotency, bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import claude_env, codex_env, sid, tree_bytes
+
+A, B = claude_env(sid(1)), codex_env(sid(2))
+A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+
+
+@pytest.fixture
+def pair(hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+
+
+@pytest.mark.parametrize("target", [B_ID, "s-000000020000", "codex@work", "codex"])
+def test_send_resolves_id_handle_name_and_substring(nx, pair, target):
+    r = nx("send", target, "hello", "--json", env=A)
+    assert r.code == 0, r.err
+    assert r.json["to"]["id"] == B_ID and r.json["duplicate"] is False
+    assert r.json["to"]["status"] == "idle"
+
+
+def test_read_is_oldest_first_and_marks_read(nx, pair):
+    ids = [nx("send", "codex", f"m{i}", "--json", env=A).json["message_id"] for i in range(3)]
+    r = nx("read", "--count", "2", "--json", env=B).json
+    assert [m["message_id"] for m in r["messages"]] == ids[:2]
+    assert [m["text"] for m in r["messages"]] == ["m0", "m1"]
+    assert r["messages"][0]["from"]["id"] == A_ID and r["remaining"] == 1
+    r = nx("read", "--json", env=B).json
+    assert [m["message_id"] for m in r["messages"]] == ids[2:] and r["remaining"] == 0
+    assert nx("read", "--json", env=B).json["count"] == 0
+
+
+def test_reply_goes_to_the_sender_with_reply_to(nx, pair):
+    mid = nx("send", "codex", "question?", "--json", env=A).json["message_id"]
+    r = nx("reply", mid, "answer!", "--json", env=B)
+    assert r.code == 0 and r.json["to"]["id"] == A_ID and r.json["reply_to"] == mid
+    got = nx("read", "--json", env=A).json["messages"]
+    assert got[0]["text"] == "answer!" and got[0]["reply_to"] == mid
+    # only the recipient may reply
+    r = nx("reply", mid, "me too", env=A)
+    assert r.code == 3 and "message_not_found" in r.err
+
+
+def test_message_status_tells_the_sender_only(nx, pair, hook):
+    mid = nx("send", "codex", "hi", "--json", env=A).json["message_id"]
+    assert nx("message", "status", mid, "--json", env=A).json["state"] == "stored"
+    assert nx("message", "status", mid, "--json", env=B).json["state"] == "unknown"
+    assert nx("message", "status", "m-nope", "--json", env=A).json["state"] == "unknown"
+    nx("read", env=B)
+    st = nx("message", "status", mid, "--json", env=A).json
+    assert st["state"] == "read" and st["read_at_epoch"] and st["read_at"].count(":") >= 2
+
+
+def test_request_id_makes_a_retry_idempotent(nx, pair):
+    first = nx("send", "codex", "once", "--request-id", "r1", "--json", env=A).json
+    again = nx("send", "codex", "once", "--request-id", "r1", "--json", env=A).json
+    assert again["message_id"] == first["message_id"] and again["duplicate"] is True
+    assert nx("read", "--json", env=B).json["count"] == 1
+    r = nx("send", "codex", "other text", "--request-id", "r1", env=A)
+    assert r.code == 4 and "request_id_conflict" in r.err and first["message_id"] in r.err
+
+
+def test_no_messages_to_yourself(nx, pair):
+    r = nx("send", A_ID, "me", env=A)
+    assert r.code == 2 and "target_is_self" in r.err
+
+
+def test_ambiguous_target_lists_up_to_twelve_candidates(nx, hook, chdir_work):
+    for n in range(1, 16):
+        hook("claude", "SessionStart", sid(n), source="startup")
+    hook("codex", "SessionStart", sid(99), source="startup")
+    r = nx("send", "claude", "who?", "--json", env=codex_env(sid(99)))
+    assert r.code == 4
+    err = r.json["error"]
+    assert err["code"] == "target_ambiguous" and "15 sessions match" in err["reason"]
+    assert len(err["details"]["candidates"]) == 12 and "and 3 more" in err["reason"]
+    assert "s-" in err["reason"]
+
+
+def test_offline_recipient_gets_it_when_back(nx, hook, pair):
+    hook("codex", "SessionEnd", sid(2), reason="exit")
+    r = nx("send", B_ID, "while you were out", "--json", env=A).json
+    assert r["to"]["status"] == "offline"
+    hook("codex", "SessionStart", sid(2), source="resume")
+    assert nx("read", "--json", env=B).json["messages"][0]["text"] == "while you were out"
+
+
+def test_scope_is_the_project_unless_widened(nx, hook, tmp_path, pair):
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    hook("claude", "SessionStart", sid(7), source="startup", cwd=str(other))
+    r = nx("send", f"claude:{sid(7)}", "hi", env=B)
+    assert r.code == 3 and "target_not_found" in r.err
+    assert nx("send", f"claude:{sid(7)}", "hi", "--all-workspaces", env=B).code == 0
+    peers = nx("peers", "--json", env=B).json
+    assert f"claude:{sid(7)}" not in [p["id"] for p in peers["items"]]
+    peers = nx("peers", "--all-workspaces", "--json", env=B).json
+    assert f"claude:{sid(7)}" in [p["id"] for p in peers["items"]]
+
+
+def test_shell_user_is_a_participant(nx, pair):
+    r = nx("send", "codex", "from the human", "--json")
+    assert r.code == 0
+    msg = nx("read", "--json", env=B).json["messages"][0]
+    assert msg["from"]["id"].startswith("user:")
+    r = nx("reply", msg["message_id"], "hi human", "--json", env=B)
+    assert r.json["to"]["id"].startswith("user:")
+    assert nx("read", "--json").json["messages"][0]["text"] == "hi human"
+
+
+def test_text_from_stdin(nx, pair):
+    assert nx("send", "codex", "-", env=A, stdin="line one\nline two\n").code == 0
+    assert nx("read", "--json", env=B).json["messages"][0]["text"] == "line one\nline two\n"
+
+
+BAD = [
+    (("send", "codex", ""), "send.text"),
+    (("send", "codex", "x" * 32_001), "send.text"),
+    (("send", "", "hi"), "send.target"),
+    (("send", "codex", "hi", "--request-id", ""), "send.request_id"),
+    (("send", "codex", "hi", "--request-id", "r" * 201), "send.request_id"),
+    (("send", "t" * 301, "hi"), "send.target"),
+    (("read", "--count", "0"), "read.count"),
+    (("read", "--count", "51"), "read.count"),
+    (("read", "--count", "many"), "read.count"),
+    (("reply", "", "x"), "reply.message_id"),
+    (("reply", "m-1", ""), "reply.text"),
+    (("message", "status", ""), "message_status.message_id"),
+    (("peers", "--limit", "0"), "peers.limit"),
+    (("peers", "--limit", "101"), "peers.limit"),
+    (("peers", "--offset", "-1"), "peers.offset"),
+    (("profile", "--name", "has space"), "profile.name"),
+    (("profile", "--name", "x" * 49), "profile.name"),
+    (("profile", "--note", "n" * 201), "profile.note"),
+    (("profile",), "profile"),
+]
+
+
+@pytest.mark.parametrize("args,key", BAD)
+def test_bad_input_gives_a_coded_error_and_no_write(nx, pair, home, args, key):
+    before = tree_bytes(home)
+    r = nx(*args, "--json", env=A)
+    assert r.code == 2, r.err
+    assert r.json["error"]["code"] == "invalid_argument" and r.json["error"]["key"] == key
+    line = r.err.strip()
+    assert line.startswith("nexus: invalid_argument: ") and "(" in line and "; " in line
+    assert "Traceback" not in r.err
+    assert tree_bytes(home) == before
+
+
+@pytest.mark.parametrize("args", [("send",), ("send", "x"), ("read", "--nope"), ("nosuch",),
+                                  ("message",), ("message", "status")])
+def test_usage_errors_are_coded_too(nx, args):
+    r = nx(*args)
+    assert r.code == 2 and "nexus: usage_error: nexus" in r.err and "Traceback" not in r.err
+
+
+def test_profile_name_is_unique_among_live_sessions(nx, pair):
+    assert nx("profile", "--name", "reviewer", "--note", "reviewing", env=A).code == 0
+    r = nx("profile", "--name", "reviewer", env=B)
+    assert r.code == 4 and "name_taken" in r.err
+    p = nx("peers", "--json", env=B).json["items"]
+    assert {x["name"]: x["note"] for x in p}["reviewer"] == "reviewing"
+    assert nx("send", "reviewer", "by new name", env=B).code == 0

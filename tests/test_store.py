@@ -1,0 +1,163 @@
+"""The store: private, created whole or not at all, migrated in one transaction, and never
+written when it cannot be read."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import claude_env, sid, tree_bytes
+from nexus_cli.store import migrations, paths
+from nexus_cli.store.db import Store
+
+READ_ONLY = [("whoami",), ("peers",), ("message", "status", "m-123")]
+WRITES = [("send", "claude@work", "hi"), ("read",), ("profile", "--note", "x")]
+
+
+def make_store(home: Path) -> Path:
+    Store(str(home)).open_write().close()
+    return Path(paths.db_path(str(home)))
+
+
+def test_new_store_is_private_wal_and_migrated(home):
+    db = make_store(home)
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == migrations.APPLICATION_ID
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.CURRENT
+    recorded = [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")]
+    assert recorded == [m[0] for m in migrations.MIGRATIONS]
+    assert not [p for p in os.listdir(home) if ".new-" in p]  # no temporary file left
+
+
+def test_migrations_are_numbered_in_order():
+    numbers = [m[0] for m in migrations.MIGRATIONS]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert migrations.pending(migrations.CURRENT) == []
+
+
+@pytest.mark.parametrize("args", READ_ONLY)
+def test_read_only_commands_never_create_the_store(nx, home, args, chdir_work):
+    r = nx(*args)
+    assert r.code == 0, r.err
+    assert not home.exists()
+
+
+def test_path_shows_where_without_creating(nx, home):
+    r = nx("path", "--json")
+    assert r.code == 0 and r.json["home"] == str(home) and r.json["exists"] is False
+    assert not home.exists()
+
+
+def test_read_only_commands_never_migrate(nx, home, chdir_work):
+    db = make_store(home)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 0")
+    conn.close()
+    before = db.read_bytes()
+    r = nx("peers")
+    assert r.code == 6 and "store_outdated" in r.err and str(db) in r.err
+    assert db.read_bytes() == before
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
+
+
+def corrupt_cases(db: Path) -> dict:
+    def garbage():
+        db.write_bytes(b"this is not a database at all" * 50)
+
+    def empty():
+        db.write_bytes(b"")
+
+    def truncated():
+        data = db.read_bytes()
+        db.write_bytes(data[: len(data) // 2])
+
+    def header_only():
+        db.write_bytes(db.read_bytes()[:50])
+
+    def foreign():
+        db.unlink()
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE notes (x)")
+        conn.commit()
+        conn.close()
+        os.chmod(db, 0o600)
+
+    def newer():
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA user_version = 999")
+        conn.close()
+
+    def world_readable():
+        os.chmod(db, 0o644)
+
+    def no_owner_access():
+        os.chmod(db, 0o000)
+
+    return {"garbage": (garbage, "store_unreadable"), "empty": (empty, "store_unreadable"),
+            "truncated": (truncated, "store_unreadable"),
+            "header_only": (header_only, "store_unreadable"),
+            "foreign": (foreign, "store_unreadable"), "newer": (newer, "store_newer"),
+            "world_readable": (world_readable, "store_insecure"),
+            "no_owner_access": (no_owner_access, "store_unreadable")}
+
+
+@pytest.mark.parametrize("case", list(corrupt_cases(Path("x"))))
+def test_unreadable_store_is_refused_by_name_and_left_untouched(nx, hook, home, case, chdir_work):
+    db = make_store(home)
+    # give it some content so truncation really cuts pages
+    conn = sqlite3.connect(db)
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", [(str(i), "x" * 2000) for i in range(20)])
+    conn.commit()
+    conn.close()
+    mutate, code = corrupt_cases(db)[case]
+    mutate()
+    mode = db.stat().st_mode
+    before = tree_bytes(home) if case != "no_owner_access" else None
+    for args in [*READ_ONLY, *WRITES]:
+        r = nx(*args, env=claude_env(sid(1)))
+        assert r.code == 6, (args, r.err)
+        assert code in r.err and str(db) in r.err and "Traceback" not in r.err
+    h = hook("claude", "Stop", sid(1))
+    assert h.code == 1 and code in h.err and h.out == ""
+    assert db.stat().st_mode == mode
+    if before is not None:
+        after = tree_bytes(home)
+        assert {k: after[k] for k in before} == before  # every byte of what was there
+        assert all(k.endswith(("-wal", "-shm")) for k in set(after) - set(before))
+
+
+def test_insecure_directory_is_refused(nx, home, chdir_work):
+    make_store(home)
+    os.chmod(home, 0o755)
+    r = nx("read")
+    assert r.code == 6 and "store_insecure" in r.err and "chmod 700" in r.err
+
+
+def test_read_only_file_system_is_reported(nx, home, tmp_path, monkeypatch, chdir_work):
+    # a directory we cannot create: NEXUS_HOME below a regular file
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("NEXUS_HOME", str(blocker / "nexus"))
+    r = nx("send", "x", "y")
+    assert r.code == 6 and "store_" in r.err and "Traceback" not in r.err
+
+
+def test_concurrent_creation_yields_one_store(home):
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(4) as pool:
+        list(pool.map(_open, [str(home)] * 8))
+    assert sorted(os.listdir(home)) == ["nexus.db"] or "nexus.db" in os.listdir(home)
+    assert not [p for p in os.listdir(home) if ".new-" in p]
+
+
+def _open(root: str) -> None:
+    Store(root).open_write().close()
