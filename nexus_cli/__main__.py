@@ -1,5 +1,6 @@
-"""Entry point. `nexus hook ...` is dispatched here, before click, pydantic or rich are imported:
-hooks run on every tool call of every agent and must start as fast as the interpreter allows."""
+"""Entry point. `nexus hook ...` and `nexus mcp` are dispatched here, before click, pydantic or
+rich are imported: hooks run on every tool call of every agent, and an MCP server must answer
+`initialize` as fast as the interpreter starts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ def main(argv: list[str] | None = None) -> int:
         from .hookrun import main as hook_main
 
         return hook_main(args[1:])
+    if args[:1] == ["mcp"]:
+        from .mcp.server import main as mcp_main
+
+        return mcp_main(args[1:])
     from .cli import main as cli_main
 
     return cli_main(args)

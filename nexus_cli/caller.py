@@ -81,3 +81,68 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
     if detected is not None:
         return caller_for(conn, detected, source, cwd)
     return Caller(identity.user_id(), cwd, identity.project_root(cwd), "user")
+
+
+# -- over MCP -----------------------------------------------------------------------------------
+
+BINDING_TTL = 600  # a PreToolUse binding older than this no longer names a caller
+
+
+def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float) -> str | None:
+    """The session a `tools/call` says it comes from: Claude Code's `claudecode/toolUseId` (bound
+    to its session by the PreToolUse hook), or Codex's `sessionId`/`threadId`."""
+    tool_use = meta.get("claudecode/toolUseId")
+    if isinstance(tool_use, str) and tool_use:
+        row = conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id = ?"
+                           " AND created_at >= ?", (tool_use, now - BINDING_TTL)).fetchone()
+        if row:
+            return row[0]
+    turn = meta.get("x-codex-turn-metadata")
+    for value in (meta.get("sessionId"), meta.get("threadId"),
+                  turn.get("session_id") if isinstance(turn, Mapping) else None):
+        if isinstance(value, str) and value:
+            return identity.session_id("codex", value)
+    return None
+
+
+def anchors(conn: sqlite3.Connection, env: Mapping[str, str], pids: list[int]) -> set[str]:
+    """The sessions this process can prove it belongs to: its environment's session (and that
+    one's successors) and every session whose client process is one of its ancestors."""
+    found: set[str] = set()
+    env_id = from_env(env)
+    if env_id:
+        found.add(sessions.follow_successors(conn, env_id))
+    if pids:
+        marks = ",".join("?" * len(pids))
+        found |= {r[0] for r in conn.execute(
+            f"SELECT id FROM sessions WHERE client_pid IN ({marks})", pids)}
+    return found
+
+
+def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],
+                env: Mapping[str, str], pids: list[int], cwd: str) -> Caller:
+    """The caller of an MCP tool call. `_meta` names it; a claim that contradicts what the server
+    process itself belongs to is refused, so no call can act as another session."""
+    claimed = from_meta(conn, meta, now)
+    known = anchors(conn, env, pids)
+    if claimed is not None:
+        claimed = sessions.follow_successors(conn, claimed)
+        if known and claimed not in known:
+            raise NexusError(
+                "impersonation_refused", claimed,
+                f"this MCP server belongs to {', '.join(sorted(known))}, not to that session",
+                "a session can only act as itself",
+            )
+        return caller_for(conn, claimed, "mcp", cwd)
+    env_id = from_env(env)
+    if env_id:
+        return caller_for(conn, sessions.follow_successors(conn, env_id), "env", cwd)
+    detected = from_ancestry(conn, now, os.getpid())
+    if detected:
+        return caller_for(conn, detected, "ancestry", cwd)
+    raise NexusError(
+        "caller_unknown", "tools/call",
+        "the calling conversation could not be identified (no hook binding, session id or "
+        "registered client process)",
+        "run `nexus install claude` or `nexus install codex`, then restart the client",
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ class Ctx:
         self.resolver = resolver
         self.now = time.time() if now is None else now
         self._caller: Caller | None = None
+        self.cancelled: threading.Event = threading.Event()  # set when the caller gave up
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

@@ -57,17 +57,21 @@ def register(tool: Tool) -> Tool:
 
 
 def validation_error(exc: ValidationError, tool: Tool) -> NexusError:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "arguments"
-    reason = first["msg"]
-    if first["type"] == "extra_forbidden":
-        reason = "unknown argument"
-    elif first["type"] == "missing":
-        reason = "required argument is missing"
-    more = len(exc.errors()) - 1
-    if more:
-        reason += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return NexusError("invalid_argument", f"{tool.name}.{where}", reason,
+    """Every problem pydantic found, in one line: `<field>: <why>, ...`."""
+
+    def describe(err: Any) -> str:
+        if err["type"] == "extra_forbidden":
+            return "unknown argument"
+        if err["type"] == "missing":
+            return "required argument is missing"
+        return err["msg"]
+
+    errors = exc.errors()
+    first = ".".join(str(p) for p in errors[0]["loc"]) or "arguments"
+    reason = ", ".join(
+        (f"{'.'.join(str(p) for p in e['loc'])}: " if i else "") + describe(e)
+        for i, e in enumerate(errors[:5]))
+    return NexusError("invalid_argument", f"{tool.name}.{first}", reason,
                       f"see `nexus {' '.join(tool.path)} --help`")
 
 

@@ -19,5 +19,18 @@ def hook(client: str, wait: bool) -> None:
     sys.exit(main([client, *(["--wait"] if wait else [])]))
 
 
+@click.command("mcp")
+@click.option("--tools", "groups", default="sessions,messages", metavar="GROUPS",
+              help="Comma-separated tool groups to serve, or `all` [default: sessions,messages].")
+def mcp(groups: str) -> None:
+    """Serve every nexus tool over MCP on stdio (JSON-RPC, protocol 2024-11-05 to 2025-11-25).
+    The caller is the conversation named by the call's `_meta`, checked against the client
+    process that started the server. Registered by `nexus install`."""
+    from ..mcp.server import main
+
+    sys.exit(main(["--tools", groups]))
+
+
 def attach(root: click.Group) -> None:
     root.add_command(hook)
+    root.add_command(mcp)

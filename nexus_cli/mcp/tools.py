@@ -1,0 +1,76 @@
+"""The registry as MCP sees it: the served tools, their `tools/list` entries, and one call.
+Imported in the background after `initialize` (it pulls in pydantic)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .. import caller
+from ..context import Ctx
+from ..errors import NexusError
+from ..registry import Tool, invoke, load
+from ..store.db import Store
+
+
+def groups() -> list[str]:
+    return sorted({t.group for t in load().values() if t.mcp})
+
+
+def served(wanted: Iterable[str]) -> dict[str, Tool]:
+    wanted = set(wanted)
+    if "all" in wanted:
+        wanted = set(groups())
+    unknown = wanted - set(groups())
+    if unknown:
+        raise ValueError(f"unknown tool group(s) {', '.join(sorted(unknown))}; "
+                         f"choose from {', '.join(groups())} or all")
+    return {t.name: t for t in load().values() if t.mcp and t.group in wanted}
+
+
+def schema(model: Any) -> dict:
+    return model.model_json_schema(by_alias=True, mode="serialization")
+
+
+def input_schema(tool: Tool) -> dict:
+    return tool.args.model_json_schema(by_alias=True, mode="validation")
+
+
+def entry(tool: Tool) -> dict:
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": input_schema(tool),
+        "outputSchema": schema(tool.result),
+        "annotations": tool.annotations,
+    }
+
+
+def listing(tools: Iterable[Tool]) -> list[dict]:
+    return [entry(t) for t in tools]
+
+
+def error_result(exc: NexusError) -> dict:
+    return {"content": [{"type": "text", "text": exc.message}],
+            "structuredContent": {"error": exc.to_dict()}, "isError": True}
+
+
+def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, str],
+             ancestors: list[int], cancelled: threading.Event) -> dict:
+    cwd = os.getcwd()
+
+    def resolve(conn: Any, now: float) -> caller.Caller:
+        return caller.resolve_mcp(conn, now, meta, env, ancestors, cwd)
+
+    ctx = Ctx(Store(), resolve)
+    ctx.cancelled = cancelled
+    try:
+        result = invoke(tool, ctx, args)
+    except NexusError as exc:
+        return error_result(exc)
+    return {"content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
+            "structuredContent": result, "isError": False}

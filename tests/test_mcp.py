@@ -1,0 +1,223 @@
+"""`nexus mcp` driven by the official MCP Python SDK client: handshake, tools/list, every tool
+called (the client validates structuredContent against outputSchema), errors, and callers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError as McpError
+
+from conftest import sid, tree_bytes
+
+A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+
+
+def server_params(home, env: dict | None = None, args: tuple = ()) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "nexus_cli", "mcp", *args],
+        env={"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})})
+
+
+@asynccontextmanager
+async def session(home, env=None, args=()):
+    async with stdio_client(server_params(home, env, args)) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            yield s
+
+
+def run(coro_fn):
+    return anyio.run(coro_fn)
+
+
+@pytest.fixture
+def pair(hook):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_A1")
+
+
+def test_tools_list_is_the_registry(home):
+    from nexus_cli.registry import load
+
+    async def go():
+        async with session(home, args=("--tools", "all")) as s:
+            return (await s.list_tools()).tools
+
+    tools = {t.name: t for t in run(go)}
+    expected = {t.name for t in load().values() if t.mcp}
+    assert set(tools) == expected
+    send = tools["send"]
+    assert send.title == "Send a message" and send.input_schema["additionalProperties"] is False
+    assert set(send.input_schema["required"]) == {"target", "text"}
+    assert send.output_schema["type"] == "object"
+    a = send.annotations
+    assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (
+        False, False, False, False)
+    assert tools["peers"].annotations.read_only_hint is True
+
+
+def test_every_tool_called_with_validated_structured_content(home, pair):
+    claude = {"CLAUDE_CODE_SESSION_ID": sid(1)}
+
+    async def go():
+        async with session(home, env=claude) as s:
+            out = {}
+            for name, args in [("whoami", {}), ("peers", {}), ("profile", {"note": "mcp test"}),
+                               ("send", {"target": "codex", "text": "over mcp"})]:
+                r = await s.call_tool(name, args, meta={"claudecode/toolUseId": "toolu_A1"})
+                assert not r.is_error, r.content
+                assert json.loads(r.content[0].text) == r.structured_content
+                out[name] = r.structured_content
+            return out
+
+    out = run(go)
+    assert out["whoami"]["id"] == A_ID and out["whoami"]["source"] == "mcp"
+    assert out["peers"]["self_id"] == A_ID
+    mid = out["send"]["message_id"]
+
+    async def codex_side():
+        async with session(home) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2)}
+            got = await s.call_tool("read", {}, meta=meta)
+            assert not got.is_error and got.structured_content["messages"][0]["from"]["id"] == A_ID
+            rep = await s.call_tool("reply", {"message_id": mid, "text": "ack"}, meta=meta)
+            assert not rep.is_error and rep.structured_content["to"]["id"] == A_ID
+            return got.structured_content
+
+    assert run(codex_side)["messages"][0]["text"] == "over mcp"
+
+    async def status():
+        async with session(home, env=claude) as s:
+            r = await s.call_tool("message_status", {"message_id": mid})
+            return r.structured_content
+
+    assert run(status)["state"] == "read"
+
+
+@pytest.mark.parametrize("args,needle", [
+    ({"target": "codex", "text": 5}, "send.text"),
+    ({"target": "codex"}, "required argument is missing"),
+    ({"target": "codex", "text": "x" * 32_001}, "at most 32000"),
+    ({"target": "codex", "text": "hi", "bogus": True}, "send.bogus (unknown argument"),
+    ({"target": ["codex"], "text": "hi"}, "send.target"),
+])
+def test_bad_arguments_are_tool_errors_and_nothing_is_written(home, pair, args, needle):
+    before = tree_bytes(home)
+
+    async def go():
+        async with session(home, env={"CLAUDE_CODE_SESSION_ID": sid(1)}) as s:
+            r = await s.call_tool("send", args)
+            ok = await s.call_tool("whoami", {})  # the server keeps serving
+            return r, ok
+
+    r, ok = run(go)
+    assert r.is_error and needle in r.content[0].text
+    assert r.structured_content["error"]["code"] == "invalid_argument"
+    assert not ok.is_error
+    after = tree_bytes(home)
+    assert {k: after[k] for k in before if not k.endswith(("-wal", "-shm"))} == {
+        k: v for k, v in before.items() if not k.endswith(("-wal", "-shm"))}
+
+
+def test_unknown_tool_is_a_protocol_error(home):
+    async def go():
+        async with session(home) as s:
+            with pytest.raises(McpError) as err:
+                await s.call_tool("no_such_tool", {})
+            return err.value
+
+    assert "Unknown tool" in str(run(go))
+
+
+def test_a_call_cannot_act_as_another_session(home, pair):
+    """The server was started by session A's client; a call whose _meta names B is refused."""
+    hook_b = {"claudecode/toolUseId": "toolu_B1"}
+    import sqlite3
+
+    from nexus_cli.store import paths
+
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn.execute("INSERT INTO tool_uses VALUES ('toolu_B1', ?, strftime('%s','now'))", (B_ID,))
+    conn.commit()
+    conn.close()
+
+    async def go():
+        async with session(home, env={"CLAUDE_CODE_SESSION_ID": sid(1)}) as s:
+            forged = await s.call_tool("send", {"target": "claude", "text": "forged"}, meta=hook_b)
+            codex_meta = await s.call_tool("whoami", {}, meta={"sessionId": sid(2)})
+            return forged, codex_meta
+
+    forged, codex_meta = run(go)
+    assert forged.is_error and "impersonation_refused" in forged.content[0].text
+    assert codex_meta.is_error and "impersonation_refused" in codex_meta.content[0].text
+
+
+def test_no_caller_is_a_clear_error(home):
+    async def go():
+        async with session(home) as s:
+            return await s.call_tool("read", {})
+
+    r = run(go)
+    assert r.is_error and "caller_unknown" in r.content[0].text and "nexus install" in r.content[0].text
+
+
+def raw(home, lines: list[str], args=()) -> list[dict]:
+    env = {**os.environ, "NEXUS_HOME": str(home)}
+    out = subprocess.run([sys.executable, "-m", "nexus_cli", "mcp", *args],
+                         input="\n".join(lines) + "\n", capture_output=True, text=True, env=env,
+                         timeout=30)
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+
+
+def test_protocol_errors_and_the_server_keeps_serving(home):
+    replies = raw(home, [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}),  # before initialize
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "server/discover", "params": {}}),
+        INIT,
+        "{this is not json",
+        json.dumps([1, 2]),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such"}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read",
+                                                                                 "arguments": 7}}),
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ])
+    by_id = {r.get("id"): r for r in replies if r.get("id") is not None}
+    assert by_id[0]["error"]["code"] == -32600
+    assert by_id[9]["error"]["code"] == -32601
+    assert by_id[1]["result"]["protocolVersion"] == "2025-06-18"
+    assert by_id[2]["error"]["code"] == -32601
+    assert by_id[3]["error"]["code"] == -32602
+    assert by_id[4]["result"] == {}
+    nulls = [r for r in replies if r.get("id") is None]
+    assert [r["error"]["code"] for r in nulls] == [-32700, -32600, -32600]
+    assert not home.exists()  # nothing was written
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_handshake_versions(home, version):
+    init = json.loads(INIT)
+    init["params"]["protocolVersion"] = version
+    assert raw(home, [json.dumps(init)])[0]["result"]["protocolVersion"] == version
+    init["params"]["protocolVersion"] = "2099-01-01"
+    assert raw(home, [json.dumps(init)])[0]["result"]["protocolVersion"] == "2025-11-25"
+
+
+def test_tool_groups(home):
+    lines = [INIT, json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    names = {t["name"] for t in raw(home, lines, ("--tools", "sessions"))[1]["result"]["tools"]}
+    assert names == {"whoami", "peers", "profile"}
+    bad = raw(home, lines, ("--tools", "nonsense"))
+    assert bad[1]["error"]["code"] == -32603 and "unknown tool group" in bad[1]["error"]["message"]
