@@ -13,8 +13,9 @@ import re
 import sys
 import time
 
-from . import identity, sessions
+from . import delivery, identity, messages, sessions, waiting
 from .errors import NexusError
+from .store import wake
 from .store.db import Store
 
 USAGE = "usage: nexus hook claude|codex [--wait]"
@@ -45,13 +46,131 @@ def parse(raw: str) -> dict:
     return data
 
 
-def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: float) -> dict | None:
-    """Apply one event; returns the JSON reply for the client, or None for no output."""
-    if data["hook_event_name"] not in sessions.EVENT_STATUS:
-        return None  # an event nexus does not track: no write at all
-    client_pid = identity.hook_client_pid(env)
+LISTEN_WAIT = 590.0  # a listening Stop hook waits this long (its timeout is 600 s)
+IDLE_WAIT = 3600.0  # the background idle wait
+
+
+def context(event: str, text: str) -> dict:
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+Reply = tuple  # (stdout JSON or None, exit code, stderr text or None)
+QUIET: Reply = (None, 0, None)
+
+
+def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: float,
+           wait: bool = False) -> Reply:
+    """Apply one event and decide what the client gets back."""
+    event = data["hook_event_name"]
+    if event not in sessions.EVENT_STATUS:
+        return QUIET  # an event nexus does not track: no write at all
+    if wait:
+        return idle_wait(client, data, store, env) if event == "Stop" else QUIET
+    to_wake: list[str] = []
+    reply, listen = None, False
     with store.write() as conn:
-        sessions.record_event(conn, client, data, now, client_pid)
+        sid = sessions.record_event(conn, client, data, now, identity.hook_client_pid(env))
+        me = sessions.get(conn, sid)
+        if event == "SessionStart":
+            to_wake += delivery.maintain(conn, now)
+            text = delivery.greeting(conn, me, now)
+            rows, total = delivery.unread(conn, sid, only_new=False)
+            if total:
+                text += "\n" + delivery.announce(conn, me, rows, total, now, "session-start")
+            reply = context(event, text)
+        elif event in ("UserPromptSubmit", "PostToolUse"):
+            if event == "UserPromptSubmit":
+                delivery.user_prompt(conn, me, now)
+            rows, total = delivery.unread(conn, sid, only_new=event == "PostToolUse")
+            if rows:
+                via = "prompt" if event == "UserPromptSubmit" else "tool"
+                reply = context(event, delivery.announce(conn, me, rows, total, now, via))
+        elif event == "Stop":
+            to_wake += delivery.notify_idle(conn, sid, now, "ended its turn")
+            rows, total = delivery.unread(conn, sid, only_new=False)
+            turn = delivery.auto_turn_allowed(me, store.root)
+            if total and turn and not data.get("stop_hook_active"):
+                delivery.count_auto_turn(conn, sid, now, wake=False)
+                reply = {"decision": "block",
+                         "reason": delivery.announce(conn, me, rows, total, now, "stop", turn)}
+            listen = bool(me["listening"] and turn and not total)
+        elif event == "SessionEnd":
+            to_wake += delivery.notify_idle(conn, sid, now, "went offline")
+    if event != "Stop":
+        to_wake.append(sid)  # new activity ends any wait of this session
+    wake.poke(store.root, to_wake)
+    if listen:
+        return listen_wait(store, sid)
+    return reply, 0, None
+
+
+def _wake_text(store: Store, sid: str, via: str | None) -> tuple[str, list[str]] | None:
+    """After news arrived: the announcement for one automatic turn, or None at the limit."""
+    now = time.time()
+    with store.write() as conn:
+        me = sessions.get(conn, sid)
+        turn = delivery.auto_turn_allowed(me, store.root)
+        rows, total = delivery.unread(conn, sid, only_new=False)
+        if not turn or not total:
+            return None
+        text = delivery.announce(conn, me, rows, total, now, via, turn)
+        if via:
+            delivery.count_auto_turn(conn, sid, now, wake=True)
+        return text, [r["id"] for r in rows]
+
+
+def listen_wait(store: Store, sid: str) -> Reply:
+    """Listen mode: hold the Stop open until something arrives, then continue the conversation."""
+    if waiting.wait_for_news(store, sid, LISTEN_WAIT) != "news":
+        return QUIET
+    woke = _wake_text(store, sid, "listen")
+    return ({"decision": "block", "reason": woke[0]}, 0, None) if woke else QUIET
+
+
+def idle_wait(client: str, data: dict, store: Store, env: dict | os._Environ) -> Reply:
+    """The background wait after a turn ends: wake the conversation when something arrives."""
+    if client == "claude" and env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0":
+        return QUIET  # `claude -p` waits for async hooks before exiting: never hold it
+    with store.write() as conn:  # the synchronous Stop hook may not have run yet: record it too
+        sid = sessions.record_event(conn, client, data, time.time(), identity.hook_client_pid(env))
+        row = sessions.get(conn, sid)
+    if row["listening"]:
+        return QUIET  # listen mode: the synchronous Stop hook does the waiting
+    if waiting.wait_for_news(store, sid, IDLE_WAIT) != "news":
+        return QUIET
+    if client == "claude":  # asyncRewake: exit 2 injects stderr and starts a turn
+        woke = _wake_text(store, sid, "wake")
+        return (None, 2, woke[0]) if woke else QUIET
+    woke = _wake_text(store, sid, None)
+    if not woke:
+        return QUIET
+    error = codex_queue(row, data["session_id"], woke[0], env)
+    now = time.time()
+    with store.write() as conn:
+        if error:
+            conn.execute("UPDATE sessions SET last_wake_error = ? WHERE id = ?", (error, sid))
+        else:
+            messages.mark_delivered(conn, woke[1], now, "wake")
+            delivery.count_auto_turn(conn, sid, now, wake=True)
+    return (None, 1, f"nexus hook: wake failed: {error}") if error else QUIET
+
+
+def codex_queue(row, thread: str, text: str, env: dict | os._Environ) -> str | None:
+    """Queue the announcement as the thread's next turn; the reason when that cannot be done."""
+    if row["client_pid"] and not identity.pid_alive(row["client_pid"]):
+        return "no running Codex client for this thread (its process has exited)"
+    import shlex
+    import subprocess
+
+    command = shlex.split(env.get("NEXUS_CODEX_COMMAND") or "codex")
+    try:
+        done = subprocess.run([*command, "queue", "--thread", thread, "--message", text],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`{command[0]} queue` could not run: {exc}"
+    if done.returncode:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"`{command[0]} queue` refused (exit {done.returncode}): {tail[0]}"
     return None
 
 
@@ -62,7 +181,8 @@ def main(argv: list[str]) -> int:
     client = argv[0]
     try:
         data = parse(sys.stdin.read())
-        reply = handle(client, data, Store(), os.environ, time.time())
+        reply, code, err = handle(client, data, Store(), os.environ, time.time(),
+                                  wait="--wait" in argv)
     except NexusError as exc:
         print(f"nexus hook: {exc.message}", file=sys.stderr)
         return 1
@@ -72,4 +192,6 @@ def main(argv: list[str]) -> int:
         return 1
     if reply is not None:
         sys.stdout.write(json.dumps(reply))
-    return 0
+    if err:
+        sys.stderr.write(err + "\n")
+    return code

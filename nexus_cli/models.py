@@ -89,6 +89,10 @@ class ProfileArgs(Args):
     note: str | None = Field(None, max_length=200, description="What you are doing (<= 200 chars).")
 
 
+class ListenArgs(Args):
+    state: Literal["on", "off"] = Field(description="on: wait for messages whenever a turn ends.")
+
+
 class SendArgs(Args):
     target: str = Target
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="Message text (1-32,000 chars).")
@@ -137,6 +141,12 @@ class PeersResult(Page):
 
 class ProfileResult(Result):
     profile: Profile
+
+
+class ListenResult(Result):
+    listening: bool
+    profile: Profile
+    note: str
 
 
 class Recipient(PeerRef):

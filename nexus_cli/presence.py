@@ -71,3 +71,21 @@ def set_profile(ctx: Ctx, a: Any) -> dict:
 
 def store_path(ctx: Ctx, a: Any) -> dict:
     return ctx.store.info()
+
+
+def listen(ctx: Ctx, a: Any) -> dict:
+    """Listen mode: each time a turn ends, the Stop hook waits for news and continues the turn."""
+    from . import delivery
+
+    on = a.state == "on"
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        conn.execute("UPDATE sessions SET listening = ? WHERE id = ?", (int(on), me.id))
+        if on:
+            for sender in delivery.notify_idle(conn, me.id, ctx.now, "started listening"):
+                ctx.wake_later(sender)
+        row = sessions.get(conn, me.id)
+    return {"listening": on, "profile": sessions.profile(row, ctx.now, me.id),
+            "note": "each time your turn ends, the Stop hook waits up to 590 s for a message and "
+                    "continues the conversation with it" if on else
+                    "turns end normally; messages are announced at the next prompt or tool call"}

@@ -140,8 +140,11 @@ def record_event(conn: sqlite3.Connection, client: str, data: dict, now: float,
     elif event == "Stop":
         sets["last_turn_end"] = now
         sets["last_assistant"] = tail(data.get("last_assistant_message"), ASSISTANT_TAIL)
-    if row["status"] == "listening" and status != "offline" and event != "Stop":
-        sets["waiter_pid"] = None  # new activity ends any wait
+    if row["waiter_pid"]:
+        if event != "Stop":
+            sets["waiter_pid"] = None  # new activity ends any wait
+        elif row["status"] == "listening" and identity.pid_alive(row["waiter_pid"]):
+            sets["status"] = "listening"  # a waiter that registered first keeps waiting
     conn.execute(
         f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
         (*sets.values(), sid),

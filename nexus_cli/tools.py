@@ -27,6 +27,13 @@ register(Tool(
     destructive=True, idempotent=True,
 ))
 register(Tool(
+    name="listen", group="sessions", title="Listen mode",
+    description="Turn listen mode on or off. While on, each time your turn ends the Stop hook "
+    "waits (up to 590 s) and continues the conversation as soon as a message arrives.",
+    args=m.ListenArgs, result=m.ListenResult, run=presence.listen, positional=("state",),
+    destructive=True, idempotent=True,
+))
+register(Tool(
     name="send", group="messages", title="Send a message",
     description="Send a direct message to another session. It is stored at once and announced to "
     "the recipient by its hooks; the text itself arrives through `read`.",

@@ -36,6 +36,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             last_prompt_at REAL,
             auto_turns INTEGER NOT NULL DEFAULT 0,
             last_wake_at REAL,
+            last_wake_error TEXT,
             predecessor TEXT,
             successor TEXT,
             created_at REAL NOT NULL,
@@ -72,7 +73,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         CREATE INDEX messages_unread ON messages (recipient, seq)
             WHERE read_at IS NULL AND expired_at IS NULL;
+        CREATE INDEX messages_undelivered ON messages (recipient, seq)
+            WHERE delivered_at IS NULL AND read_at IS NULL AND expired_at IS NULL;
         CREATE INDEX messages_by_sender ON messages (sender, seq);
+        CREATE INDEX messages_expiry ON messages (created_at)
+            WHERE read_at IS NULL AND expired_at IS NULL;
         CREATE INDEX messages_idle_watch ON messages (recipient)
             WHERE notify_when_idle = 1 AND notified_at IS NULL;
         """,

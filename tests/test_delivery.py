@@ -1,0 +1,223 @@
+"""What the hooks put in front of the model, when, and how idle sessions are woken."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+
+import pytest
+
+from conftest import claude_env, codex_env, sid
+from nexus_cli import delivery, hookrun
+from nexus_cli.store.db import Store
+
+A, B = claude_env(sid(1)), codex_env(sid(2))
+A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+
+
+@pytest.fixture
+def pair(hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+
+
+def context_of(run) -> str:
+    return json.loads(run.out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_session_start_greets_with_peers_and_hints(hook, pair):
+    r = hook("claude", "SessionStart", sid(3), source="startup")
+    text = context_of(r)
+    assert "You are claude@work#2" in text and "codex@work (s-000000020000, idle)" in text
+    assert "Can answer right away: none" in text and "nexus send" in text and "nexus read" in text
+
+
+def test_prompt_announces_unread_and_marks_them_delivered(nx, hook, pair):
+    ids = [nx("send", "codex", f"line {i}\nsecond line", "--json", env=A).json["message_id"]
+           for i in range(7)]
+    r = hook("codex", "UserPromptSubmit", sid(2), prompt="go")
+    text = context_of(r)
+    assert text.startswith("[nexus] 7 unread messages for you (codex@work):")
+    assert all(i in text for i in ids[:5]) and ids[5] not in text and "and 2 more" in text
+    assert "line 0" in text and "second line" not in text  # first line only
+    assert "from claude@work (s-000000010000)" in text
+    st = nx("message", "status", ids[0], "--json", env=A).json
+    assert st["state"] == "delivered" and st["delivered_via"] == "prompt"
+    assert nx("message", "status", ids[6], "--json", env=A).json["state"] == "stored"
+    # the next prompt announces the count again (they are still unread)
+    assert "7 unread" in context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="again"))
+
+
+def test_post_tool_use_announces_only_what_is_new(nx, hook, pair):
+    nx("send", "codex", "first", env=A)
+    assert "first" in context_of(hook("codex", "PostToolUse", sid(2), tool_name="exec_command"))
+    assert hook("codex", "PostToolUse", sid(2), tool_name="exec_command").out == ""
+    nx("send", "codex", "second", env=A)
+    text = context_of(hook("codex", "PostToolUse", sid(2), tool_name="exec_command"))
+    assert "second" in text and "first" not in text and text.startswith("[nexus] 1 unread")
+
+
+def test_long_first_lines_are_cut(nx, hook, pair):
+    nx("send", "codex", "x" * 300, env=A)
+    text = context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="go"))
+    assert "x" * 99 + "…" in text and "x" * 101 not in text
+
+
+def test_stop_continues_once_with_unread(nx, hook, pair):
+    nx("send", "codex", "before you stop", env=A)
+    r = hook("codex", "Stop", sid(2), stop_hook_active=False)
+    out = json.loads(r.out)
+    assert out["decision"] == "block" and "before you stop" in out["reason"]
+    assert "Automatic turn 1 of 8." in out["reason"]
+    assert hook("codex", "Stop", sid(2), stop_hook_active=True).out == ""  # never a loop
+
+
+def test_automatic_turn_limit(nx, hook, pair, home):
+    (home / "settings.json").write_text(json.dumps({"maxAutoTurns": 2}))
+    for n in (1, 2):
+        nx("send", "codex", f"ping {n}", env=A)
+        out = json.loads(hook("codex", "Stop", sid(2), stop_hook_active=False).out)
+        assert f"Automatic turn {n} of 2." in out["reason"]
+    nx("send", "codex", "ping 3", env=A)
+    assert hook("codex", "Stop", sid(2), stop_hook_active=False).out == ""  # stored, not held
+    assert "3 unread" in context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="user"))
+    out = json.loads(hook("codex", "Stop", sid(2), stop_hook_active=False).out)
+    assert "Automatic turn 1 of 2." in out["reason"]  # the user's prompt reset the count
+
+
+def test_settings_file_that_does_not_parse_is_ignored_not_rewritten(home, hook, pair):
+    (home / "settings.json").write_text("{nope")
+    assert delivery.settings(str(home))["maxAutoTurns"] == 8
+    assert (home / "settings.json").read_text() == "{nope"
+
+
+def run_hook_in_thread(client: str, event: str, session: str, wait: bool = False, env=None,
+                       **fields):
+    data = {"hook_event_name": event, "session_id": session, "cwd": os.getcwd(), **fields}
+    box: dict = {}
+
+    def target():
+        box["reply"] = hookrun.handle(client, data, Store(), {**os.environ, **(env or {})},
+                                      time.time(), wait=wait)
+        box["at"] = time.monotonic()
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def wait_listening(nx, env, target_id, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        items = nx("peers", "--json", env=env).json["items"]
+        if any(p["id"] == target_id and p["status"] == "listening" for p in items):
+            return
+        time.sleep(0.02)
+    raise AssertionError("never listening")
+
+
+def test_listening_stop_is_continued_by_a_message(nx, hook, pair):
+    assert nx("listen", "on", env=B).code == 0
+    thread, box = run_hook_in_thread("codex", "Stop", sid(2), stop_hook_active=False)
+    wait_listening(nx, A, B_ID)
+    sent_at = time.monotonic()
+    nx("send", "codex", "wake up", env=A)
+    thread.join(10)
+    out, code, _ = box["reply"]
+    assert code == 0 and out["decision"] == "block" and "wake up" in out["reason"]
+    assert box["at"] - sent_at < 1.0  # woken by the poke, not by the 2 s safety poll
+    assert "Automatic turn 1 of 8" in out["reason"]
+
+
+def test_claude_idle_wait_wakes_with_exit_2(nx, hook, pair):
+    hook("claude", "Stop", sid(1), stop_hook_active=False)
+    thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True)
+    wait_listening(nx, B, A_ID)
+    nx("send", "claude", "are you there?", env=B)
+    thread.join(10)
+    out, code, err = box["reply"]
+    assert out is None and code == 2 and "are you there?" in err
+    assert nx("message", "status", nx("send", "claude", "x", "--json", env=B).json["message_id"],
+              "--json", env=B).json["state"] == "stored"
+
+
+def test_unattended_claude_never_waits(hook, pair):
+    start = time.monotonic()
+    _thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True,
+                                      env={"CLAUDE_CODE_SESSION_ATTENDED": "0"})
+    _thread.join(5)
+    assert box["reply"] == (None, 0, None) and time.monotonic() - start < 2
+
+
+def test_new_activity_ends_the_idle_wait(nx, hook, pair):
+    thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True)
+    wait_listening(nx, B, A_ID)
+    hook("claude", "UserPromptSubmit", sid(1), prompt="the user is back")
+    thread.join(10)
+    assert box["reply"] == (None, 0, None)
+    status = {p["id"]: p["status"] for p in nx("peers", "--json", env=B).json["items"]}
+    assert status[A_ID] == "working"
+
+
+def fake_codex(tmp_path, exit_code=0):
+    log = tmp_path / "codex-queue.log"
+    script = tmp_path / "fake-codex"
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" >> {log}\necho refused >&2\nexit {exit_code}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script), log
+
+
+def test_codex_idle_wait_queues_a_turn(nx, hook, pair, tmp_path):
+    command, log = fake_codex(tmp_path)
+    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
+                                     env={"NEXUS_CODEX_COMMAND": command,
+                                          "NEXUS_CLIENT_PID": str(os.getpid())})
+    wait_listening(nx, A, B_ID)
+    mid = nx("send", "codex", "queued for you", "--json", env=A).json["message_id"]
+    thread.join(10)
+    assert box["reply"] == (None, 0, None)
+    args = log.read_text().splitlines()
+    assert args[:3] == ["queue", "--thread", sid(2)] and args[3] == "--message"
+    assert "queued for you" in "\n".join(args[4:])
+    assert nx("message", "status", mid, "--json", env=A).json["delivered_via"] == "wake"
+
+
+@pytest.mark.parametrize("client_pid,why", [("self", "refused (exit 3): refused"),
+                                            ("999999", "no running Codex client")])
+def test_codex_wake_failure_is_reported_honestly(nx, hook, pair, tmp_path, client_pid, why):
+    command, _ = fake_codex(tmp_path, exit_code=3)
+    pid = str(os.getpid()) if client_pid == "self" else client_pid
+    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
+                                     env={"NEXUS_CODEX_COMMAND": command, "NEXUS_CLIENT_PID": pid})
+    wait_listening(nx, A, B_ID)
+    mid = nx("send", "codex", "will not arrive now", "--json", env=A).json["message_id"]
+    thread.join(10)
+    out, code, err = box["reply"]
+    assert code == 1 and "wake failed" in err and why in err
+    assert nx("message", "status", mid, "--json", env=A).json["state"] == "stored"
+
+
+def test_unread_messages_expire_with_a_notice_to_the_sender(nx, hook, pair, home):
+    mid = nx("send", "codex", "too late", "--json", env=A).json["message_id"]
+    store = Store(str(home))
+    with store.write() as conn:
+        woken = delivery.maintain(conn, time.time() + 25 * 3600)
+    assert woken == [A_ID]
+    assert nx("message", "status", mid, "--json", env=A).json["state"] == "expired"
+    notice = nx("read", "--json", env=A).json["messages"][0]
+    assert notice["kind"] == "notice" and mid in notice["text"] and "expired" in notice["text"]
+    assert nx("read", "--json", env=B).json["count"] == 0
+
+
+def test_notify_when_idle(nx, hook, pair):
+    mid = nx("send", "codex", "tell me when you are done", "--notify-when-idle", "--json",
+             env=A).json["message_id"]
+    hook("codex", "Stop", sid(2), stop_hook_active=True)
+    got = nx("read", "--json", env=A).json["messages"]
+    assert len(got) == 1 and got[0]["kind"] == "notice" and "ended its turn" in got[0]["text"]
+    assert got[0]["reply_to"] == mid
+    hook("codex", "Stop", sid(2), stop_hook_active=True)
+    assert nx("read", "--json", env=A).json["count"] == 0  # one notice only
