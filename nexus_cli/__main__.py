@@ -10,9 +10,14 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
+        import os
+
         from .hookrun import main as hook_main
 
-        return hook_main(args[1:])
+        code = hook_main(args[1:], linger=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # skip interpreter teardown; the store's connections need no close
     if args[:1] == ["mcp"]:
         from .mcp.server import main as mcp_main
 

@@ -8,7 +8,7 @@ import os
 import sqlite3
 import time
 
-from . import identity, messages, sessions
+from . import identity, mailbox, sessions
 from .store import paths
 
 LISTED = 5  # messages listed per announcement
@@ -78,7 +78,7 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
     if auto_turn:
         lines.append(f"Automatic turn {auto_turn[0]} of {auto_turn[1]}.")
     if via:
-        messages.mark_delivered(conn, [r["id"] for r in rows], now, via)
+        mailbox.mark_delivered(conn, [r["id"] for r in rows], now, via)
     return "\n".join(lines)
 
 
@@ -131,7 +131,7 @@ def notify_idle(conn: sqlite3.Connection, sid: str, now: float, why: str) -> lis
     for r in rows:
         if r["created_at"] >= now - IDLE_WATCH:
             state = "has read it" if r["read_at"] else "has not read it yet"
-            messages.notice(conn, r["sender"], f"{name} {why}; it {state} (your message {r['id']}).",
+            mailbox.notice(conn, r["sender"], f"{name} {why}; it {state} (your message {r['id']}).",
                             now, reply_to=r["id"])
             woken.append(r["sender"])
         conn.execute("UPDATE messages SET notified_at = ? WHERE id = ?", (now, r["id"]))
@@ -148,12 +148,16 @@ def expire(conn: sqlite3.Connection, now: float, limit: int = 500) -> list[str]:
         conn.execute("UPDATE messages SET expired_at = ? WHERE id = ?", (now, r["id"]))
         if r["kind"] == "message" and r["sender"] != identity.SYSTEM_ID:
             to = sessions.get(conn, r["recipient"])
-            messages.notice(conn, r["sender"],
+            mailbox.notice(conn, r["sender"],
                             f"your message {r['id']} to {to['name'] if to else r['recipient']} "
                             "expired unread after 24 h", now, reply_to=r["id"])
             woken.append(r["sender"])
-    conn.execute("DELETE FROM tool_uses WHERE created_at < ?", (now - 3600,))
     return woken
+
+
+def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
+    """Tool-use bindings only matter for the call they precede: drop those over an hour old."""
+    return conn.execute("DELETE FROM tool_uses WHERE created_at < ?", (now - 3600,)).rowcount
 
 
 def maintain(conn: sqlite3.Connection, now: float, every: float = 60.0) -> list[str]:
@@ -162,5 +166,6 @@ def maintain(conn: sqlite3.Connection, now: float, every: float = 60.0) -> list[
     if row and now - float(row[0]) < every:
         return []
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(now),))
+    purge_bindings(conn, now)
     return expire(conn, now)
 

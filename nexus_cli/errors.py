@@ -20,6 +20,7 @@ class Exit(IntEnum):
     FORBIDDEN = 5  # the caller may not do this (acting as another session, ...)
     STORE = 6  # the store cannot be used as it is (corrupt, foreign, newer, insecure, read-only)
     TIMEOUT = 7  # a wait ended without an answer; the request stays pending
+    CONFIG = 8  # a client's config file cannot be used as it is (does not parse, unwritable)
     INTERNAL = 70  # a bug in nexus: please report it
 
 
@@ -44,6 +45,10 @@ CODES: dict[str, tuple[Exit, str]] = {
     "store_readonly": (Exit.STORE, "The store cannot be written (read-only file system or file)."),
     "store_full": (Exit.STORE, "The disk holding the store is full."),
     "store_busy": (Exit.STORE, "The store stayed locked by another process past the busy timeout."),
+    "config_invalid": (Exit.CONFIG, "A client's config file does not parse; it was not touched."),
+    "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),
+    "config_changed": (Exit.CONFIG, "A config file changed while nexus was editing it."),
+    "config_conflict": (Exit.CONFIG, "The config defines nexus in a form nexus cannot edit safely."),
     "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
     "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),
 }

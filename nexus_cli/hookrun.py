@@ -13,7 +13,7 @@ import re
 import sys
 import time
 
-from . import delivery, identity, messages, sessions, waiting
+from . import delivery, identity, mailbox, sessions, waiting
 from .errors import NexusError
 from .store import wake
 from .store.db import Store
@@ -150,7 +150,7 @@ def idle_wait(client: str, data: dict, store: Store, env: dict | os._Environ) ->
         if error:
             conn.execute("UPDATE sessions SET last_wake_error = ? WHERE id = ?", (error, sid))
         else:
-            messages.mark_delivered(conn, woke[1], now, "wake")
+            mailbox.mark_delivered(conn, woke[1], now, "wake")
             delivery.count_auto_turn(conn, sid, now, wake=True)
     return (None, 1, f"nexus hook: wake failed: {error}") if error else QUIET
 
@@ -174,14 +174,14 @@ def codex_queue(row, thread: str, text: str, env: dict | os._Environ) -> str | N
     return None
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], linger: bool = False) -> int:
     if not argv or argv[0] not in identity.CLIENTS or any(a not in ("--wait",) for a in argv[1:]):
         print(f"nexus hook: {USAGE}", file=sys.stderr)
         return 1
     client = argv[0]
     try:
         data = parse(sys.stdin.read())
-        reply, code, err = handle(client, data, Store(), os.environ, time.time(),
+        reply, code, err = handle(client, data, Store(linger=linger), os.environ, time.time(),
                                   wait="--wait" in argv)
     except NexusError as exc:
         print(f"nexus hook: {exc.message}", file=sys.stderr)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import secrets
 import sqlite3
 from typing import Any
 
-from . import identity, sessions
+from . import sessions
+from .mailbox import insert, mark_delivered, peer_ref
 from .context import Ctx
 from .errors import NexusError
 
@@ -16,36 +16,6 @@ OUTLOOK = {
     "idle": "it sees the announcement at its next prompt, or when woken",
     "offline": "it gets the message when it comes back",
 }
-
-
-def new_id() -> str:
-    return "m-" + secrets.token_hex(6)
-
-
-def peer_ref(row: sqlite3.Row | None, sid: str) -> dict:
-    if row is None:
-        return {"id": sid, "handle": identity.handle_for(sid), "name": sid}
-    return {"id": row["id"], "handle": row["handle"], "name": row["name"]}
-
-
-def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, now: float,
-           kind: str = "message", target: str | None = None, reply_to: str | None = None,
-           request_id: str | None = None, notify_when_idle: bool = False) -> str:
-    mid = new_id()
-    conn.execute(
-        "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
-        " created_at, notify_when_idle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
-         int(notify_when_idle)),
-    )
-    return mid
-
-
-def notice(conn: sqlite3.Connection, recipient: str, text: str, now: float,
-           reply_to: str | None = None) -> str:
-    """A message from nexus itself (expiry, idle notifications, late replies)."""
-    return insert(conn, sender=identity.SYSTEM_ID, recipient=recipient, text=text, now=now,
-                  kind="notice", reply_to=reply_to)
 
 
 def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool) -> dict:
@@ -116,14 +86,6 @@ def reply(ctx: Ctx, a: Any) -> dict:
         if replay is not None:
             return replay
         return _post(ctx, conn, me, sender, a.text, sender, a.message_id, a.request_id)
-
-
-def mark_delivered(conn: sqlite3.Connection, ids: list[str], now: float, via: str) -> None:
-    conn.executemany(
-        "UPDATE messages SET delivered_at = ?, delivered_via = ? WHERE id = ?"
-        " AND delivered_at IS NULL",
-        [(now, via, mid) for mid in ids],
-    )
 
 
 def read(ctx: Ctx, a: Any) -> dict:

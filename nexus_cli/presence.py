@@ -89,3 +89,21 @@ def listen(ctx: Ctx, a: Any) -> dict:
             "note": "each time your turn ends, the Stop hook waits up to 590 s for a message and "
                     "continues the conversation with it" if on else
                     "turns end normally; messages are announced at the next prompt or tool call"}
+
+
+def maintenance(ctx: Ctx, a: Any) -> dict:
+    from . import delivery
+
+    with ctx.write() as conn:
+        expired = delivery.expire(conn, ctx.now, limit=100_000)
+        for sender in expired:
+            ctx.wake_later(sender)
+        stuck = [r["id"] for r in conn.execute(
+            "SELECT id, waiter_pid FROM sessions WHERE waiter_pid IS NOT NULL")
+            if not identity.pid_alive(r["waiter_pid"])]
+        conn.executemany("UPDATE sessions SET waiter_pid = NULL, status = CASE WHEN status ="
+                         " 'listening' THEN 'idle' ELSE status END WHERE id = ?",
+                         [(s,) for s in stuck])
+        purged = delivery.purge_bindings(conn, ctx.now)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(ctx.now),))
+    return {"expired": len(expired), "waiters_cleared": len(stuck), "bindings_purged": purged}

@@ -30,6 +30,7 @@ class Tool:
     idempotent: bool = False
     mcp: bool = True  # served over MCP (install, doctor, ... are CLI only)
     needs_caller: bool = True  # the tool acts as (or for) the caller
+    exit_false: str | None = None  # a boolean result field: False makes the CLI exit 1
 
     @property
     def path(self) -> tuple[str, ...]:

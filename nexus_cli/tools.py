@@ -3,7 +3,7 @@ generated from these definitions."""
 
 from __future__ import annotations
 
-from . import messages, models as m, presence
+from . import doctor, install, messages, models as m, presence
 from .registry import Tool, register
 
 register(Tool(
@@ -62,4 +62,33 @@ register(Tool(
     description="Print the store directory and database file (set NEXUS_HOME to move it).",
     args=m.NoArgs, result=m.PathResult, run=presence.store_path,
     read_only=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="install", group="clients", title="Wire a client up",
+    description="Install nexus's hooks and MCP server into Claude Code or Codex (idempotent; "
+    "unrelated settings kept; atomic write with a backup; --dry-run shows the diff).",
+    args=m.InstallArgs, result=m.InstallResult, run=install.install, positional=("client",),
+    destructive=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="uninstall", group="clients", title="Unwire a client",
+    description="Remove exactly what `nexus install` added to a client's configuration.",
+    args=m.InstallArgs, result=m.InstallResult, run=install.uninstall, positional=("client",),
+    destructive=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="doctor", group="clients", title="Check the set-up",
+    description="Read-only health check: the store, each client's hooks and MCP registration, "
+    "hook trust, hook speed, stuck sessions. One line per check with a fix; exits 1 when any "
+    "check fails.",
+    args=m.DoctorArgs, result=m.DoctorResult, run=doctor.doctor,
+    read_only=True, idempotent=True, mcp=False, needs_caller=False, exit_false="ok",
+))
+register(Tool(
+    name="maintenance", group="store", title="Run maintenance now",
+    description="Expire unread messages older than 24 h (notifying their senders), clear "
+    "sessions stuck listening after their waiter exited, purge old tool-use bindings. Normal "
+    "commands do this lazily; this does it now. Also migrates an older store.",
+    args=m.NoArgs, result=m.MaintenanceResult, run=presence.maintenance,
+    destructive=True, idempotent=True, mcp=False, needs_caller=False,
 ))

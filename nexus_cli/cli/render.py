@@ -81,7 +81,32 @@ def _generic(r: dict, indent: str = "") -> str:
     return "\n".join(lines)
 
 
+def _install(r: dict) -> str:
+    verb = "would be" if r["dry_run"] else "was"
+    lines = []
+    for f in r["files"]:
+        lines.append(f"{f['path']}: {f['action'] if f['action'] == 'unchanged' else verb + ' ' + f['action']}"
+                     + (f" (backup: {f['backup']})" if f["backup"] else ""))
+        if r["dry_run"] and f["diff"]:
+            lines.append(f["diff"].rstrip("\n"))
+    lines += [f"note: {n}" for n in r["notes"]]
+    return "\n".join(lines)
+
+
+def _doctor(r: dict) -> str:
+    lines = []
+    for c in r["checks"]:
+        lines.append(f"{c['status'].upper():4}  {c['name']:<18} {c['detail']}")
+        if c["fix"]:
+            lines.append(f"{'':24}fix: {c['fix']}")
+    lines.append(f"{'all good' if r['ok'] else str(r['failed']) + ' failed'}, {r['warnings']} warning(s)")
+    return "\n".join(lines)
+
+
 HUMAN: dict[str, Callable[[dict], Any]] = {
+    "doctor": _doctor,
+    "install": _install,
+    "uninstall": _install,
     "peers": _peers,
     "send": _sent,
     "reply": _sent,

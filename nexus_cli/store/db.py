@@ -53,9 +53,14 @@ def _translate(exc: BaseException, path: str) -> NexusError:
 class Store:
     """One user's store: a directory holding `nexus.db` (and the wake channels)."""
 
-    def __init__(self, root: str | None = None) -> None:
+    def __init__(self, root: str | None = None, linger: bool = False) -> None:
         self.root = root or paths.home()
         self.path = paths.db_path(self.root)
+        # linger: keep connections open until the process exits (short-lived hook processes end
+        # with os._exit). Closing the last connection checkpoints the WAL, about 1 ms of a hook's
+        # budget; an exit without close is as safe as a crash, which WAL mode is built for.
+        self.linger = linger
+        self._kept: list[sqlite3.Connection] = []
 
     # -- checks ---------------------------------------------------------------------------------
 
@@ -146,8 +151,7 @@ class Store:
         """Build a complete store in a temporary file, then link it into place (no clobber)."""
         if not self.check_dir():
             try:
-                os.makedirs(self.root, mode=0o700, exist_ok=True)
-                os.chmod(self.root, 0o700)
+                paths.ensure_private_dir(self.root)
             except OSError as exc:
                 raise _translate(exc, self.root) from None
         tmp = f"{self.path}.new-{os.getpid()}-{time.monotonic_ns()}"
@@ -248,7 +252,7 @@ class Store:
             with transaction(conn, self.path, immediate=True):
                 yield conn
         finally:
-            conn.close()
+            self._release(conn)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -258,6 +262,12 @@ class Store:
             with transaction(conn, self.path, immediate=False):
                 yield conn
         finally:
+            self._release(conn)
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        if self.linger:
+            self._kept.append(conn)
+        else:
             conn.close()
 
 

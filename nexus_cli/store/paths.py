@@ -32,3 +32,10 @@ def settings_path(root: str | None = None) -> str:
 
 def wake_dir(root: str | None = None) -> str:
     return os.path.join(root or home(), "wake")
+
+
+def ensure_private_dir(path: str) -> None:
+    """Create `path` (and the store root above it) with mode 0700."""
+    if not os.path.isdir(path):
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        os.chmod(path, 0o700)

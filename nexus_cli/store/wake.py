@@ -51,7 +51,7 @@ class Channel:
 
     def __init__(self, root: str, session_id: str) -> None:
         folder = paths.wake_dir(root)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        paths.ensure_private_dir(folder)
         self.path = os.path.join(folder, f"{key(session_id)}.{os.getpid()}")
         try:
             os.unlink(self.path)

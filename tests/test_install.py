@@ -1,0 +1,214 @@
+"""`nexus install|uninstall claude|codex` and `nexus doctor` on empty, existing, commented,
+malformed and unwritable configurations."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from nexus_cli.clients import configfile
+
+EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
+
+
+@pytest.fixture
+def fakehome(tmp_path, monkeypatch):
+    h = tmp_path / "userhome"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no real clients: doctor must cope
+    return h
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_install_claude_on_an_empty_home(nx, fakehome, home):
+    r = nx("install", "claude", "--json")
+    assert r.code == 0, r.err
+    assert [f["action"] for f in r.json["files"]] == ["created", "created"]
+    settings = json.loads((fakehome / ".claude" / "settings.json").read_text())
+    assert set(settings["hooks"]) == EVENTS
+    stop = settings["hooks"]["Stop"][0]["hooks"]
+    assert stop[1]["asyncRewake"] is True and stop[1]["command"].endswith("nexus hook claude --wait")
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    exe = command.split()[1]
+    assert os.path.isabs(exe) and os.access(exe, os.X_OK) and command.startswith("NEXUS_HOME=")
+    assert settings["permissions"]["allow"] == ["mcp__nexus"]
+    server = json.loads((fakehome / ".claude.json").read_text())["mcpServers"]["nexus"]
+    assert server == {"type": "stdio", "command": exe, "args": ["mcp"],
+                      "env": {"NEXUS_HOME": str(home)}}
+    before = snapshot(fakehome)
+    again = nx("install", "claude", "--json").json
+    assert [f["action"] for f in again["files"]] == ["unchanged", "unchanged"]
+    assert snapshot(fakehome) == before  # idempotent to the byte
+
+
+def test_existing_claude_settings_are_preserved_and_uninstall_is_exact(nx, fakehome):
+    (fakehome / ".claude").mkdir()
+    mine = {"model": "opus", "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(.env)"]},
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+                      "Notification": [{"matcher": "", "hooks": [{"type": "command", "command": "x"}]}]}}
+    claude_json = {"numStartups": 3, "projects": {"/a": {"allowedTools": []}},
+                   "mcpServers": {"other": {"type": "stdio", "command": "other-server"}}}
+    (fakehome / ".claude" / "settings.json").write_text(json.dumps(mine, indent=4))
+    (fakehome / ".claude.json").write_text(json.dumps(claude_json))
+    assert nx("install", "claude").code == 0
+    settings = json.loads((fakehome / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "opus" and settings["permissions"]["deny"] == ["Read(.env)"]
+    assert settings["permissions"]["allow"] == ["Bash(ls:*)", "mcp__nexus"]
+    assert settings["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]  # theirs first, ours after
+    assert len(settings["hooks"]["Stop"]) == 2 and settings["hooks"]["Notification"] == mine["hooks"]["Notification"]
+    cj = json.loads((fakehome / ".claude.json").read_text())
+    assert cj["numStartups"] == 3 and set(cj["mcpServers"]) == {"other", "nexus"}
+    assert (fakehome / ".claude" / "settings.json.nexus-backup").exists()
+    assert nx("uninstall", "claude").code == 0
+    assert json.loads((fakehome / ".claude" / "settings.json").read_text()) == mine
+    assert json.loads((fakehome / ".claude.json").read_text()) == claude_json
+
+
+COMMENTED = """# my codex config
+model = "gpt-5"   # the default model
+
+[mcp_servers.docs]
+command = "docs-server"  # keep me
+args = ["--port", "1"]
+
+# a table after the servers
+[projects."/home/me/app"]
+trust_level = "trusted"
+"""
+
+
+def test_codex_config_keeps_every_byte_outside_its_table(nx, fakehome, home):
+    codex = fakehome / ".codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text(COMMENTED)
+    r = nx("install", "codex", "--json")
+    assert r.code == 0, r.err
+    text = (codex / "config.toml").read_text()
+    assert text.startswith(COMMENTED.rstrip("\n"))
+    data = tomllib.loads(text)
+    assert data["mcp_servers"]["nexus"]["args"] == ["mcp"]
+    assert data["mcp_servers"]["nexus"]["default_tools_approval_mode"] == "approve"
+    assert data["mcp_servers"]["nexus"]["env"] == {"NEXUS_HOME": str(home)}
+    assert data["mcp_servers"]["docs"]["command"] == "docs-server"
+    hooks = json.loads((codex / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == EVENTS and hooks["Stop"][0]["hooks"][1]["async"] is True
+    assert any("Codex skips hooks" in n for n in r.json["notes"])
+    assert nx("install", "codex", "--json").json["files"][1]["action"] == "unchanged"
+    assert nx("uninstall", "codex").code == 0
+    assert (codex / "config.toml").read_text() == COMMENTED
+    assert not (codex / "hooks.json").exists()  # it held only what install added
+
+
+def test_codex_table_in_the_middle_is_replaced_in_place_of_nothing_else(nx, fakehome):
+    codex = fakehome / ".codex"
+    codex.mkdir()
+    text = ('a = 1\n\n[mcp_servers.nexus]\ncommand = "/old/nexus"\nargs = ["mcp"]\n\n'
+            '[mcp_servers.nexus.env]\nX = "1"\n\n[tui]\ntheme = "dark" # mine\n')
+    (codex / "config.toml").write_text(text)
+    assert nx("install", "codex").code == 0
+    new = (codex / "config.toml").read_text()
+    assert new.startswith('a = 1\n\n[tui]\ntheme = "dark" # mine\n')
+    assert "/old/nexus" not in new and tomllib.loads(new)["tui"] == {"theme": "dark"}
+
+
+@pytest.mark.parametrize("client,name,content", [
+    ("claude", ".claude/settings.json", "{not json"),
+    ("claude", ".claude.json", "[1, 2]"),
+    ("codex", ".codex/config.toml", "model = = 'x'\n"),
+    ("codex", ".codex/hooks.json", "{\"hooks\": "),
+])
+def test_malformed_files_are_refused_untouched(nx, fakehome, client, name, content):
+    path = fakehome / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    before = snapshot(fakehome)
+    r = nx("install", client)
+    assert r.code == 8 and "config_invalid" in r.err and str(path) in r.err
+    assert snapshot(fakehome) == before
+    assert nx("install", client, "--dry-run").code == 8
+
+
+def test_inline_nexus_table_is_a_conflict(nx, fakehome):
+    (fakehome / ".codex").mkdir()
+    (fakehome / ".codex" / "config.toml").write_text('mcp_servers = { nexus = { command = "x" } }\n')
+    before = snapshot(fakehome)
+    r = nx("install", "codex")
+    assert r.code == 8 and "config_conflict" in r.err
+    assert snapshot(fakehome) == before
+
+
+def test_dry_run_shows_the_diff_and_changes_nothing(nx, fakehome):
+    r = nx("install", "claude", "--dry-run")
+    assert r.code == 0 and "+++ " in r.out and "mcp__nexus" in r.out and "would be created" in r.out
+    assert snapshot(fakehome) == {}
+
+
+def test_unwritable_config_is_reported_and_nothing_half_written(nx, fakehome, monkeypatch):
+    (fakehome / ".claude").write_text("a file where a directory should be")
+    r = nx("install", "claude")
+    assert r.code == 8 and "config_unwritable" in r.err and "Traceback" not in r.err
+
+    (fakehome / ".claude").unlink()
+    (fakehome / ".claude").mkdir()
+    (fakehome / ".claude" / "settings.json").write_text("{}")
+
+    def refuse(src, dst):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(configfile.os, "replace", refuse)
+    r = nx("install", "claude")
+    assert r.code == 8 and "Read-only file system" in r.err
+    assert (fakehome / ".claude" / "settings.json").read_text() == "{}"
+    assert not [p for p in (fakehome / ".claude").iterdir() if p.name.startswith(".settings")]
+
+
+def test_project_scope(nx, fakehome, tmp_path, monkeypatch):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    r = nx("install", "codex", "--scope", "project", "--json")
+    assert r.code == 0
+    assert (proj / ".codex" / "hooks.json").exists() and (proj / ".codex" / "config.toml").exists()
+    assert any("trusted projects" in n for n in r.json["notes"])
+    assert nx("install", "claude", "--scope", "project").code == 0
+    assert "nexus" in json.loads((proj / ".mcp.json").read_text())["mcpServers"]
+
+
+def test_doctor_healthy_and_broken(nx, fakehome, home):
+    assert nx("install", "claude").code == 0
+    assert nx("install", "codex").code == 0
+    r = nx("doctor", "--quick", "--json")
+    assert r.code == 0, r.out
+    by_name = {c["name"]: c for c in r.json["checks"]}
+    assert by_name["claude hooks"]["status"] == "ok" and by_name["codex mcp"]["status"] == "ok"
+    assert by_name["claude"]["status"] == "warn"  # not on PATH here
+    assert by_name["codex hook trust"]["status"] == "warn"
+    # break it: hooks point at an executable that does not exist
+    settings = fakehome / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(by_name["claude mcp"]["detail"].split(": ")[1].split()[0], "/nowhere/nexus"))
+    r = nx("doctor", "--quick")
+    assert r.code == 1 and "FAIL  claude hooks" in r.out and "not executable: /nowhere/nexus" in r.out
+    # and a corrupt store
+    home.mkdir(exist_ok=True, mode=0o700)
+    (home / "nexus.db").write_bytes(b"garbage" * 100)
+    os.chmod(home / "nexus.db", 0o600)
+    r = nx("doctor", "--quick", "--json")
+    assert r.code == 1 and r.json["checks"][0]["status"] == "fail"
+    assert (home / "nexus.db").read_bytes() == b"garbage" * 100
+
+
+def test_doctor_never_writes(nx, fakehome, home):
+    before = snapshot(fakehome)
+    assert nx("doctor", "--quick").code == 0
+    assert snapshot(fakehome) == before and not home.exists()
