@@ -155,6 +155,19 @@ def idle_wait(client: str, data: dict, store: Store, env: dict | os._Environ) ->
     return (None, 1, f"nexus hook: wake failed: {error}") if error else QUIET
 
 
+def codex_binary(row) -> str:
+    """`codex` from PATH, else the very binary of the running client (hooks may not see PATH)."""
+    import shutil
+
+    found = shutil.which("codex")
+    if found:
+        return found
+    try:
+        return os.readlink(f"/proc/{row['client_pid']}/exe")
+    except (OSError, TypeError):
+        return "codex"
+
+
 def codex_queue(row, thread: str, text: str, env: dict | os._Environ) -> str | None:
     """Queue the announcement as the thread's next turn; the reason when that cannot be done."""
     if row["client_pid"] and not identity.pid_alive(row["client_pid"]):
@@ -162,7 +175,7 @@ def codex_queue(row, thread: str, text: str, env: dict | os._Environ) -> str | N
     import shlex
     import subprocess
 
-    command = shlex.split(env.get("NEXUS_CODEX_COMMAND") or "codex")
+    command = shlex.split(env.get("NEXUS_CODEX_COMMAND") or "") or [codex_binary(row)]
     try:
         done = subprocess.run([*command, "queue", "--thread", thread, "--message", text],
                               capture_output=True, text=True, timeout=60)

@@ -14,11 +14,14 @@ SAFETY_POLL = 2.0  # seconds between `PRAGMA data_version` looks when no poke ar
 
 
 def _state(conn, sid: str, me: int) -> str | None:
-    """'news' when an unannounced message waits, 'activity' when the wait is no longer ours."""
-    row = conn.execute("SELECT status, waiter_pid, last_event FROM sessions WHERE id = ?",
-                       (sid,)).fetchone()
+    """'news' when an unannounced message waits, 'activity' when the wait is no longer ours,
+    'gone' when the client process has exited."""
+    row = conn.execute("SELECT status, waiter_pid, last_event, client_pid FROM sessions"
+                       " WHERE id = ?", (sid,)).fetchone()
     if row is None or row["waiter_pid"] != me or row["status"] == "offline":
         return "activity"
+    if row["client_pid"] and not identity.pid_alive(row["client_pid"]):
+        return "gone"
     if row["last_event"] not in ("Stop", None):
         return "activity"
     news = conn.execute(
@@ -38,10 +41,10 @@ def wait_for_news(store: Store, sid: str, timeout: float) -> str:
         conn = store.open_read()
         try:
             deadline = time.monotonic() + timeout
-            seen = None
+            seen, woken = None, True
             while True:
                 version = conn.execute("PRAGMA data_version").fetchone()[0]
-                if version != seen:
+                if version != seen or not woken:  # a safety-poll timeout: look again anyway
                     seen = version
                     state = _state(conn, sid, me)
                     if state:
@@ -49,7 +52,7 @@ def wait_for_news(store: Store, sid: str, timeout: float) -> str:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return "timeout"
-                channel.wait(min(remaining, SAFETY_POLL))
+                woken = channel.wait(min(remaining, SAFETY_POLL))
         finally:
             conn.close()
             with store.write() as w:
@@ -58,6 +61,4 @@ def wait_for_news(store: Store, sid: str, timeout: float) -> str:
                           (sid, me))
 
 
-def alive(row) -> bool:
-    return bool(row["client_pid"]) and identity.pid_alive(row["client_pid"])
 

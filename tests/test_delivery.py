@@ -19,7 +19,9 @@ A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
 @pytest.fixture
-def pair(hook, chdir_work):
+def pair(hook, chdir_work, monkeypatch):
+    # the client process of both sessions is this test process: alive while it waits
+    monkeypatch.setenv("NEXUS_CLIENT_PID", str(os.getpid()))
     hook("claude", "SessionStart", sid(1), source="startup")
     hook("codex", "SessionStart", sid(2), source="startup")
 
@@ -173,8 +175,7 @@ def fake_codex(tmp_path, exit_code=0):
 def test_codex_idle_wait_queues_a_turn(nx, hook, pair, tmp_path):
     command, log = fake_codex(tmp_path)
     thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
-                                     env={"NEXUS_CODEX_COMMAND": command,
-                                          "NEXUS_CLIENT_PID": str(os.getpid())})
+                                     env={"NEXUS_CODEX_COMMAND": command})
     wait_listening(nx, A, B_ID)
     mid = nx("send", "codex", "queued for you", "--json", env=A).json["message_id"]
     thread.join(10)
@@ -185,19 +186,32 @@ def test_codex_idle_wait_queues_a_turn(nx, hook, pair, tmp_path):
     assert nx("message", "status", mid, "--json", env=A).json["delivered_via"] == "wake"
 
 
-@pytest.mark.parametrize("client_pid,why", [("self", "refused (exit 3): refused"),
-                                            ("999999", "no running Codex client")])
-def test_codex_wake_failure_is_reported_honestly(nx, hook, pair, tmp_path, client_pid, why):
+def test_codex_wake_failure_is_reported_honestly(nx, hook, pair, tmp_path):
     command, _ = fake_codex(tmp_path, exit_code=3)
-    pid = str(os.getpid()) if client_pid == "self" else client_pid
     thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
-                                     env={"NEXUS_CODEX_COMMAND": command, "NEXUS_CLIENT_PID": pid})
+                                     env={"NEXUS_CODEX_COMMAND": command})
     wait_listening(nx, A, B_ID)
     mid = nx("send", "codex", "will not arrive now", "--json", env=A).json["message_id"]
     thread.join(10)
     out, code, err = box["reply"]
-    assert code == 1 and "wake failed" in err and why in err
+    assert code == 1 and "wake failed" in err and "refused (exit 3): refused" in err
     assert nx("message", "status", mid, "--json", env=A).json["state"] == "stored"
+
+
+def test_a_wait_ends_when_the_client_exits(nx, hook, pair):
+    import subprocess
+
+    client = subprocess.Popen(["sleep", "30"])
+    hook("codex", "SessionStart", sid(2), source="resume", env={"NEXUS_CLIENT_PID": str(client.pid)})
+    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
+                                     env={"NEXUS_CLIENT_PID": str(client.pid)})
+    wait_listening(nx, A, B_ID)
+    client.kill()
+    client.wait()
+    thread.join(10)  # noticed at the next safety poll (2 s)
+    assert not thread.is_alive() and box["reply"] == (None, 0, None)
+    status = {p["id"]: p["status"] for p in nx("peers", "--json", env=A).json["items"]}
+    assert status[B_ID] == "idle"
 
 
 def test_unread_messages_expire_with_a_notice_to_the_sender(nx, hook, pair, home):

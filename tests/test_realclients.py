@@ -1,0 +1,184 @@
+"""End to end with the real Claude Code and Codex CLIs (pinned, from npm) against a scripted fake
+model on 127.0.0.1: nexus installed into a throwaway HOME, sessions talking through hooks, the
+shell tool and MCP."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pytest
+
+from e2e.harness import NEXUS, PY, World, available, wait_until
+
+pytestmark = pytest.mark.realclient
+REASON = available()
+if REASON and os.environ.get("NEXUS_REQUIRE_REALCLIENT"):
+    raise RuntimeError(f"real-client tests required but unavailable: {REASON}")
+if REASON:
+    pytestmark = [pytestmark, pytest.mark.skip(reason=REASON)]
+
+FIRST_ID = f"{PY} -c 'import json,sys; print(json.load(sys.stdin)[\"messages\"][0][\"message_id\"])'"
+
+
+@pytest.fixture
+def world(tmp_path):
+    w = World(tmp_path)
+    w.install()
+    yield w
+    w.close()
+
+
+def start(world: World, client: str, run: str) -> str:
+    """A first turn for a session of `client`; returns its nexus id."""
+    world.script(**{run: [{"text": "ready"}]})
+    if client == "claude":
+        sid = str(uuid.uuid4())
+        world.claude(run, "hello", session_id=sid)
+        return f"claude:{sid}"
+    world.codex(run, "hello")
+    return world.session("codex")["id"]
+
+
+def resume(world: World, sid: str, run: str, prompt: str = "continue") -> None:
+    client, _, raw = sid.partition(":")
+    if client == "claude":
+        world.claude(run, prompt, resume=raw)
+    else:
+        world.codex(run, prompt, resume=raw)
+
+
+def test_mcp_list_shows_nexus_after_install_and_nothing_after_uninstall(world):
+    out = world.run([world.claude_bin, "mcp", "list"]).stdout
+    assert "nexus:" in out and "Connected" in out and NEXUS in out
+    servers = json.loads(world.run([world.codex_bin, "mcp", "list", "--json"]).stdout)
+    assert [s["transport"]["command"] for s in servers if s["name"] == "nexus"] == [NEXUS]
+    world.nexus("uninstall", "claude")
+    world.nexus("uninstall", "codex")
+    assert "nexus" not in world.run([world.claude_bin, "mcp", "list"]).stdout
+    assert not [s for s in json.loads(world.run([world.codex_bin, "mcp", "list", "--json"]).stdout)
+                if s["name"] == "nexus"]
+
+
+@pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
+def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
+    r_id = start(world, recipient, "r1")
+    s_id = start(world, sender, "s1")
+    world.script(
+        s2=[{"shell": f"{NEXUS} send {r_id} 'please review checkout.py'"}, {"text": "sent"}],
+        r2=[{"shell": f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" 'reviewed: all good'"},
+            {"text": "replied"}],
+        s3=[{"text": "noted"}],
+    )
+    resume(world, s_id, "s2")
+    resume(world, r_id, "r2")
+    # the announcement reached the recipient's model at its next prompt, with the sender named
+    assert world.reached("r2", "[nexus] 1 unread message for you")
+    assert world.reached("r2", "please review checkout.py")
+    sender_name = next(s["name"] for s in world.sessions() if s["id"] == s_id)
+    assert world.reached("r2", f"from {sender_name}")
+    resume(world, s_id, "s3")
+    assert world.reached("s3", "reviewed: all good")
+    sent = world.nexus("read", "--json", env={"CLAUDE_CODE_SESSION_ID": "x"}, check=False)
+    assert sent.returncode == 0
+
+
+@pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
+def test_mcp_send_and_read_carry_the_right_sender(world, sender, recipient):
+    r_id = start(world, recipient, "r1")
+    s_id = start(world, sender, "s1")
+    world.script(
+        s2=[{"tool": "mcp__nexus__send", "input": {"target": r_id, "text": "over mcp"}},
+            {"text": "sent"}],
+        r2=[{"tool": "mcp__nexus__read", "input": {}}, {"text": "read"}],
+    )
+    resume(world, s_id, "s2")
+    resume(world, r_id, "r2")
+    last = world.requests("r2")[-1]["body"]
+    assert "over mcp" in json.dumps(last) and s_id in json.dumps(last)  # the read's output
+    assert not world.reached("s2", "impersonation_refused")
+    assert not world.reached("s2", "caller_unknown")
+
+
+def first_id_reply(text: str) -> str:
+    return f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" '{text}'"
+
+
+@pytest.mark.parametrize("listener,sender", [("claude", "codex"), ("codex", "claude")])
+def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
+    s_id = start(world, sender, "s1")
+    world.script(l1=[{"shell": f"{NEXUS} listen on"}, {"text": "listening now"},
+                     {"shell": f"{NEXUS} listen off"}, {"text": "got the reply"}])
+    if listener == "claude":
+        l_id = f"claude:{uuid.uuid4()}"
+        proc = world.claude("l1", "wait for news", session_id=l_id.split(":", 1)[1], background=True)
+    else:
+        proc = world.codex("l1", "wait for news", background=True)
+        wait_until(lambda: any(s["client"] == "codex" and s["id"] != s_id and s["status"] == "listening"
+                               for s in world.sessions()), what="codex listening")
+        l_id = world.session("codex", "listening")["id"]
+    world.wait_status(l_id, "listening")
+    world.script(s2=[{"shell": f"{NEXUS} send {l_id} 'here is your answer'"}, {"text": "sent"}])
+    resume(world, s_id, "s2")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert world.reached("l1", "here is your answer") and world.reached("l1", "Automatic turn 1 of 8")
+    assert [e["step"] for e in world.requests("l1")][-1] == {"text": "got the reply"}
+
+
+def test_the_automatic_turn_limit_stops_a_ping_pong(world):
+    (world.store).mkdir(mode=0o700, exist_ok=True)
+    (world.store / "settings.json").write_text(json.dumps({"maxAutoTurns": 2}))
+    rounds = [{"shell": first_id_reply("pong")}, {"text": "replied"}] * 6
+    world.script(b1=[{"shell": f"{NEXUS} listen on"}, {"text": "listening"}, *rounds])
+    codex = world.codex("b1", "play ping-pong", background=True)
+    wait_until(lambda: any(s["client"] == "codex" and s["status"] == "listening"
+                           for s in world.sessions()), what="codex listening")
+    b_id = world.session("codex", "listening")["id"]
+    a_sid = str(uuid.uuid4())
+    world.script(a1=[{"shell": f"{NEXUS} listen on"}, {"shell": f"{NEXUS} send {b_id} 'ping'"},
+                     {"text": "sent"}, *rounds])
+    claude = world.claude("a1", "play ping-pong", session_id=a_sid, background=True)
+    for proc in (claude, codex):
+        _, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err
+    for run in ("a1", "b1"):
+        assert world.reached(run, "Automatic turn 2 of 2"), run
+        assert not world.reached(run, "Automatic turn 3"), run
+    # the messages after the limit were still stored, not lost
+    unread = world.nexus("read", "--json", env={"CODEX_SESSION_ID": b_id.split(":", 1)[1]})
+    assert json.loads(unread.stdout)["count"] >= 1
+
+
+def test_an_idle_claude_session_is_woken_by_async_rewake(world):
+    world.claude_onboarded()
+    sid = str(uuid.uuid4())
+    world.script(c1=[{"text": "first turn done"}, {"text": "woken and answering"}])
+    world.tmux_start("claude", [world.claude_bin, "--session-id", sid,
+                                "--dangerously-skip-permissions", "[run:c1] hello"])
+    world.wait_status(f"claude:{sid}", "listening")  # idle, with the background wait running
+    world.nexus("send", f"claude:{sid}", "wake up, claude")
+    wait_until(lambda: world.reached("c1", "wake up, claude"), timeout=60, what="the wake")
+    wait_until(lambda: len(world.requests("c1")) >= 2, what="the woken turn")
+    assert world.reached("c1", "Automatic turn 1 of 8")
+    status = json.loads(world.nexus("message", "status", "--json",
+                                    json.loads(world.nexus("send", f"claude:{sid}", "x", "--json").stdout)["message_id"]).stdout)
+    assert status["state"] in ("stored", "delivered")
+
+
+def test_an_idle_codex_thread_gets_the_queued_turn(world):
+    world.script(t1=[{"text": "first turn done"}, {"text": "woken by the queue"}])
+    screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                        "[run:t1] hello"])
+    wait_until(lambda: any(s["client"] == "codex" and s["status"] == "listening"
+                           for s in world.sessions()), what="codex idle and waiting")
+    cid = world.session("codex", "listening")["id"]
+    mid = json.loads(world.nexus("send", cid, "wake up, codex", "--json").stdout)["message_id"]
+    # the running Codex app polls its queue (about every 10 s here)
+    wait_until(lambda: world.reached("t1", "wake up, codex"), timeout=90,
+               what=lambda: f"the queued turn; screen:\n{world.tmux_screen(screen)}\n{world.sessions()}")
+    assert world.reached("t1", "Automatic turn 1 of 8")
+    wait_until(lambda: json.loads(world.nexus("message", "status", mid, "--json").stdout)["state"]
+               == "delivered", what="delivered receipt")
+    assert json.loads(world.nexus("message", "status", mid, "--json").stdout)["delivered_via"] == "wake"
