@@ -26,8 +26,10 @@ def event(name: str, **extra: object) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--pending", type=int, default=200,
+    parser.add_argument("--pending", type=int, default=1000,
                         help="unread messages pending for the hot path with mail case")
+    parser.add_argument("--senders", type=int, default=8)
+    parser.add_argument("--per-sender", type=int, default=250)
     opts = parser.parse_args()
     nexus = console_script()
     compile_package()
@@ -38,9 +40,9 @@ def main() -> None:
     pre = event("PreToolUse", tool_name="Bash", tool_use_id="toolu_2", tool_input={})
     import subprocess
 
-    for ev in (event("SessionStart", source="startup"),):
-        subprocess.run([nexus, "hook", "claude"], input=ev, env=env, check=True)
-    subprocess.run([nexus, "hook", "codex"], check=True, env=env, input=json.dumps(
+    quiet = {"env": env, "check": True, "stdout": subprocess.DEVNULL}
+    subprocess.run([nexus, "hook", "claude"], input=event("SessionStart", source="startup"), **quiet)
+    subprocess.run([nexus, "hook", "codex"], **quiet, input=json.dumps(
         {"hook_event_name": "SessionStart", "session_id": PEER.split(":")[1], "cwd": os.getcwd(),
          "source": "startup"}).encode())
     floor = [PY, "-c", "import json, sqlite3"]
@@ -51,6 +53,9 @@ def main() -> None:
         "hook PreToolUse": ([nexus, "hook", "claude"], pre),
     }
     res = interleaved(cases, opts.runs, env=agent_env)
+    pending = fill_inbox(home, opts.pending)
+    mail = interleaved({"floor": (floor, None), "hook": ([nexus, "hook", "claude"], post)},
+                       opts.runs, env=agent_env)
     cli = interleaved({
         "floor": (floor, None),
         "nexus send": ([nexus, "send", PEER, "bench message"], None),
@@ -60,9 +65,61 @@ def main() -> None:
     rows = [("python -c 'import json, sqlite3'", f"{f1 * 1000:.1f} ms", "1.00x", "")]
     for key in ("hook PostToolUse", "hook PreToolUse"):
         rows.append((key, f"{res[key] * 1000:.1f} ms", f"{res[key] / f1:.2f}x", "<= 1.3x"))
+    rows.append((f"hook PostToolUse, {pending} unread pending", f"{mail['hook'] * 1000:.1f} ms",
+                 f"{mail['hook'] / mail['floor']:.2f}x", "<= 1.3x"))
     for key in ("nexus send", "nexus read"):
         rows.append((key, f"{cli[key] * 1000:.1f} ms", f"{cli[key] / f2:.2f}x", "(report)"))
+    rate = throughput(home, opts.senders, opts.per_sender)
+    rows.append((f"send throughput, {opts.senders} processes", f"{rate:,.0f} msg/s", "", "(report)"))
     table(rows)
+
+
+def fill_inbox(home: str, n: int) -> int:
+    """n messages waiting for the benchmarked session, all already announced (so the hook has
+    nothing new to say but must not scan them)."""
+    import sqlite3
+    import time
+
+    conn = sqlite3.connect(os.path.join(home, "nexus.db"))
+    now = time.time()
+    conn.executemany(
+        "INSERT INTO messages (id, kind, sender, recipient, text, created_at, delivered_at)"
+        " VALUES (?, 'message', ?, ?, 'pending', ?, ?)",
+        [(f"m-bench{i:06d}", PEER, f"claude:{SID}", now, now) for i in range(n)])
+    conn.commit()
+    conn.close()
+    return n
+
+
+def _sender(home: str, n: int, count: int, start) -> None:
+    from nexus_cli import caller
+    from nexus_cli.context import Ctx
+    from nexus_cli.registry import TOOLS, invoke, load
+    from nexus_cli.store.db import Store
+
+    load()
+    env = {"CLAUDE_CODE_SESSION_ID": f"{n:08x}-0000-4000-8000-000000000000"}
+    start.wait()
+    for i in range(count):
+        invoke(TOOLS["send"], Ctx(Store(home), lambda c, now: caller.resolve(c, now, env=env, cwd="/")),
+               {"target": PEER, "text": f"{n}:{i}", "all_workspaces": True})
+
+
+def throughput(home: str, senders: int, per: int) -> float:
+    import multiprocessing as mp
+    import time
+
+    ctx = mp.get_context("fork")
+    start = ctx.Event()
+    procs = [ctx.Process(target=_sender, args=(home, n, per, start)) for n in range(senders)]
+    for p in procs:
+        p.start()
+    time.sleep(0.5)
+    t0 = time.perf_counter()
+    start.set()
+    for p in procs:
+        p.join()
+    return senders * per / (time.perf_counter() - t0)
 
 
 if __name__ == "__main__":

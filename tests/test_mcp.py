@@ -221,3 +221,30 @@ def test_tool_groups(home):
     assert names == {"whoami", "peers", "profile", "listen"}
     bad = raw(home, lines, ("--tools", "nonsense"))
     assert bad[1]["error"]["code"] == -32603 and "unknown tool group" in bad[1]["error"]["message"]
+
+
+def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
+    """The MCP Inspector (npm, pinned) as a second, independent client."""
+    from e2e.harness import client_bin
+
+    inspector = client_bin("mcp-inspector")
+    if inspector is None:
+        if os.environ.get("NEXUS_REQUIRE_REALCLIENT"):
+            raise AssertionError("mcp-inspector not installed: run scripts/clients.sh")
+        pytest.skip("mcp-inspector not installed (scripts/clients.sh)")
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    nexus = [sys.executable, "-m", "nexus_cli", "mcp"]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    base = [inspector, "--cli", "-e", f"NEXUS_HOME={home}", "-e", f"CLAUDE_CODE_SESSION_ID={sid(1)}",
+            "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}", *nexus]
+    listed = subprocess.run([*base, "--method", "tools/list"], capture_output=True, text=True,
+                            env=env, timeout=60, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert {t["name"] for t in json.loads(listed.stdout)["tools"]} >= {"send", "read", "peers"}
+    called = subprocess.run([*base, "--method", "tools/call", "--tool-name", "send",
+                             "--tool-arg", f"target=codex:{sid(2)}", "--tool-arg", "text=via inspector"],
+                            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    assert called.returncode == 0, called.stderr
+    result = json.loads(called.stdout)
+    assert result["isError"] is False and result["structuredContent"]["to"]["id"] == f"codex:{sid(2)}"

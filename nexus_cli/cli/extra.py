@@ -31,6 +31,41 @@ def mcp(groups: str) -> None:
     sys.exit(main(["--tools", groups]))
 
 
+def _generator(name: str, default_dir: str, what: str):
+    @click.command(name)
+    @click.option("--check", is_flag=True, help="Fail (exit 1) when the files are out of date.")
+    @click.option("--dir", "directory", default=default_dir, show_default=True,
+                  help="Where the files live.")
+    @click.pass_context
+    def command(ctx: click.Context, check: bool, directory: str) -> None:
+        from .. import contract, manpages
+
+        root = ctx.find_root().command
+        if name == "contract":
+            changed = contract.drift(directory) if check else contract.write(directory)
+        else:
+            changed = manpages.drift(root, directory) if check else manpages.write(root, directory)
+        if check and changed:
+            click.echo(f"nexus: out of date in {directory}: {', '.join(changed)} "
+                       f"(run `nexus {name}` and commit the result)", err=True)
+            sys.exit(1)
+        click.echo(f"{directory}: " + (f"{'checked' if check else 'wrote'} "
+                                       f"{', '.join(changed) or 'nothing (up to date)'}"
+                                       if not check else "up to date"))
+
+    command.help = what
+    return command
+
+
+contract_cmd = _generator(
+    "contract", "contract",
+    "Write contract/ (tools.json, errors.json, hook.json) from the registry, the error table "
+    "and the hook specification; with --check, fail when they drift.")
+man_cmd = _generator(
+    "man", "man", "Write the man pages (nexus(1) and one per command group) from the CLI; with "
+    "--check, fail when they drift.")
+
+
 def attach(root: click.Group) -> None:
-    root.add_command(hook)
-    root.add_command(mcp)
+    for command in (hook, mcp, contract_cmd, man_cmd):
+        root.add_command(command)

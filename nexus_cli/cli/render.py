@@ -13,13 +13,33 @@ from ..errors import NexusError
 from ..timefmt import human_duration
 
 
-def console(stderr: bool = False) -> Any:
+def console() -> Any:
     from rich.console import Console
 
-    stream = sys.stderr if stderr else sys.stdout
-    tty = stream.isatty()
-    return Console(file=stream, width=None if tty else 100, no_color=not tty,
-                   highlight=False, soft_wrap=not tty, markup=False, emoji=False)
+    return Console(file=sys.stdout, highlight=False, markup=False, emoji=False)
+
+
+class Table:
+    """Rows for people: rich on a terminal, plain aligned columns (never wrapped) otherwise."""
+
+    def __init__(self, headers: list[str], rows: list[list[str]]) -> None:
+        self.headers, self.rows = headers, rows
+
+    def plain(self) -> str:
+        widths = [max(len(str(r[i])) for r in [self.headers, *self.rows])
+                  for i in range(len(self.headers))]
+        return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+                         for r in [self.headers, *self.rows])
+
+    def rich(self) -> Any:
+        from rich.table import Table as RichTable
+
+        table = RichTable(box=None, pad_edge=False, show_edge=False)
+        for h in self.headers:
+            table.add_column(h, overflow="fold")
+        for r in self.rows:
+            table.add_row(*map(str, r))
+        return table
 
 
 def ago(epoch: float | None) -> str:
@@ -31,18 +51,12 @@ def who(ref: dict) -> str:
 
 
 def _peers(r: dict) -> Any:
-    from rich.table import Table
-
     if not r["items"]:
         return "no sessions in scope (try --include-offline or --all-workspaces)"
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("", "name", "handle", "client", "status", "active", "cwd", "note"):
-        table.add_column(col, overflow="fold")
-    for p in r["items"]:
-        table.add_row("*" if p["self"] else "", p["name"], p["handle"], p["client"], p["status"],
-                      ago(p["last_active_at_epoch"]), p["cwd"], p["note"])
+    rows = [["*" if p["self"] else "", p["name"], p["handle"], p["client"], p["status"],
+             ago(p["last_active_at_epoch"]), p["cwd"], p["note"]] for p in r["items"]]
     footer = f"{r['count']} of {r['total']}" + (f"; next page: {r['next']}" if r["truncated"] else "")
-    return [table, footer]
+    return [Table(["", "name", "handle", "client", "status", "active", "cwd", "note"], rows), footer]
 
 
 def _sent(r: dict) -> str:
@@ -120,9 +134,14 @@ def emit(tool_name: str, result: dict, as_json: bool) -> None:
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         return
     out = HUMAN.get(tool_name, _generic)(result)
-    con = console()
-    for part in out if isinstance(out, list) else [out]:
-        con.print(part)
+    parts = out if isinstance(out, list) else [out]
+    if sys.stdout.isatty():
+        con = console()
+        for part in parts:
+            con.print(part.rich() if isinstance(part, Table) else part)
+    else:  # scripts and pipes: plain text, and no rich import
+        for part in parts:
+            sys.stdout.write((part.plain() if isinstance(part, Table) else part) + "\n")
 
 
 def emit_error(exc: NexusError, as_json: bool) -> None:

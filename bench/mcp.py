@@ -1,0 +1,89 @@
+"""`nexus mcp`: spawn to `initialize` answered, against `python -c pass` in the same run, and the
+median warm `tools/call` round trip over stdio.
+
+Usage: python bench/mcp.py [--runs N] [--calls N]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _util import PY, compile_package, console_script, table, time_once  # noqa: E402
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+
+
+def until_initialized(nexus: str, env: dict) -> float:
+    start = time.perf_counter()
+    proc = subprocess.Popen([nexus, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    proc.stdin.write((json.dumps(INIT) + "\n").encode())
+    proc.stdin.flush()
+    proc.stdout.readline()
+    elapsed = time.perf_counter() - start
+    proc.stdin.close()
+    proc.wait()
+    return elapsed
+
+
+def warm_calls(nexus: str, env: dict, calls: int) -> list[float]:
+    proc = subprocess.Popen([nexus, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+
+    def rpc(msg: dict) -> dict:
+        proc.stdin.write((json.dumps(msg) + "\n").encode())
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    rpc(INIT)
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    times = []
+    for i in range(calls):
+        start = time.perf_counter()
+        reply = rpc({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+                     "params": {"name": "whoami", "arguments": {}}})
+        times.append(time.perf_counter() - start)
+        assert not reply["result"]["isError"], reply
+    proc.stdin.close()
+    proc.wait()
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=200)
+    opts = parser.parse_args()
+    nexus = console_script()
+    compile_package()
+    env = {**os.environ, "NEXUS_HOME": tempfile.mkdtemp(prefix="nexus-bench-"),
+           "CLAUDE_CODE_SESSION_ID": "bench-session"}
+    floor, init = [], []
+    for i in range(opts.runs + 3):
+        f = time_once([PY, "-c", "pass"])
+        t = until_initialized(nexus, env)
+        if i >= 3:
+            floor.append(f)
+            init.append(t)
+    f, t = statistics.median(floor), statistics.median(init)
+    calls = warm_calls(nexus, env, opts.calls)
+    c = statistics.median(calls)
+    table([
+        ("python -c pass", f"{f * 1000:.1f} ms", "1.00x", ""),
+        ("nexus mcp: spawn to initialize answered", f"{t * 1000:.1f} ms", f"{t / f:.2f}x", "< 5x"),
+        ("warm tools/call whoami (median)", f"{c * 1000:.2f} ms", "", "< 2 ms"),
+        ("warm tools/call whoami (p95)", f"{sorted(calls)[int(len(calls) * .95)] * 1000:.2f} ms", "", ""),
+    ])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""contract/ and man/ match the code; every --json output matches its published schema; every
+command is documented; CLI output for people is stable (golden, volatile fields normalised)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import claude_env, codex_env, sid
+from nexus_cli import contract, manpages
+from nexus_cli.cli import build
+from nexus_cli.registry import load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_contract_files_match_the_registry():
+    assert contract.drift(str(ROOT / "contract")) == [], "run `nexus contract`"
+
+
+def test_man_pages_match_the_cli():
+    assert manpages.drift(build(), str(ROOT / "man")) == [], "run `nexus man`"
+
+
+def test_every_error_code_is_documented_and_has_an_exit_code():
+    doc = json.loads((ROOT / "contract" / "errors.json").read_text())
+    codes = {e["code"] for e in doc["errors"]}
+    used = set(re.findall(r'NexusError\(\s*"([a-z_]+)"', "\n".join(
+        p.read_text() for p in (ROOT / "nexus_cli").rglob("*.py"))))
+    used |= set(re.findall(r'_fail\(\s*"([a-z_]+)"', (ROOT / "nexus_cli/store/db.py").read_text()))
+    assert used <= codes, used - codes
+
+
+def test_every_command_has_help_and_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    for path, cmd in manpages._commands(build()):
+        assert cmd.help, path
+        assert f"nexus {path}" in readme, f"README does not mention `nexus {path}`"
+
+
+SCHEMAS = {t["name"]: t["outputSchema"] for t in
+           json.loads((ROOT / "contract" / "tools.json").read_text())["tools"]}
+
+
+def validate(tool: str, data: dict) -> None:
+    jsonschema.validate(data, SCHEMAS[tool])
+
+
+def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "userhome"))
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    a, b = claude_env(sid(1)), codex_env(sid(2))
+    seen = set()
+
+    def run(tool: str, *args: str, env=None) -> dict:
+        r = nx(*args, "--json", env=env)
+        assert r.code == 0, (args, r.err)
+        validate(tool, r.json)
+        seen.add(tool)
+        return r.json
+
+    run("whoami", "whoami", env=a)
+    run("peers", "peers", env=a)
+    run("profile", "profile", "--note", "n", env=a)
+    run("listen", "listen", "on", env=b)
+    run("listen", "listen", "off", env=b)
+    mid = run("send", "send", "codex", "hi", env=a)["message_id"]
+    run("message_status", "message", "status", mid, env=a)
+    run("message_status", "message", "status", "m-unknown", env=a)
+    run("read", "read", env=b)
+    run("reply", "reply", mid, "back", env=b)
+    run("path", "path")
+    run("install", "install", "claude", "--dry-run")
+    run("uninstall", "uninstall", "codex", "--dry-run")
+    run("doctor", "doctor", "--quick")
+    run("maintenance", "maintenance")
+    assert seen == set(load()), set(load()) - seen
+
+
+def normalise(text: str) -> str:
+    text = re.sub(r"m-[0-9a-f]{12}", "m-XXXXXXXXXXXX", text)
+    text = re.sub(r"\d+(\.\d+)?(ms|s|m|h|d) ago", "N ago", text)
+    text = re.sub(r"/\S*/work\b", "<work>", text)
+    return text
+
+
+def test_golden_output_for_people(nx, hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    a, b = claude_env(sid(1)), codex_env(sid(2))
+    sent = normalise(nx("send", "codex", "please review\nsecond line", env=a).out)
+    assert sent == ("sent m-XXXXXXXXXXXX to codex@work (s-000000020000)\n"
+                    "idle: it sees the announcement at its next prompt, or when woken\n")
+    peers = normalise(nx("peers", env=a).out)
+    lines = [line.rstrip() for line in peers.splitlines()]
+    assert re.match(r"\s+name\s+handle\s+client\s+status\s+active\s+cwd\s+note$", lines[0])
+    assert re.match(r"\*\s+claude@work\s+s-000000010000\s+claude\s+idle\s+N ago\s+<work>$", lines[1])
+    assert re.match(r"\s+codex@work\s+s-000000020000\s+codex\s+idle\s+N ago\s+<work>$", lines[2])
+    assert lines[3] == "2 of 2"
+    got = normalise(nx("read", env=b).out)
+    assert got == ("m-XXXXXXXXXXXX from claude@work (s-000000010000), N ago\n"
+                   "please review\nsecond line\n")
+    assert nx("read", env=b).out == "no unread messages\n"
+    err = nx("send", "nobody", "x", env=a)
+    assert err.out == "" and err.err == (
+        "nexus: target_not_found: nobody (no session in project " + hook.cwd + " matches; run "
+        "`nexus peers` (add --all-workspaces to widen) and use a handle)\n")
+
+
+@pytest.mark.parametrize("tool", sorted(load()))
+def test_tools_have_honest_annotations(tool):
+    t = load()[tool]
+    if t.read_only:
+        assert not t.destructive
+    assert t.annotations["openWorldHint"] is False
