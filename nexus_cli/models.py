@@ -89,6 +89,11 @@ class ProfileArgs(Args):
     note: str | None = Field(None, max_length=200, description="What you are doing (<= 200 chars).")
 
 
+class StatusArgs(Args):
+    target: str = Target
+    all_workspaces: bool = AllWorkspaces
+
+
 class ListenArgs(Args):
     state: Literal["on", "off"] = Field(description="on: wait for messages whenever a turn ends.")
 
@@ -141,6 +146,30 @@ class PeersResult(Page):
 
 class ProfileResult(Result):
     profile: Profile
+
+
+class Pending(Result):
+    unread: int = Field(description="Messages waiting in its inbox.")
+    unannounced: int = Field(description="Of those, not yet announced into its context.")
+
+
+class StatusResult(Result):
+    session: Profile
+    state: Status
+    listen_mode: bool
+    last_assistant_text: str | None = Field(description="Tail of its last assistant message "
+                                            "(<= 5000 chars), as its Stop hook saw it.")
+    last_user_text: str | None = Field(description="Tail of its last prompt (<= 1500 chars).")
+    last_tool: str | None
+    last_event: str | None
+    last_turn_end: str | None = Stamp("When its last turn ended")
+    last_turn_end_epoch: float | None = Epoch("When its last turn ended")
+    last_prompt: str | None = Stamp("When it last got a prompt")
+    last_prompt_epoch: float | None = Epoch("When it last got a prompt")
+    pending: Pending
+    transcript_path: str | None
+    successor: str | None = Field(description="The conversation that replaced it, if any.")
+    note: str
 
 
 class ListenResult(Result):

@@ -107,3 +107,33 @@ def maintenance(ctx: Ctx, a: Any) -> dict:
         purged = delivery.purge_bindings(conn, ctx.now)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(ctx.now),))
     return {"expired": len(expired), "waiters_cleared": len(stuck), "bindings_purged": purged}
+
+
+STATUS_NOTE = ("A finished turn is not a finished task: only an explicit report (or a reply) says "
+               "the work is done. Read-only: this probe never wakes the session.")
+
+
+def status(ctx: Ctx, a: Any) -> dict:
+    """A read-only progress probe of one session, as its hooks last saw it."""
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        row = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces, allow_self=True)
+        unread, unannounced = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE delivered_at IS NULL) FROM messages"
+            " WHERE recipient = ? AND read_at IS NULL AND expired_at IS NULL", (row["id"],)).fetchone()
+    state = sessions.effective_status(row, ctx.now)
+    return {
+        "session": sessions.profile(row, ctx.now, me.id),
+        "state": state,
+        "listen_mode": bool(row["listening"]),
+        "last_assistant_text": row["last_assistant"],
+        "last_user_text": row["last_prompt"],
+        "last_tool": row["last_tool"],
+        "last_event": row["last_event"],
+        "last_turn_end_epoch": row["last_turn_end"],
+        "last_prompt_epoch": row["last_prompt_at"],
+        "pending": {"unread": unread, "unannounced": unannounced},
+        "transcript_path": row["transcript_path"],
+        "successor": row["successor"],
+        "note": STATUS_NOTE,
+    }

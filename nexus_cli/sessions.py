@@ -223,7 +223,7 @@ def matches(row: sqlite3.Row, query: str) -> bool:
 
 
 def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
-                   all_workspaces: bool = False) -> sqlite3.Row:
+                   all_workspaces: bool = False, allow_self: bool = False) -> sqlite3.Row:
     """Exact id (any status) -> exact handle -> exact name -> unambiguous name substring.
 
     Scope applies to every step: a session outside the caller's project is not found unless
@@ -256,7 +256,7 @@ def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: f
         scope = "any workspace" if all_workspaces else f"project {caller.project}"
         raise NexusError("target_not_found", target, f"no session in {scope} matches",
                          "run `nexus peers` (add --all-workspaces to widen) and use a handle")
-    if row["id"] == caller.id:
+    if row["id"] == caller.id and not allow_self:
         raise NexusError("target_is_self", target, "that is the calling session itself",
                          "pick another session from `nexus peers`")
     return row

@@ -27,6 +27,14 @@ register(Tool(
     destructive=True, idempotent=True,
 ))
 register(Tool(
+    name="status", group="sessions", title="Probe a session",
+    description="What a session is doing, read-only and without waking it: its state, the tail of "
+    "its last assistant message and prompt, last tool, last turn end and inbox depth. A finished "
+    "turn is not a finished task.",
+    args=m.StatusArgs, result=m.StatusResult, run=presence.status, positional=("target",),
+    read_only=True, idempotent=True,
+))
+register(Tool(
     name="listen", group="sessions", title="Listen mode",
     description="Turn listen mode on or off. While on, each time your turn ends the Stop hook "
     "waits (up to 590 s) and continues the conversation as soon as a message arrives.",

@@ -65,6 +65,7 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
         return r.json
 
     run("whoami", "whoami", env=a)
+    run("status", "status", "codex", env=a)
     run("peers", "peers", env=a)
     run("profile", "profile", "--note", "n", env=a)
     run("listen", "listen", "on", env=b)

@@ -235,3 +235,21 @@ def test_notify_when_idle(nx, hook, pair):
     assert got[0]["reply_to"] == mid
     hook("codex", "Stop", sid(2), stop_hook_active=True)
     assert nx("read", "--json", env=A).json["count"] == 0  # one notice only
+
+
+def test_status_probe_is_read_only_and_never_wakes(nx, hook, pair, home):
+    hook("codex", "UserPromptSubmit", sid(2), prompt="refactor the parser " + "x" * 3000)
+    hook("codex", "PreToolUse", sid(2), tool_name="exec_command", tool_use_id="c1")
+    hook("codex", "Stop", sid(2), stop_hook_active=False, last_assistant_message="Done with step 1.")
+    nx("send", "codex", "one", env=A)
+    from conftest import tree_bytes
+
+    before = {k: v for k, v in tree_bytes(home).items() if k.endswith("nexus.db")}
+    st = nx("status", "codex", "--json", env=A).json
+    assert st["state"] == "idle" and st["last_tool"] == "exec_command"
+    assert st["last_assistant_text"] == "Done with step 1."
+    assert len(st["last_user_text"]) == 1500 and st["last_user_text"].endswith("x")
+    assert st["pending"] == {"unread": 1, "unannounced": 1} and st["last_turn_end"]
+    assert "only an explicit report" in st["note"]
+    assert {k: v for k, v in tree_bytes(home).items() if k.endswith("nexus.db")} == before
+    assert nx("status", A_ID, "--json", env=A).json["session"]["self"] is True
