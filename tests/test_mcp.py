@@ -218,7 +218,7 @@ def test_handshake_versions(home, version):
 def test_tool_groups(home):
     lines = [INIT, json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
     names = {t["name"] for t in raw(home, lines, ("--tools", "sessions"))[1]["result"]["tools"]}
-    assert names == {"whoami", "peers", "profile", "listen"}
+    assert names == {"whoami", "peers", "profile", "listen", "status"}
     bad = raw(home, lines, ("--tools", "nonsense"))
     assert bad[1]["error"]["code"] == -32603 and "unknown tool group" in bad[1]["error"]["message"]
 
