@@ -38,7 +38,7 @@ def settings(root: str) -> dict:
 def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sqlite3.Row], int]:
     """Up to LISTED unread messages (only those never announced, with `only_new`), oldest first,
     and how many there are in all."""
-    extra = " AND delivered_at IS NULL" if only_new else ""
+    extra = " AND delivered_at IS NULL AND defer = 0" if only_new else ""
     where = f"recipient = ? AND read_at IS NULL AND expired_at IS NULL{extra}"
     rows = conn.execute(f"SELECT * FROM messages WHERE {where} ORDER BY seq LIMIT ?",
                         (sid, LISTED)).fetchall()
@@ -67,6 +67,9 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
         when = time.strftime("%H:%M", time.localtime(r["created_at"]))
         if r["kind"] == "notice":
             lines.append(f"- {r['id']} notice from nexus, {when}: {first_line(r['text'])}")
+        elif r["kind"] == "task":
+            lines.append(f"- {r['id']} TASK {r['task_id']} for you from {names[r['sender']]}, "
+                         f"{when}: read it, do it, then `nexus report {r['task_id']}`")
         else:
             reply = f" (reply to {r['reply_to']})" if r["reply_to"] else ""
             lines.append(f"- {r['id']} from {names[r['sender']]}, {when}{reply}: "
@@ -80,6 +83,16 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
     if via:
         mailbox.mark_delivered(conn, [r["id"] for r in rows], now, via)
     return "\n".join(lines)
+
+
+def open_work(conn: sqlite3.Connection, sid: str) -> str | None:
+    """The line about obligations this session owns and has not closed, if any."""
+    n = conn.execute("SELECT count(*) FROM tasks WHERE target = ? AND status IN"
+                     " ('dispatched', 'running')", (sid,)).fetchone()[0]
+    if not n:
+        return None
+    return (f"[nexus] You have {n} open task{'s' if n != 1 else ''} assigned to you: "
+            "`nexus tasks --open` lists them; close each with `nexus report <task id>`.")
 
 
 def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:

@@ -77,14 +77,19 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             rows, total = delivery.unread(conn, sid, only_new=False)
             if total:
                 text += "\n" + delivery.announce(conn, me, rows, total, now, "session-start")
-            reply = context(event, text)
-        elif event in ("UserPromptSubmit", "PostToolUse"):
-            if event == "UserPromptSubmit":
-                delivery.user_prompt(conn, me, now)
-            rows, total = delivery.unread(conn, sid, only_new=event == "PostToolUse")
+            work = delivery.open_work(conn, sid)
+            reply = context(event, text + ("\n" + work if work else ""))
+        elif event == "UserPromptSubmit":
+            delivery.user_prompt(conn, me, now)
+            rows, total = delivery.unread(conn, sid, only_new=False)
+            parts = [delivery.announce(conn, me, rows, total, now, "prompt")] if rows else []
+            work = delivery.open_work(conn, sid)
+            if parts or work:
+                reply = context(event, "\n".join(parts + ([work] if work else [])))
+        elif event == "PostToolUse":
+            rows, total = delivery.unread(conn, sid, only_new=True)
             if rows:
-                via = "prompt" if event == "UserPromptSubmit" else "tool"
-                reply = context(event, delivery.announce(conn, me, rows, total, now, via))
+                reply = context(event, delivery.announce(conn, me, rows, total, now, "tool"))
         elif event == "Stop":
             to_wake += delivery.notify_idle(conn, sid, now, "ended its turn")
             rows, total = delivery.unread(conn, sid, only_new=False)

@@ -74,7 +74,7 @@ def reply(ctx: Ctx, a: Any) -> dict:
         me = ctx.me(conn, register=True)
         original = conn.execute("SELECT * FROM messages WHERE id = ? AND recipient = ?",
                                 (a.message_id, me.id)).fetchone()
-        if original is None or original["kind"] != "message":
+        if original is None or original["kind"] == "notice":
             raise NexusError(
                 "message_not_found", a.message_id,
                 "no message with that id was sent to you" if original is None

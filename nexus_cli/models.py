@@ -195,7 +195,7 @@ class SendResult(Result):
 
 class Message(Result):
     message_id: str
-    kind: Literal["message", "notice"]
+    kind: Literal["message", "notice", "task", "report"]
     from_: PeerRef = Field(alias="from")
     reply_to: str | None
     text: str
@@ -284,3 +284,66 @@ class MaintenanceResult(Result):
     expired: int = Field(description="Unread messages expired (their senders got notices).")
     waiters_cleared: int = Field(description="Sessions stuck listening whose waiter had exited.")
     bindings_purged: int = Field(description="Old tool-use bindings removed.")
+
+
+# -- the task ledger ----------------------------------------------------------------------------
+
+TaskStatus = Literal["preparing", "dispatched", "running", "delivery_uncertain", "completed",
+                     "blocked", "failed", "cancelled"]
+
+
+class DelegateArgs(Args):
+    target: str = Target
+    task: str = Field(min_length=1, max_length=24_000,
+                      description="Scope, inputs, outputs, acceptance criteria (1-24,000 chars).")
+    request_id: str | None = RequestId
+    mode: Literal["auto", "queue", "steer"] = Field(
+        "auto", description="queue: at the target's next turn; steer: at its next tool call; "
+        "auto: steer a working session, queue for anyone else.")
+    all_workspaces: bool = AllWorkspaces
+
+
+class ReportArgs(Args):
+    task_id: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+    status: Literal["completed", "blocked", "failed"] = Field(description="The explicit outcome.")
+    result: str = Field(min_length=1, max_length=24_000,
+                        description="What was produced (absolute paths), what was verified, what "
+                        "is still open (1-24,000 chars).")
+
+
+class TasksArgs(Args):
+    id: str | None = Field(None, max_length=64, description="Only this task.")
+    sent: bool = Field(False, description="Only tasks you dispatched.")
+    received: bool = Field(False, description="Only tasks assigned to you.")
+    open: bool = Field(False, description="Obligations you own and have not closed, oldest first.")
+    status: TaskStatus | None = Field(None, description="Only tasks in this status.")
+    limit: int = Field(20, ge=1, le=100, description="Page size.")
+    offset: int = Field(0, ge=0, description="Skip this many matches.")
+
+
+class TaskRecord(Result):
+    id: str
+    sender: PeerRef = Field(description="Who dispatched it.")
+    target: PeerRef = Field(description="Who must report it.")
+    requested_target: str
+    task: str
+    status: TaskStatus
+    mode: Literal["queue", "steer"]
+    message_id: str | None = Field(description="The message that delivered it.")
+    request_id: str | None
+    result: str | None
+    notification: Literal["none", "pending", "delivered"] = Field(
+        description="The report's way back: none yet, stored but not yet in the dispatcher's "
+        "context, or delivered there.")
+    error: str | None = Field(description="What to inspect before re-dispatching, if uncertain.")
+    created_at: str | None = Stamp("Dispatched")
+    created_at_epoch: float | None = Epoch("Dispatched")
+    updated_at: str | None = Stamp("Last change")
+    updated_at_epoch: float | None = Epoch("Last change")
+    closed_at: str | None = Stamp("Reported")
+    closed_at_epoch: float | None = Epoch("Reported")
+    duplicate: bool = Field(description="True when this was a replay (same request id or report).")
+
+
+class TasksResult(Page):
+    items: list[TaskRecord]

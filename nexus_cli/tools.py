@@ -3,7 +3,7 @@ generated from these definitions."""
 
 from __future__ import annotations
 
-from . import doctor, install, messages, models as m, presence
+from . import doctor, install, messages, models as m, presence, tasks
 from .registry import Tool, register
 
 register(Tool(
@@ -64,6 +64,27 @@ register(Tool(
     "context, read, or expired, with times. `unknown` for an id that is not yours.",
     args=m.MessageStatusArgs, result=m.MessageStatusResult, run=messages.status,
     command=("message", "status"), positional=("message_id",), read_only=True, idempotent=True,
+))
+register(Tool(
+    name="delegate", group="tasks", title="Delegate a task",
+    description="Hand a session a tracked obligation: a durable task record and its message, "
+    "committed together, announced to the target as a task. Only the target may close it, with "
+    "`report`; the report comes back to you as a message and wakes you.",
+    args=m.DelegateArgs, result=m.TaskRecord, run=tasks.delegate, positional=("target", "task"),
+))
+register(Tool(
+    name="report", group="tasks", title="Report a task",
+    description="Close a task assigned to you as completed, blocked or failed, with what you "
+    "produced. The first final report wins; a different second one is refused (delegate a "
+    "follow-up); an identical replay is harmless.",
+    args=m.ReportArgs, result=m.TaskRecord, run=tasks.report, positional=("task_id",),
+    destructive=True, idempotent=True,
+))
+register(Tool(
+    name="tasks", group="tasks", title="The task ledger",
+    description="Tasks you dispatched or were assigned, newest first; --open lists the "
+    "obligations you own and have not closed, oldest first.",
+    args=m.TasksArgs, result=m.TasksResult, run=tasks.ledger, read_only=True, idempotent=True,
 ))
 register(Tool(
     name="path", group="store", title="Where the store lives",

@@ -75,6 +75,10 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     run("message_status", "message", "status", "m-unknown", env=a)
     run("read", "read", env=b)
     run("reply", "reply", mid, "back", env=b)
+    task = run("delegate", "delegate", "codex", "do it", env=a)["id"]
+    run("tasks", "tasks", "--open", env=b)
+    run("report", "report", task, "--status", "completed", "--result", "done", env=b)
+    run("tasks", "tasks", env=a)
     run("path", "path")
     run("install", "install", "claude", "--dry-run")
     run("uninstall", "uninstall", "codex", "--dry-run")

@@ -217,6 +217,8 @@ def test_handshake_versions(home, version):
 
 def test_tool_groups(home):
     lines = [INIT, json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    default = {t["name"] for t in raw(home, lines)[1]["result"]["tools"]}
+    assert {"send", "read", "delegate", "report", "tasks"} <= default and "install" not in default
     names = {t["name"] for t in raw(home, lines, ("--tools", "sessions"))[1]["result"]["tools"]}
     assert names == {"whoami", "peers", "profile", "listen", "status"}
     bad = raw(home, lines, ("--tools", "nonsense"))

@@ -161,3 +161,35 @@ def test_concurrent_creation_yields_one_store(home):
 
 def _open(root: str) -> None:
     Store(root).open_write().close()
+
+
+def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, home, chdir_work):
+    """Build a schema-1 store by hand (as nexus 0.1 left it), then let a hook write to it."""
+    import time as _time
+
+    home.mkdir(mode=0o700)
+    db = Path(paths.db_path(str(home)))
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                 " applied_at REAL NOT NULL)")
+    number, name, sql = migrations.MIGRATIONS[0]
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("INSERT INTO migrations VALUES (1, ?, ?)", (name, _time.time()))
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO messages (id, sender, recipient, text, created_at) VALUES"
+                 " ('m-old', 'user:x', 'codex:y', 'kept across the upgrade', 1)")
+    conn.commit()
+    conn.close()
+    os.chmod(db, 0o600)
+    assert nx("peers").code == 6  # read-only: refuses, does not migrate
+    assert hook("codex", "SessionStart", sid(9), source="startup").code == 0
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.CURRENT
+    assert [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")] == \
+        list(range(1, migrations.CURRENT + 1))
+    assert conn.execute("SELECT text, defer FROM messages WHERE id = 'm-old'").fetchone() == (
+        "kept across the upgrade", 0)

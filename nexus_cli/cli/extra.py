@@ -20,8 +20,9 @@ def hook(client: str, wait: bool) -> None:
 
 
 @click.command("mcp")
-@click.option("--tools", "groups", default="sessions,messages", metavar="GROUPS",
-              help="Comma-separated tool groups to serve, or `all` [default: sessions,messages].")
+@click.option("--tools", "groups", default="sessions,messages,tasks", metavar="GROUPS",
+              help="Comma-separated tool groups to serve, or `all` "
+              "[default: sessions,messages,tasks].")
 def mcp(groups: str) -> None:
     """Serve every nexus tool over MCP on stdio (JSON-RPC, protocol 2024-11-05 to 2025-11-25).
     The caller is the conversation named by the call's `_meta`, checked against the client

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 from .. import __version__, identity
 
 PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-DEFAULT_GROUPS = ("sessions", "messages")
+DEFAULT_GROUPS = ("sessions", "messages", "tasks")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
     -32700, -32600, -32601, -32602, -32603)
 INSTRUCTIONS = (

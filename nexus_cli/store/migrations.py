@@ -82,6 +82,36 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             WHERE notify_when_idle = 1 AND notified_at IS NULL;
         """,
     ),
+    (
+        2,
+        "the task ledger: delegated obligations with reports; deferred and ask messages",
+        """
+        CREATE TABLE tasks (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            sender TEXT NOT NULL,
+            target TEXT NOT NULL,
+            requested_target TEXT NOT NULL,
+            task TEXT NOT NULL,
+            status TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            message_id TEXT,
+            request_id TEXT,
+            result TEXT,
+            report_message_id TEXT,
+            error TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            closed_at REAL,
+            UNIQUE (sender, request_id)
+        );
+        CREATE INDEX tasks_by_target ON tasks (target, status, seq);
+        CREATE INDEX tasks_by_sender ON tasks (sender, seq);
+        ALTER TABLE messages ADD COLUMN defer INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN task_id TEXT;
+        ALTER TABLE messages ADD COLUMN ask_state TEXT
+        """,
+    ),
 )
 
 CURRENT = MIGRATIONS[-1][0]

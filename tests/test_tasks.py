@@ -1,0 +1,241 @@
+"""The task ledger: delegate, report, tasks --open; idempotency, who may report, the first final
+report winning under concurrency, the history cap, and hooks announcing open work."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import claude_env, codex_env, sid
+from nexus_cli import caller, tasks
+from nexus_cli.context import Ctx
+from nexus_cli.registry import TOOLS, invoke, load
+from nexus_cli.store import paths
+from nexus_cli.store.db import Store
+
+A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
+A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+
+
+@pytest.fixture
+def trio(hook, chdir_work, monkeypatch):
+    monkeypatch.setenv("NEXUS_CLIENT_PID", str(os.getpid()))
+    for n, client in ((1, "claude"), (2, "codex"), (3, "claude")):
+        hook(client, "SessionStart", sid(n), source="startup")
+
+
+def context_of(run) -> str:
+    return json.loads(run.out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_delegate_report_round_trip(nx, hook, trio):
+    t = nx("delegate", "codex", "Split pay() in checkout.py; tests must pass.", "--json", env=A).json
+    assert t["status"] == "dispatched" and t["target"]["id"] == B_ID and t["sender"]["id"] == A_ID
+    assert t["mode"] == "queue" and t["notification"] == "none" and t["id"].startswith("t-")
+    # the target sees it as an obligation at its next prompt, and in --open until it reports
+    text = context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="go"))
+    assert f"TASK {t['id']}" in text and "You have 1 open task" in text
+    got = nx("read", "--json", env=B).json["messages"][0]
+    assert got["kind"] == "task" and "Split pay()" in got["text"] and f"nexus report {t['id']}" in got["text"]
+    assert [x["id"] for x in nx("tasks", "--open", "--json", env=B).json["items"]] == [t["id"]]
+    r = nx("report", t["id"], "--status", "completed", "--result", "Done: /w/checkout.py, 12 tests pass",
+           "--json", env=B).json
+    assert r["status"] == "completed" and r["notification"] == "pending" and r["closed_at"]
+    assert nx("tasks", "--open", "--json", env=B).json["total"] == 0
+    assert "open task" not in hook("codex", "UserPromptSubmit", sid(2), prompt="next").out
+    # the report comes back to the dispatcher as a message
+    text = context_of(hook("claude", "UserPromptSubmit", sid(1), prompt="any news?"))
+    assert f"Report on task {t['id']}" in text
+    assert nx("tasks", "--id", t["id"], "--json", env=A).json["items"][0]["notification"] == "delivered"
+
+
+def test_request_id_replays_and_conflicts(nx, trio):
+    first = nx("delegate", "codex", "job", "--request-id", "r1", "--json", env=A).json
+    again = nx("delegate", "codex", "job", "--request-id", "r1", "--json", env=A).json
+    assert again["id"] == first["id"] and again["duplicate"] is True
+    assert nx("tasks", "--sent", "--json", env=A).json["total"] == 1
+    r = nx("delegate", "codex", "another job", "--request-id", "r1", env=A)
+    assert r.code == 4 and "request_id_conflict" in r.err
+
+
+def test_only_the_assignee_reports_and_the_first_final_report_wins(nx, trio):
+    t = nx("delegate", "codex", "job", "--json", env=A).json["id"]
+    r = nx("report", t, "--status", "completed", "--result", "mine", env=A)
+    assert r.code == 5 and "not_assignee" in r.err
+    r = nx("report", t, "--status", "completed", "--result", "x", env=C)
+    assert r.code == 3 and "task_not_found" in r.err
+    assert nx("report", t, "--status", "blocked", "--result", "no access", env=B).code == 0
+    replay = nx("report", t, "--status", "blocked", "--result", "no access", "--json", env=B)
+    assert replay.code == 0 and replay.json["duplicate"] is True
+    r = nx("report", t, "--status", "completed", "--result", "after all", env=B)
+    assert r.code == 4 and "task_already_reported" in r.err and "follow-up" in r.err
+
+
+def test_steer_mode_reaches_a_working_session_at_its_next_tool_call(nx, hook, trio):
+    hook("codex", "UserPromptSubmit", sid(2), prompt="busy")
+    t = nx("delegate", "codex", "urgent", "--json", env=A).json
+    assert t["mode"] == "steer"
+    assert f"TASK {t['id']}" in context_of(hook("codex", "PostToolUse", sid(2), tool_name="x"))
+    queued = nx("delegate", "codex", "later", "--mode", "queue", "--json", env=A).json
+    assert queued["mode"] == "queue"
+    assert hook("codex", "PostToolUse", sid(2), tool_name="x").out == ""  # waits for the turn
+    text = context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="next turn"))
+    assert f"TASK {queued['id']}" in text and "You have 2 open tasks" in text
+
+
+def test_history_cap_evicts_finished_records_and_refuses_when_all_are_open(nx, trio, monkeypatch):
+    monkeypatch.setattr(tasks, "HISTORY_CAP", 3)
+    ids = [nx("delegate", "codex", f"job {i}", "--json", env=A).json["id"] for i in range(3)]
+    r = nx("delegate", "codex", "one too many", env=A)
+    assert r.code == 4 and "task_history_full" in r.err
+    nx("report", ids[0], "--status", "completed", "--result", "ok", env=B)
+    r = nx("delegate", "codex", "one too many", env=A)
+    assert r.code == 4  # finished but the report is not yet in the dispatcher's context
+    nx("read", env=A)  # now it is
+    assert nx("delegate", "codex", "one too many", env=A).code == 0
+    left = {x["id"] for x in nx("tasks", "--sent", "--json", env=A).json["items"]}
+    assert ids[0] not in left and set(ids[1:]) <= left
+
+
+def _report(home: str, task_id: str, n: int, start, out) -> None:
+    load()
+    env = {"CODEX_SESSION_ID": sid(2)}
+    start.wait()
+    ctx = Ctx(Store(home), lambda c, now: caller.resolve(c, now, env=env, cwd="/"))
+    try:
+        r = invoke(TOOLS["report"], ctx, {"task_id": task_id, "status": "completed",
+                                          "result": f"result {n}"})
+        out.put(("ok", r["duplicate"]))
+    except Exception as exc:  # the losers
+        out.put(("err", getattr(exc, "code", repr(exc))))
+
+
+def _delegate(home: str, n: int, start, out) -> None:
+    load()
+    env = {"CLAUDE_CODE_SESSION_ID": sid(1)}
+    start.wait()
+    ctx = Ctx(Store(home), lambda c, now: caller.resolve(c, now, env=env, cwd="/"))
+    r = invoke(TOOLS["delegate"], ctx, {"target": B_ID, "task": "same job", "request_id": "once",
+                                        "all_workspaces": True})
+    out.put((r["id"], r["duplicate"]))
+
+
+@pytest.mark.slow
+def test_concurrent_reports_exactly_one_wins(nx, trio, home):
+    t = nx("delegate", "codex", "race", "--json", env=A).json["id"]
+    fork = mp.get_context("fork")
+    start, out = fork.Event(), fork.Queue()
+    procs = [fork.Process(target=_report, args=(str(home), t, n, start, out)) for n in range(8)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(60)
+    results = [out.get(timeout=5) for _ in procs]
+    assert results.count(("ok", False)) == 1
+    assert all(r == ("err", "task_already_reported") for r in results if r != ("ok", False))
+    reports = sqlite3.connect(paths.db_path(str(home))).execute(
+        "SELECT count(*) FROM messages WHERE kind = 'report'").fetchone()[0]
+    assert reports == 1
+
+
+@pytest.mark.slow
+def test_concurrent_delegates_with_one_request_id_make_one_task(nx, trio, home):
+    fork = mp.get_context("fork")
+    start, out = fork.Event(), fork.Queue()
+    procs = [fork.Process(target=_delegate, args=(str(home), n, start, out)) for n in range(8)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(60)
+    results = [out.get(timeout=5) for _ in procs]
+    assert len({r[0] for r in results}) == 1 and sum(not r[1] for r in results) == 1
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM messages WHERE kind = 'task'").fetchone()[0] == 1
+
+
+KILLER = textwrap.dedent("""
+    import sys
+    from nexus_cli import caller
+    from nexus_cli.context import Ctx
+    from nexus_cli.registry import TOOLS, invoke, load
+    from nexus_cli.store.db import Store
+    load()
+    a = {"CLAUDE_CODE_SESSION_ID": sys.argv[1]}
+    b = {"CODEX_SESSION_ID": sys.argv[2]}
+    def ctx(env):
+        return Ctx(Store(), lambda c, now: caller.resolve(c, now, env=env, cwd="/"))
+    i = 0
+    while True:
+        t = invoke(TOOLS["delegate"], ctx(a), {"target": "codex:" + sys.argv[2], "task": "t%d" % i,
+                                               "all_workspaces": True})
+        invoke(TOOLS["report"], ctx(b), {"task_id": t["id"], "status": "completed", "result": "r"})
+        print(t["id"], flush=True)
+        i += 1
+""")
+
+
+@pytest.mark.slow
+def test_kill_9_mid_delegate_or_report_leaves_nothing_half_written(trio, home):
+    committed = []
+    for _round in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", KILLER, sid(1), sid(2)],
+                                stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+        while len(committed) < (_round + 1) * 40:
+            line = proc.stdout.readline()
+            assert line, "writer died"
+            committed.append(line.strip())
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        committed += proc.stdout.read().split()
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn.row_factory = sqlite3.Row
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    rows = {r["id"]: r for r in conn.execute("SELECT * FROM tasks")}
+    assert set(committed) <= set(rows)
+    for r in rows.values():  # every task is whole: dispatched with its message, or reported with its report
+        assert r["status"] in ("dispatched", "completed") and r["message_id"]
+        assert conn.execute("SELECT 1 FROM messages WHERE id = ?", (r["message_id"],)).fetchone()
+        if r["status"] == "completed":
+            assert conn.execute("SELECT 1 FROM messages WHERE id = ? AND kind = 'report'",
+                                (r["report_message_id"],)).fetchone()
+    orphans = conn.execute("SELECT count(*) FROM messages WHERE kind IN ('task', 'report') AND"
+                           " task_id NOT IN (SELECT id FROM tasks)").fetchone()[0]
+    assert orphans == 0
+
+
+def test_a_report_continues_a_listening_dispatcher(nx, hook, trio):
+    import threading
+    import time
+
+    from nexus_cli import hookrun
+
+    t = nx("delegate", "codex", "job", "--json", env=A).json["id"]
+    nx("listen", "on", env=A)
+    box = {}
+
+    def stop():
+        box["r"] = hookrun.handle("claude", {"hook_event_name": "Stop", "session_id": sid(1),
+                                             "cwd": os.getcwd(), "stop_hook_active": False},
+                                  Store(), os.environ, time.time())
+
+    th = threading.Thread(target=stop, daemon=True)
+    th.start()
+    for _ in range(200):
+        if any(p["status"] == "listening" for p in nx("peers", "--json", env=B).json["items"]):
+            break
+        time.sleep(0.02)
+    nx("report", t, "--status", "completed", "--result", "all done", env=B)
+    th.join(10)
+    out, code, _ = box["r"]
+    assert out["decision"] == "block" and f"Report on task {t}" in out["reason"]
