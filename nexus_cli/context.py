@@ -20,8 +20,10 @@ Resolver = Callable[[sqlite3.Connection, float], Caller]
 
 
 class Ctx:
-    def __init__(self, store: Store, resolver: Resolver, now: float | None = None) -> None:
+    def __init__(self, store: Store, resolver: Resolver, now: float | None = None,
+                 face: str = "cli") -> None:
         self.store = store
+        self.face = face  # cli | mcp: some tools bound their waits by the face's time limits
         self.resolver = resolver
         self.now = time.time() if now is None else now
         self._caller: Caller | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from . import identity
+from . import identity, sessions
 
 
 def new_id() -> str:
@@ -22,6 +22,7 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
            kind: str = "message", target: str | None = None, reply_to: str | None = None,
            request_id: str | None = None, notify_when_idle: bool = False) -> str:
     mid = new_id()
+    recipient = sessions.route(conn, recipient)  # a handed-over conversation's mail follows it
     conn.execute(
         "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
         " created_at, notify_when_idle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from typing import Any
 
 from . import sessions
-from .mailbox import insert, mark_delivered, peer_ref
+from .mailbox import insert, mark_delivered, notice, peer_ref
 from .context import Ctx
 from .errors import NexusError
 
@@ -85,7 +87,13 @@ def reply(ctx: Ctx, a: Any) -> dict:
         replay = _replay(ctx, conn, me, a.request_id, a.text, sender, a.message_id)
         if replay is not None:
             return replay
-        return _post(ctx, conn, me, sender, a.text, sender, a.message_id, a.request_id)
+        sent = _post(ctx, conn, me, sender, a.text, sender, a.message_id, a.request_id)
+        if original["ask_state"] == "timed_out":  # the asker stopped waiting: point at the answer
+            notice(conn, sender, f"late reply to your question {a.message_id}: {sent['message_id']} "
+                   "has the answer (`nexus read`)", ctx.now, reply_to=sent["message_id"])
+        if original["ask_state"]:
+            conn.execute("UPDATE messages SET ask_state = 'answered' WHERE id = ?", (a.message_id,))
+        return sent
 
 
 def read(ctx: Ctx, a: Any) -> dict:
@@ -140,3 +148,57 @@ def status(ctx: Ctx, a: Any) -> dict:
             "read_at_epoch": msg["read_at"],
             "expired_at_epoch": msg["expired_at"],
         }
+
+
+ASK_MCP_MAX = 50.0  # Codex gives an MCP tool call 60 s by default: never outlast it
+
+
+def ask(ctx: Ctx, a: Any) -> dict:
+    """Send with a request id and wait for the correlated reply; on time-out the question stays
+    open, and the late reply arrives as a message with a notice that points at it."""
+    from .store import wake
+
+    timeout, clamped = a.timeout, None
+    if ctx.face == "mcp" and timeout > ASK_MCP_MAX:
+        timeout, clamped = ASK_MCP_MAX, a.timeout
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
+        # the channel exists before COMMIT, so a reply cannot slip between send and wait
+        channel = wake.Channel(ctx.store.root, me.id)
+        try:
+            mid = insert(conn, sender=me.id, recipient=to["id"], text=a.text, now=ctx.now,
+                         target=a.target, request_id=a.request_id or "ask-" + os.urandom(6).hex())
+            conn.execute("UPDATE messages SET ask_state = 'waiting' WHERE id = ?", (mid,))
+        except BaseException:
+            channel.close()
+            raise
+        ctx.wake_later(to["id"])
+    started = time.monotonic()
+    try:
+        while True:
+            with ctx.store.read() as conn:
+                got = conn.execute("SELECT id FROM messages WHERE reply_to = ? AND recipient = ?"
+                                   " ORDER BY seq LIMIT 1", (mid, me.id)).fetchone()
+            waited = time.monotonic() - started
+            if got or waited >= timeout or ctx.cancelled.is_set():
+                break
+            channel.wait(min(timeout - waited, 0.5))
+    finally:
+        channel.close()
+    base = {"message_id": mid, "to": peer_ref(to, to["id"]), "waited_seconds": round(waited, 3),
+            "timeout_seconds": timeout, "timeout_clamped_from": clamped}
+    with ctx.write() as conn:
+        if got is None:
+            conn.execute("UPDATE messages SET ask_state = 'timed_out' WHERE id = ?", (mid,))
+            return {**base, "answered": False, "reply": None,
+                    "note": "no reply yet; the question stays open: the reply will arrive as a "
+                            "message (announced, and waking you if you listen or idle)"}
+        conn.execute("UPDATE messages SET ask_state = 'answered' WHERE id = ?", (mid,))
+        mark_delivered(conn, [got["id"]], time.time(), "ask")
+        conn.execute("UPDATE messages SET read_at = ? WHERE id = ?", (time.time(), got["id"]))
+        row = conn.execute("SELECT * FROM messages WHERE id = ?", (got["id"],)).fetchone()
+        return {**base, "answered": True, "note": None, "reply": {
+            "message_id": row["id"], "kind": row["kind"],
+            "from": peer_ref(sessions.get(conn, row["sender"]), row["sender"]),
+            "reply_to": row["reply_to"], "text": row["text"], "created_at_epoch": row["created_at"]}}

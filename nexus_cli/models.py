@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 TEXT_MAX = 32_000
 
@@ -104,6 +104,14 @@ class SendArgs(Args):
     request_id: str | None = RequestId
     notify_when_idle: bool = Field(False, description="Get one notice when the recipient next ends "
                                    "a turn, starts listening or goes offline (lapses after 24 h).")
+    all_workspaces: bool = AllWorkspaces
+
+
+class AskArgs(Args):
+    target: str = Target
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="The question (1-32,000 chars).")
+    timeout: float = Field(60.0, ge=0, le=3600, description="Seconds to wait for the reply.")
+    request_id: str | None = RequestId
     all_workspaces: bool = AllWorkspaces
 
 
@@ -211,6 +219,18 @@ class ReadResult(Result):
     remaining: int = Field(description="Unread messages still waiting after this read.")
 
 
+class AskResult(Result):
+    message_id: str = Field(description="The question.")
+    to: PeerRef
+    answered: bool = Field(description="False on time-out (the CLI then exits 7).")
+    reply: Message | None
+    waited_seconds: float
+    timeout_seconds: float
+    timeout_clamped_from: float | None = Field(
+        description="The timeout asked for, when the face's time limit lowered it.")
+    note: str | None
+
+
 class MessageStatusResult(Result):
     message_id: str
     state: Literal["stored", "delivered", "read", "expired", "unknown"]
@@ -282,14 +302,15 @@ class DoctorResult(Result):
 
 class MaintenanceResult(Result):
     expired: int = Field(description="Unread messages expired (their senders got notices).")
+    tasks_expired: int = Field(description="Open tasks failed for their TTL.")
     waiters_cleared: int = Field(description="Sessions stuck listening whose waiter had exited.")
     bindings_purged: int = Field(description="Old tool-use bindings removed.")
 
 
 # -- the task ledger ----------------------------------------------------------------------------
 
-TaskStatus = Literal["preparing", "dispatched", "running", "delivery_uncertain", "completed",
-                     "blocked", "failed", "cancelled"]
+TaskStatus = Literal["preparing", "pending", "dispatched", "running", "delivery_uncertain",
+                     "completed", "blocked", "failed", "cancelled"]
 
 
 class DelegateArgs(Args):
@@ -328,14 +349,22 @@ class TaskRecord(Result):
     requested_target: str
     task: str
     status: TaskStatus
-    mode: Literal["queue", "steer"]
+    mode: Literal["queue", "steer", "self"] = Field(
+        description="queue/steer: delegated, reached at the next turn / tool call; self: a task "
+        "its creator tracks.")
     message_id: str | None = Field(description="The message that delivered it.")
     request_id: str | None
     result: str | None
     notification: Literal["none", "pending", "delivered"] = Field(
         description="The report's way back: none yet, stored but not yet in the dispatcher's "
         "context, or delivered there.")
-    error: str | None = Field(description="What to inspect before re-dispatching, if uncertain.")
+    error: str | None = Field(description="Why it failed (error message, TTL expired), or what to "
+                              "inspect before re-dispatching.")
+    progress: float | None = Field(description="0 to 1, as last reported.")
+    result_uri: str | None
+    metadata: dict[str, Any] | None
+    expires_at: str | None = Stamp("When an open task fails for its TTL")
+    expires_at_epoch: float | None = Epoch("When an open task fails for its TTL")
     created_at: str | None = Stamp("Dispatched")
     created_at_epoch: float | None = Epoch("Dispatched")
     updated_at: str | None = Stamp("Last change")
@@ -347,3 +376,73 @@ class TaskRecord(Result):
 
 class TasksResult(Page):
     items: list[TaskRecord]
+
+
+class HandoffArgs(Args):
+    action: Literal["status", "enable", "disable", "now"] = Field(
+        description="status: show; enable/disable: whether a replacement of this conversation "
+        "(/clear, compaction) inherits its name, mail, obligations and listen mode (default on); "
+        "now: hand over to --to at once.")
+    to: str | None = Field(None, min_length=1, max_length=300,
+                           description="With `now`: the live session that takes over.")
+    all_workspaces: bool = AllWorkspaces
+
+
+class Moved(Result):
+    to: str
+    messages: int = Field(description="Unread messages moved to the successor.")
+    tasks: int = Field(description="Open obligations moved to the successor.")
+    name: str = Field(description="The name the successor took over.")
+
+
+class HandoffResult(Result):
+    session: str
+    enabled: bool
+    predecessor: PeerRef | None
+    successor: PeerRef | None
+    last_handoff_at: str | None = Stamp("The last handoff from or to this session")
+    last_handoff_at_epoch: float | None = Epoch("The last handoff from or to this session")
+    moved: Moved | None = Field(description="What `now` moved.")
+
+
+def _json_object(value: object) -> object:
+    """The CLI passes metadata as JSON text; MCP passes an object."""
+    if isinstance(value, str):
+        import json
+
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+    return value
+
+
+class TaskCreateArgs(Args):
+    text: str = Field("", max_length=24_000, description="What the task is (<= 24,000 chars).")
+    metadata: dict[str, Any] | None = Field(None, description="A JSON object kept with the task.")
+    ttl: float | None = Field(None, gt=0, le=30 * 24 * 3600,
+                              description="Seconds until an unfinished task fails (TTL expired).")
+
+    _metadata = field_validator("metadata", mode="before")(_json_object)
+
+
+class TaskIdArgs(Args):
+    task_id: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+
+
+class TaskUpdateArgs(TaskIdArgs):
+    status: Literal["pending", "running", "completed", "blocked", "failed", "cancelled"] | None = \
+        Field(None, description="The new status.")
+    progress: float | None = Field(None, ge=0, le=1, description="Progress from 0 to 1.")
+    result_uri: str | None = Field(None, max_length=2000, description="Where the result is.")
+    error_message: str | None = Field(None, max_length=2000, description="Why it failed.")
+    metadata: dict[str, Any] | None = Field(None, description="Replaces the task's metadata "
+                                            "(a JSON object).")
+
+    _metadata = field_validator("metadata", mode="before")(_json_object)
+
+
+class TaskListArgs(Args):
+    status: TaskStatus | None = Field(None, description="Only tasks in this status.")
+    limit: int = Field(20, ge=1, le=100, description="Page size.")
+    offset: int = Field(0, ge=0, description="Skip this many matches.")

@@ -7,6 +7,7 @@ from typing import Any
 from . import identity, sessions
 from .context import Ctx
 from .errors import NexusError
+from .mailbox import peer_ref
 
 
 def whoami(ctx: Ctx, a: Any) -> dict:
@@ -96,6 +97,7 @@ def maintenance(ctx: Ctx, a: Any) -> dict:
 
     with ctx.write() as conn:
         expired = delivery.expire(conn, ctx.now, limit=100_000)
+        failed = delivery.expire_tasks(conn, ctx.now)
         for sender in expired:
             ctx.wake_later(sender)
         stuck = [r["id"] for r in conn.execute(
@@ -106,7 +108,8 @@ def maintenance(ctx: Ctx, a: Any) -> dict:
                          [(s,) for s in stuck])
         purged = delivery.purge_bindings(conn, ctx.now)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(ctx.now),))
-    return {"expired": len(expired), "waiters_cleared": len(stuck), "bindings_purged": purged}
+    return {"expired": len(expired), "tasks_expired": len(failed), "waiters_cleared": len(stuck),
+            "bindings_purged": purged}
 
 
 STATUS_NOTE = ("A finished turn is not a finished task: only an explicit report (or a reply) says "
@@ -137,3 +140,33 @@ def status(ctx: Ctx, a: Any) -> dict:
         "successor": row["successor"],
         "note": STATUS_NOTE,
     }
+
+
+def handoff(ctx: Ctx, a: Any) -> dict:
+    """Status of, switch for, or an explicit handoff of this conversation to a successor."""
+    write = a.action != "status"
+    with (ctx.write() if write else ctx.read()) as conn:
+        me = ctx.me(conn, register=write)
+        done = None
+        if a.action in ("enable", "disable"):
+            conn.execute("UPDATE sessions SET handoff = ? WHERE id = ?",
+                         (int(a.action == "enable"), me.id))
+        elif a.action == "now":
+            if not a.to:
+                raise NexusError("invalid_argument", "handoff.to", "`now` needs --to SESSION",
+                                 "name the live session that takes over")
+            to = sessions.resolve_target(conn, me, a.to, ctx.now, a.all_workspaces)
+            if sessions.effective_status(to, ctx.now) == "offline":
+                raise NexusError("target_not_found", a.to, "that session is offline",
+                                 "hand over to a live session (`nexus peers`)")
+            done = sessions.transfer(conn, me.id, to["id"], ctx.now)
+            ctx.wake_later(to["id"])
+        row = sessions.get(conn, me.id)
+        link = {k: (peer_ref(sessions.get(conn, row[k]), row[k]) if row and row[k] else None)
+                for k in ("predecessor", "successor")}
+        return {
+            "session": me.id, **link,
+            "enabled": bool(row["handoff"]) if row else True,
+            "last_handoff_at_epoch": row["handoff_at"] if row else None,
+            "moved": {k: done[k] for k in ("to", "messages", "tasks", "name")} if done else None,
+        }

@@ -30,7 +30,7 @@ class Tool:
     idempotent: bool = False
     mcp: bool = True  # served over MCP (install, doctor, ... are CLI only)
     needs_caller: bool = True  # the tool acts as (or for) the caller
-    exit_false: str | None = None  # a boolean result field: False makes the CLI exit 1
+    exit_false: tuple[str, int] | None = None  # (boolean result field, CLI exit code if False)
 
     @property
     def path(self) -> tuple[str, ...]:

@@ -165,6 +165,37 @@ def link_predecessor(conn: sqlite3.Connection, sid: str, client: str, client_pid
         conn.execute("UPDATE sessions SET status = 'offline', successor = ? WHERE id = ?",
                      (sid, prev[0]))
         conn.execute("UPDATE sessions SET predecessor = ? WHERE id = ?", (prev[0], sid))
+        if get(conn, prev[0])["handoff"]:
+            transfer(conn, prev[0], sid, now)
+
+
+def transfer(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> dict:
+    """Hand a conversation over: its successor takes its name, note, listen mode, unread
+    messages and open obligations; what is addressed to the old id from now on arrives at the
+    successor (see `route`)."""
+    old = get(conn, old_id)
+    moved = conn.execute("UPDATE messages SET recipient = ? WHERE recipient = ? AND read_at IS NULL"
+                         " AND expired_at IS NULL", (new_id, old_id)).rowcount
+    tasks = conn.execute("UPDATE tasks SET target = ?, updated_at = ? WHERE target = ? AND status"
+                         " IN ('pending', 'dispatched', 'running')", (new_id, now, old_id)).rowcount
+    conn.execute("UPDATE sessions SET status = 'offline', successor = ?, handoff_at = ?,"
+                 " waiter_pid = NULL WHERE id = ?", (new_id, now, old_id))
+    conn.execute("UPDATE sessions SET name = ?, note = ?, listening = ?, predecessor = ?,"
+                 " handoff_at = ? WHERE id = ?",
+                 (old["name"], old["note"], old["listening"], old_id, now, new_id))
+    return {"from": old_id, "to": new_id, "messages": moved, "tasks": tasks, "name": old["name"]}
+
+
+def route(conn: sqlite3.Connection, sid: str) -> str:
+    """Where something addressed to `sid` goes: its successor, when it was handed over."""
+    seen = {sid}
+    while True:
+        row = conn.execute("SELECT successor, handoff_at FROM sessions WHERE id = ?",
+                           (sid,)).fetchone()
+        if not row or not row[0] or row[1] is None or row[0] in seen:
+            return sid
+        sid = row[0]
+        seen.add(sid)
 
 
 def follow_successors(conn: sqlite3.Connection, sid: str) -> str:

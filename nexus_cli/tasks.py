@@ -3,6 +3,7 @@ transaction; only the assigned session may report it, and the first final report
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from typing import Any
@@ -11,7 +12,7 @@ from . import mailbox, sessions
 from .context import Ctx
 from .errors import NexusError
 
-OPEN = ("dispatched", "running")
+OPEN = ("pending", "dispatched", "running")
 FINAL = ("completed", "blocked", "failed", "cancelled")
 HISTORY_CAP = 500  # task records per dispatcher
 
@@ -33,6 +34,9 @@ def record(conn: sqlite3.Connection, row: sqlite3.Row, duplicate: bool = False) 
         "requested_target": row["requested_target"], "task": row["task"], "status": row["status"],
         "mode": row["mode"], "message_id": row["message_id"], "request_id": row["request_id"],
         "result": row["result"], "notification": notification, "error": row["error"],
+        "progress": row["progress"], "result_uri": row["result_uri"],
+        "metadata": json.loads(row["metadata"]) if row["metadata"] else None,
+        "expires_at_epoch": row["expires_at"],
         "created_at_epoch": row["created_at"], "updated_at_epoch": row["updated_at"],
         "closed_at_epoch": row["closed_at"], "duplicate": duplicate,
     }
@@ -133,23 +137,25 @@ def report(ctx: Ctx, a: Any) -> dict:
         return record(conn, get(conn, task["id"]))
 
 
-def ledger(ctx: Ctx, a: Any) -> dict:
+def ledger(ctx: Ctx, a: Any, kind: str = "all") -> dict:
     """The caller's tasks, newest first; --open: obligations it owns and has not closed, oldest
-    first."""
+    first. `kind` self: only the tasks it tracks for itself (`nexus task list`)."""
     with ctx.read() as conn:
         me = ctx.me(conn)
         where, params, order = [], [], "seq DESC"
-        if a.id:
+        if kind != "all":
+            where.append("mode = 'self'" if kind == "self" else "mode != 'self'")
+        if getattr(a, "id", None):
             where.append("id = ?")
             params.append(a.id)
-        if a.open:
+        if getattr(a, "open", False):
             where.append(f"target = ? AND status IN ({','.join('?' * len(OPEN))})")
             params += [me.id, *OPEN]
             order = "seq"
-        elif a.sent and not a.received:
+        elif getattr(a, "sent", False) and not getattr(a, "received", False):
             where.append("sender = ?")
             params.append(me.id)
-        elif a.received and not a.sent:
+        elif getattr(a, "received", False) and not getattr(a, "sent", False):
             where.append("target = ?")
             params.append(me.id)
         else:
@@ -168,3 +174,88 @@ def ledger(ctx: Ctx, a: Any) -> dict:
             "truncated": truncated, "next": f"offset={a.offset + len(items)}" if truncated else None,
             "items": items}
 
+
+
+# -- self-managed tasks (work a session tracks for itself or its group) ----------------------------
+
+MAX_TTL = 30 * 24 * 3600
+
+
+def _mine(conn: sqlite3.Connection, me: str, task_id: str) -> sqlite3.Row:
+    task = get(conn, task_id)
+    if task is None or me not in (task["sender"], task["target"]):
+        raise NexusError("task_not_found", task_id, "no task with that id involves you",
+                         "list yours with `nexus tasks` or `nexus task list`")
+    return task
+
+
+def create(ctx: Ctx, a: Any) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        make_room(conn, me.id)
+        task_id = new_id()
+        conn.execute(
+            "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode, metadata,"
+            " expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 'self', ?, ?, ?, ?)",
+            (task_id, me.id, me.id, me.id, a.text, json.dumps(a.metadata) if a.metadata else None,
+             ctx.now + a.ttl if a.ttl else None, ctx.now, ctx.now))
+        return record(conn, get(conn, task_id))
+
+
+def show(ctx: Ctx, a: Any) -> dict:
+    with ctx.read() as conn:
+        return record(conn, _mine(conn, ctx.me(conn).id, a.task_id))
+
+
+def update(ctx: Ctx, a: Any) -> dict:
+    """Change only the fields given. A self task is its creator's to change; on a delegated task
+    the assignee may post progress and `running` (final outcomes go through `report`)."""
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        task = _mine(conn, me.id, a.task_id)
+        if task["mode"] != "self":
+            if me.id != task["target"] or a.status not in (None, "running") or a.metadata is not None:
+                raise NexusError("not_assignee", a.task_id,
+                                 "a delegated task takes only progress and `running` from its "
+                                 "assignee", "close it with `nexus report`")
+        elif me.id != task["sender"]:
+            raise NexusError("not_assignee", a.task_id, "only its creator changes a self task",
+                             "ask its creator")
+        if task["status"] in FINAL:
+            raise NexusError("task_already_reported", a.task_id, f"it is {task['status']} already",
+                             "create a new task")
+        sets: dict[str, object] = {"updated_at": ctx.now}
+        for field in ("status", "progress", "result_uri"):
+            if getattr(a, field) is not None:
+                sets[field] = getattr(a, field)
+        if a.error_message is not None:
+            sets["error"] = a.error_message
+        if a.metadata is not None:
+            sets["metadata"] = json.dumps(a.metadata)
+        if sets.get("status") in FINAL:
+            sets["closed_at"] = ctx.now
+        conn.execute(f"UPDATE tasks SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
+                     (*sets.values(), task["id"]))
+        if task["mode"] != "self":
+            ctx.wake_later(task["sender"])
+        return record(conn, get(conn, task["id"]))
+
+
+def cancel(ctx: Ctx, a: Any) -> dict:
+    """Cancel an open task you created or dispatched; the assignee of a delegated one is told."""
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        task = _mine(conn, me.id, a.task_id)
+        if me.id != task["sender"]:
+            raise NexusError("not_assignee", a.task_id, "only whoever created or dispatched a "
+                             "task may cancel it", "report it as blocked or failed instead")
+        if task["status"] in FINAL:
+            raise NexusError("task_already_reported", a.task_id, f"it is {task['status']} already",
+                             "nothing to cancel")
+        conn.execute("UPDATE tasks SET status = 'cancelled', updated_at = ?, closed_at = ?"
+                     " WHERE id = ?", (ctx.now, ctx.now, task["id"]))
+        if task["target"] != me.id:
+            mailbox.notice(conn, task["target"], f"task {task['id']} was cancelled by its "
+                           "dispatcher: stop working on it", ctx.now, reply_to=task["message_id"])
+            ctx.wake_later(task["target"])
+        return record(conn, get(conn, task["id"]))

@@ -3,6 +3,8 @@ generated from these definitions."""
 
 from __future__ import annotations
 
+import functools
+
 from . import doctor, install, messages, models as m, presence, tasks
 from .registry import Tool, register
 
@@ -59,6 +61,14 @@ register(Tool(
     args=m.ReplyArgs, result=m.SendResult, run=messages.reply, positional=("message_id", "text"),
 ))
 register(Tool(
+    name="ask", group="messages", title="Ask and wait",
+    description="Send a question and wait for the reply to it (default 60 s; over MCP at most "
+    "50 s, reported as timeout_clamped_from). On time-out (exit 7) the question stays open: the "
+    "late reply arrives as a message, with a notice pointing at it, and wakes you.",
+    args=m.AskArgs, result=m.AskResult, run=messages.ask, positional=("target", "text"),
+    exit_false=("answered", 7),
+))
+register(Tool(
     name="message_status", group="messages", title="Message receipt",
     description="What happened to a message you sent: stored, delivered into the recipient's "
     "context, read, or expired, with times. `unknown` for an id that is not yours.",
@@ -87,6 +97,49 @@ register(Tool(
     args=m.TasksArgs, result=m.TasksResult, run=tasks.ledger, read_only=True, idempotent=True,
 ))
 register(Tool(
+    name="task_create", group="tasks", title="Create a task for yourself",
+    description="Track work you (or your group) do yourself in the same ledger: status pending "
+    "to completed/failed/cancelled, progress, a result URI, metadata, and an optional TTL after "
+    "which an unfinished task fails. Finished self tasks are purged after 7 days.",
+    args=m.TaskCreateArgs, result=m.TaskRecord, run=tasks.create, command=("task", "create"),
+    positional=("text",),
+))
+register(Tool(
+    name="task_get", group="tasks", title="Show a task",
+    description="One task you created, dispatched or were assigned.",
+    args=m.TaskIdArgs, result=m.TaskRecord, run=tasks.show, command=("task", "get"),
+    positional=("task_id",), read_only=True, idempotent=True,
+))
+register(Tool(
+    name="task_list", group="tasks", title="List your self tasks",
+    description="The tasks you track for yourself, newest first (`nexus tasks` shows the whole "
+    "ledger).",
+    args=m.TaskListArgs, result=m.TasksResult, run=functools.partial(tasks.ledger, kind="self"),
+    command=("task", "list"), read_only=True, idempotent=True,
+))
+register(Tool(
+    name="task_update", group="tasks", title="Update a task",
+    description="Change only the given fields of a task you created (or post progress and "
+    "`running` on one assigned to you).",
+    args=m.TaskUpdateArgs, result=m.TaskRecord, run=tasks.update, command=("task", "update"),
+    positional=("task_id",), idempotent=True,
+))
+register(Tool(
+    name="task_cancel", group="tasks", title="Cancel a task",
+    description="Cancel an open task you created or dispatched; the assignee of a delegated task "
+    "gets a notice to stop.",
+    args=m.TaskIdArgs, result=m.TaskRecord, run=tasks.cancel, command=("task", "cancel"),
+    positional=("task_id",), destructive=True, idempotent=True,
+))
+register(Tool(
+    name="handoff", group="tasks", title="Hand a conversation over",
+    description="When a conversation is replaced (after /clear or compaction, or with `now`), "
+    "its successor inherits its name, unread messages, open obligations and listen mode, and "
+    "messages and reports addressed to the old id keep arriving at the successor.",
+    args=m.HandoffArgs, result=m.HandoffResult, run=presence.handoff, positional=("action",),
+    destructive=True,
+))
+register(Tool(
     name="path", group="store", title="Where the store lives",
     description="Print the store directory and database file (set NEXUS_HOME to move it).",
     args=m.NoArgs, result=m.PathResult, run=presence.store_path,
@@ -111,7 +164,7 @@ register(Tool(
     "hook trust, hook speed, stuck sessions. One line per check with a fix; exits 1 when any "
     "check fails.",
     args=m.DoctorArgs, result=m.DoctorResult, run=doctor.doctor,
-    read_only=True, idempotent=True, mcp=False, needs_caller=False, exit_false="ok",
+    read_only=True, idempotent=True, mcp=False, needs_caller=False, exit_false=("ok", 1),
 ))
 register(Tool(
     name="maintenance", group="store", title="Run maintenance now",

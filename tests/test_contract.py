@@ -79,6 +79,16 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     run("tasks", "tasks", "--open", env=b)
     run("report", "report", task, "--status", "completed", "--result", "done", env=b)
     run("tasks", "tasks", env=a)
+    self_task = run("task_create", "task", "create", "mine", "--ttl", "60", env=a)["id"]
+    run("task_update", "task", "update", self_task, "--progress", "0.5", env=a)
+    run("task_get", "task", "get", self_task, env=a)
+    run("task_list", "task", "list", env=a)
+    run("task_cancel", "task", "cancel", self_task, env=a)
+    run("handoff", "handoff", "status", env=a)
+    r = nx("ask", "codex", "anyone?", "--timeout", "0", "--json", env=a)
+    assert r.code == 7
+    validate("ask", r.json)
+    seen.add("ask")
     run("path", "path")
     run("install", "install", "claude", "--dry-run")
     run("uninstall", "uninstall", "codex", "--dry-run")

@@ -250,3 +250,38 @@ def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     assert called.returncode == 0, called.stderr
     result = json.loads(called.stdout)
     assert result["isError"] is False and result["structuredContent"]["to"]["id"] == f"codex:{sid(2)}"
+
+
+def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
+    import threading
+    import time
+
+    from nexus_cli import caller as caller_mod
+    from nexus_cli.context import Ctx
+    from nexus_cli.registry import TOOLS, invoke, load
+    from nexus_cli.store.db import Store
+
+    load()
+
+    def answer():
+        env = {"CODEX_SESSION_ID": sid(2)}
+        ctx = lambda: Ctx(Store(str(home)), lambda c, now: caller_mod.resolve(c, now, env=env, cwd="/"))  # noqa: E731
+        for _ in range(300):
+            got = invoke(TOOLS["read"], ctx(), {})["messages"]
+            if got:
+                invoke(TOOLS["reply"], ctx(), {"message_id": got[0]["message_id"], "text": "yes"})
+                return
+            time.sleep(0.05)
+
+    helper = threading.Thread(target=answer)
+    helper.start()
+
+    async def go():
+        async with session(home, env={"CLAUDE_CODE_SESSION_ID": sid(1)}) as s:
+            return await s.call_tool("ask", {"target": B_ID, "text": "ready?", "timeout": 600})
+
+    r = run(go)
+    helper.join()
+    assert not r.is_error, r.content
+    assert r.structured_content["answered"] is True and r.structured_content["reply"]["text"] == "yes"
+    assert r.structured_content["timeout_seconds"] == 50 and r.structured_content["timeout_clamped_from"] == 600

@@ -167,3 +167,48 @@ def test_profile_name_is_unique_among_live_sessions(nx, pair):
     p = nx("peers", "--json", env=B).json["items"]
     assert {x["name"]: x["note"] for x in p}["reviewer"] == "reviewing"
     assert nx("send", "reviewer", "by new name", env=B).code == 0
+
+
+def as_b(tool: str, args: dict) -> dict:
+    """Act as B from another thread (the nx helper's environment is process-wide)."""
+    from nexus_cli import caller
+    from nexus_cli.context import Ctx
+    from nexus_cli.registry import TOOLS, invoke, load
+    from nexus_cli.store.db import Store
+
+    load()
+    ctx = Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/"))
+    return invoke(TOOLS[tool], ctx, args)
+
+
+def test_ask_returns_the_correlated_reply(nx, pair):
+    import threading
+    import time
+
+    def answer():
+        for _ in range(400):
+            got = [m for m in as_b("read", {})["messages"] if m["text"] == "what is the answer?"]
+            if got:
+                as_b("reply", {"message_id": got[0]["message_id"], "text": "42"})
+                return
+            time.sleep(0.02)
+
+    nx("send", "codex", "unrelated chatter", env=A)
+    helper = threading.Thread(target=answer)
+    helper.start()
+    r = nx("ask", "codex", "what is the answer?", "--timeout", "20", "--json", env=A)
+    helper.join()
+    assert r.code == 0, r.err
+    assert r.json["answered"] is True and r.json["reply"]["text"] == "42"
+    assert r.json["reply"]["reply_to"] == r.json["message_id"] and r.json["waited_seconds"] < 20
+    assert nx("read", "--json", env=A).json["count"] == 0  # ask returned it: read
+
+
+def test_ask_times_out_and_the_late_reply_points_back(nx, pair):
+    r = nx("ask", "codex", "slow question", "--timeout", "0.3", "--json", env=A)
+    assert r.code == 7 and r.json["answered"] is False and "stays open" in r.json["note"]
+    mid = r.json["message_id"]
+    later = nx("reply", mid, "sorry, late", "--json", env=B).json
+    got = nx("read", "--json", env=A).json["messages"]
+    assert [m["kind"] for m in got] == ["message", "notice"]
+    assert got[0]["text"] == "sorry, late" and mid in got[1]["text"] and later["message_id"] in got[1]["text"]

@@ -239,3 +239,83 @@ def test_a_report_continues_a_listening_dispatcher(nx, hook, trio):
     th.join(10)
     out, code, _ = box["r"]
     assert out["decision"] == "block" and f"Report on task {t}" in out["reason"]
+
+
+def test_clear_hands_the_conversation_over_to_its_successor(nx, hook, trio):
+    env = {"CLAUDE_PID": "4242", "NEXUS_CLIENT_PID": ""}
+    hook("claude", "SessionStart", sid(5), source="startup", env=env)
+    old_env, new_env = claude_env(sid(5)), claude_env(sid(6))
+    nx("profile", "--name", "reviewer", "--note", "reviewing auth", env=old_env)
+    nx("listen", "on", env=old_env)
+    nx("send", "reviewer", "before the clear", env=B)
+    owed = nx("delegate", "reviewer", "review auth.py", "--json", env=B).json["id"]
+    mine = nx("delegate", "codex", "fix the test", "--json", env=old_env).json["id"]
+    hook("claude", "SessionStart", sid(6), source="clear", env=env)
+    st = nx("handoff", "status", "--json", env=new_env).json
+    assert st["predecessor"]["id"] == f"claude:{sid(5)}" and st["last_handoff_at"]
+    peers = {p["id"]: p for p in nx("peers", "--json", env=B).json["items"]}
+    assert peers[f"claude:{sid(6)}"]["name"] == "reviewer" and f"claude:{sid(5)}" not in peers
+    got = nx("read", "--json", env=new_env).json["messages"]
+    assert {m["text"] for m in got} >= {"before the clear"} and any(m["kind"] == "task" for m in got)
+    assert [t["id"] for t in nx("tasks", "--open", "--json", env=new_env).json["items"]] == [owed]
+    # addressed to the old id afterwards: still arrives, at the successor
+    nx("send", f"claude:{sid(5)}", "after the clear", env=B)
+    nx("report", mine, "--status", "completed", "--result", "fixed", env=B)
+    texts = [m["text"] for m in nx("read", "--json", env=new_env).json["messages"]]
+    assert "after the clear" in texts and any(f"Report on task {mine}" in t for t in texts)
+    assert nx("status", "reviewer", "--json", env=B).json["listen_mode"] is True
+
+
+def test_handoff_can_be_disabled_and_done_explicitly(nx, hook, trio):
+    env = {"CLAUDE_PID": "4343", "NEXUS_CLIENT_PID": ""}
+    hook("claude", "SessionStart", sid(7), source="startup", env=env)
+    nx("handoff", "disable", env=claude_env(sid(7)))
+    nx("send", f"claude:{sid(7)}", "stays with the old one", env=B)
+    hook("claude", "SessionStart", sid(8), source="clear", env=env)
+    assert nx("read", "--json", env=claude_env(sid(8))).json["count"] == 0
+    # explicit: B hands over to C
+    nx("send", "codex", "for codex", env=A)
+    r = nx("handoff", "now", "--to", f"claude:{sid(3)}", "--json", env=B)
+    assert r.code == 0 and r.json["moved"]["messages"] == 1 and r.json["moved"]["name"] == "codex@work"
+    assert nx("read", "--json", env=C).json["messages"][0]["text"] == "for codex"
+    assert nx("handoff", "now", env=B).code == 2
+
+
+def test_self_managed_tasks_share_the_ledger(nx, trio, home):
+    import time
+
+    t = nx("task", "create", "write the docs", "--metadata", '{"area": "docs"}', "--ttl", "3600",
+           "--json", env=A).json
+    assert (t["status"], t["mode"], t["metadata"]) == ("pending", "self", {"area": "docs"})
+    u = nx("task", "update", t["id"], "--status", "running", "--progress", "0.5", "--json", env=A).json
+    assert (u["status"], u["progress"], u["metadata"]) == ("running", 0.5, {"area": "docs"})
+    assert nx("task", "update", t["id"], "--progress", "2", env=A).code == 2
+    assert nx("task", "update", t["id"], "--metadata", "{nope", env=A).code == 2
+    assert nx("task", "get", t["id"], env=B).code == 3  # not B's
+    assert [x["id"] for x in nx("task", "list", "--json", env=A).json["items"]] == [t["id"]]
+    done = nx("task", "update", t["id"], "--status", "completed", "--result-uri", "file:///d.md",
+              "--json", env=A).json
+    assert done["closed_at"] and done["result_uri"] == "file:///d.md"
+    assert nx("task", "cancel", t["id"], env=A).code == 4
+    # a TTL makes an unfinished task fail at the next maintenance
+    short = nx("task", "create", "quick", "--ttl", "1", "--json", env=A).json["id"]
+    from nexus_cli import delivery
+    from nexus_cli.store.db import Store
+
+    with Store(str(home)).write() as conn:
+        delivery.expire_tasks(conn, time.time() + 5)
+    gone = nx("task", "get", short, "--json", env=A).json
+    assert (gone["status"], gone["error"]) == ("failed", "TTL expired")
+
+
+def test_delegated_task_progress_and_cancellation(nx, trio):
+    t = nx("delegate", "codex", "long job", "--json", env=A).json["id"]
+    r = nx("task", "update", t, "--status", "running", "--progress", "0.3", "--json", env=B)
+    assert r.code == 0 and r.json["status"] == "running"
+    assert nx("task", "update", t, "--status", "completed", env=B).code == 5  # use report
+    assert nx("task", "cancel", t, env=B).code == 5  # only the dispatcher cancels
+    c = nx("task", "cancel", t, "--json", env=A).json
+    assert c["status"] == "cancelled"
+    notices = [m for m in nx("read", "--json", env=B).json["messages"] if m["kind"] == "notice"]
+    assert notices and t in notices[0]["text"] and "cancelled" in notices[0]["text"]
+    assert nx("report", t, "--status", "completed", "--result", "late", env=B).code == 4

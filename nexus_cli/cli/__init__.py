@@ -80,8 +80,8 @@ def _command(tool: Tool) -> click.Command:
             render.emit_error(exc, as_json)
             sys.exit(int(exc.exit_code))
         render.emit(tool.name, result, as_json)
-        if tool.exit_false and result.get(tool.exit_false) is False:
-            sys.exit(int(Exit.FAILURE))
+        if tool.exit_false and result.get(tool.exit_false[0]) is False:
+            sys.exit(tool.exit_false[1])
 
     doc = tool.description
     if "text" in tool.positional:

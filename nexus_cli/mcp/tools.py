@@ -66,7 +66,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     def resolve(conn: Any, now: float) -> caller.Caller:
         return caller.resolve_mcp(conn, now, meta, env, ancestors, cwd)
 
-    ctx = Ctx(Store(), resolve)
+    ctx = Ctx(Store(), resolve, face="mcp")
     ctx.cancelled = cancelled
     try:
         result = invoke(tool, ctx, args)

@@ -84,7 +84,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
     (
         2,
-        "the task ledger: delegated obligations with reports; deferred and ask messages",
+        "the task ledger (delegated and self-managed), handoff, deferred and ask messages",
         """
         CREATE TABLE tasks (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -100,16 +100,24 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             result TEXT,
             report_message_id TEXT,
             error TEXT,
+            progress REAL,
+            result_uri TEXT,
+            metadata TEXT,
+            expires_at REAL,
             created_at REAL NOT NULL,
             updated_at REAL NOT NULL,
             closed_at REAL,
             UNIQUE (sender, request_id)
         );
+        CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
         CREATE INDEX tasks_by_target ON tasks (target, status, seq);
         CREATE INDEX tasks_by_sender ON tasks (sender, seq);
         ALTER TABLE messages ADD COLUMN defer INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE messages ADD COLUMN task_id TEXT;
-        ALTER TABLE messages ADD COLUMN ask_state TEXT
+        ALTER TABLE messages ADD COLUMN ask_state TEXT;
+        CREATE INDEX messages_by_reply ON messages (reply_to) WHERE reply_to IS NOT NULL;
+        ALTER TABLE sessions ADD COLUMN handoff INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE sessions ADD COLUMN handoff_at REAL
         """,
     ),
 )
