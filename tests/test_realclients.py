@@ -182,3 +182,60 @@ def test_an_idle_codex_thread_gets_the_queued_turn(world):
     wait_until(lambda: json.loads(world.nexus("message", "status", mid, "--json").stdout)["state"]
                == "delivered", what="delivered receipt")
     assert json.loads(world.nexus("message", "status", mid, "--json").stdout)["delivered_via"] == "wake"
+
+
+FIRST_TASK = f"{PY} -c 'import json,sys; print(json.load(sys.stdin)[\"items\"][0][\"id\"])'"
+
+
+def start_listening(world: World, client: str, run: str, steps: list[dict], others: set[str]):
+    """Run a session in the background whose turn ends listening; returns (process, id)."""
+    world.script(**{run: steps})
+    if client == "claude":
+        sid = f"claude:{uuid.uuid4()}"
+        proc = world.claude(run, "go", session_id=sid.split(":", 1)[1], background=True)
+    else:
+        proc = world.codex(run, "go", background=True)
+        wait_until(lambda: any(s["client"] == "codex" and s["id"] not in others
+                               and s["status"] == "listening" for s in world.sessions()),
+                   what="codex listening")
+        sid = next(s["id"] for s in world.sessions() if s["client"] == "codex"
+                   and s["id"] not in others and s["status"] == "listening")
+    world.wait_status(sid, "listening")
+    return proc, sid
+
+
+@pytest.mark.parametrize("dispatcher,worker", [("claude", "codex"), ("codex", "claude")])
+def test_delegation_is_reported_and_continues_the_listening_dispatcher(world, dispatcher, worker):
+    w_id = start(world, worker, "w1")
+    proc, d_id = start_listening(world, dispatcher, "d1", [
+        {"shell": f"{NEXUS} delegate {w_id} 'Write hello.txt saying hi; report the path.'"},
+        {"shell": f"{NEXUS} listen on"}, {"text": "delegated; waiting for the report"},
+        {"shell": f"{NEXUS} listen off"}, {"text": "the report is in"}], {w_id})
+    world.script(w2=[
+        {"shell": f"echo hi > hello.txt && {NEXUS} report \"$({NEXUS} tasks --open --json | "
+                  f"{FIRST_TASK})\" --status completed --result \"wrote $PWD/hello.txt\""},
+        {"text": "reported"}])
+    resume(world, w_id, "w2", "what is next?")
+    assert world.reached("w2", "TASK t-") and world.reached("w2", "You have 1 open task")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert world.reached("d1", "Report on task") and world.reached("d1", "completed")
+    env = {"CLAUDE_CODE_SESSION_ID": d_id.split(":", 1)[1]} if dispatcher == "claude" else \
+        {"CODEX_SESSION_ID": d_id.split(":", 1)[1]}
+    ledger = json.loads(world.nexus("tasks", "--sent", "--json", env=env).stdout)["items"]
+    assert [(t["status"], t["notification"]) for t in ledger] == [("completed", "delivered")]
+    assert "hello.txt" in ledger[0]["result"]
+
+
+def test_an_ask_answered_after_its_timeout_wakes_the_asker(world):
+    b_id = start(world, "codex", "b1")
+    proc, a_id = start_listening(world, "claude", "a1", [
+        {"shell": f"{NEXUS} ask {b_id} 'Which port does the API use?' --timeout 1 || true"},
+        {"shell": f"{NEXUS} listen on"}, {"text": "asked; will wait"},
+        {"shell": f"{NEXUS} listen off"}, {"text": "got the late answer"}], {b_id})
+    assert world.reached("a1", "stays open")  # the ask's own output, at the time-out
+    world.script(b2=[{"shell": first_id_reply("port 8080")}, {"text": "answered"}])
+    resume(world, b_id, "b2")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert world.reached("a1", "late reply to your question") and world.reached("a1", "port 8080")

@@ -77,6 +77,40 @@ def _read(r: dict) -> str:
     return "\n\n".join(parts) + tail
 
 
+def _ask(r: dict) -> str:
+    clamp = (f" (clamped from {r['timeout_clamped_from']:g} s)" if r["timeout_clamped_from"]
+             else "")
+    if not r["answered"]:
+        return (f"no reply from {who(r['to'])} within {r['timeout_seconds']:g} s{clamp}: question "
+                f"{r['message_id']} stays open; the reply will arrive as a message")
+    reply = r["reply"]
+    return f"{reply['message_id']} from {who(reply['from'])}, after {r['waited_seconds']:g} s:\n{reply['text']}"
+
+
+def _task(r: dict) -> str:
+    lines = [f"{r['id']} {r['status']}" + (" (duplicate: the original is returned)" if r["duplicate"] else ""),
+             f"from {who(r['sender'])} to {who(r['target'])}, mode {r['mode']}"]
+    if r["progress"] is not None:
+        lines.append(f"progress {r['progress']:.0%}")
+    if r["result"]:
+        lines.append(f"result: {r['result']}")
+    if r["error"]:
+        lines.append(f"error: {r['error']}")
+    if r["mode"] != "self":
+        lines.append(f"report notification: {r['notification']}")
+    lines.append(f"task: {r['task']}")
+    return "\n".join(lines)
+
+
+def _tasks(r: dict) -> Any:
+    if not r["items"]:
+        return "no tasks"
+    rows = [[t["id"], t["status"], t["sender"]["name"], t["target"]["name"], t["mode"],
+             ago(t["updated_at_epoch"]), (t["task"].splitlines() or [""])[0][:60]] for t in r["items"]]
+    footer = f"{r['count']} of {r['total']}" + (f"; next page: {r['next']}" if r["truncated"] else "")
+    return [Table(["id", "status", "from", "to", "mode", "updated", "task"], rows), footer]
+
+
 def _generic(r: dict, indent: str = "") -> str:
     lines = []
     for key, value in r.items():
@@ -118,6 +152,15 @@ def _doctor(r: dict) -> str:
 
 
 HUMAN: dict[str, Callable[[dict], Any]] = {
+    "ask": _ask,
+    "delegate": _task,
+    "report": _task,
+    "task_create": _task,
+    "task_get": _task,
+    "task_update": _task,
+    "task_cancel": _task,
+    "tasks": _tasks,
+    "task_list": _tasks,
     "doctor": _doctor,
     "install": _install,
     "uninstall": _install,
