@@ -48,8 +48,8 @@ def interleaved(cases: dict[str, tuple[Sequence[str], bytes | None]], runs: int,
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-def table(rows: list[tuple[str, str, str, str]]) -> None:
-    head = ("measure", "value", "vs floor", "target")
+def table(rows: list[tuple[str, str, str, str]], ratio: str = "vs floor") -> None:
+    head = ("measure", "value", ratio, "target")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(4)]
     for r in [head, *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))

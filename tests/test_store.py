@@ -14,8 +14,11 @@ from conftest import claude_env, sid, tree_bytes
 from nexus_cli.store import migrations, paths
 from nexus_cli.store.db import Store
 
-READ_ONLY = [("whoami",), ("peers",), ("message", "status", "m-123")]
-WRITES = [("send", "claude@work", "hi"), ("read",), ("profile", "--note", "x")]
+READ_ONLY = [("whoami",), ("peers",), ("message", "status", "m-123"), ("tasks", "--open"),
+             ("task", "list"), ("handoff", "status")]
+WRITES = [("send", "claude@work", "hi"), ("read",), ("profile", "--note", "x"),
+          ("delegate", "claude@work", "job"), ("report", "t-1", "--status", "completed",
+                                                  "--result", "r"), ("task", "create", "x")]
 
 
 def make_store(home: Path) -> Path:
