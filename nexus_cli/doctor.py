@@ -136,11 +136,12 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
     else:
         out.append(check(f"{name} mcp", "ok", f"{info['mcp_file']}: {mcp['command']} mcp"))
     if name == "codex":
-        trusted = [k for k in info.get("trusted", []) if "hooks.json" in k or "nexus" in k]
-        out.append(check("codex hook trust", "ok" if trusted else "warn",
-                         f"{len(trusted)} reviewed hook entries" if trusted else
-                         "no reviewed nexus hooks found: Codex skips unreviewed hooks",
-                         "" if trusted else "start `codex`, run /hooks and trust the nexus hooks"))
+        untrusted = info["untrusted"]
+        out.append(check("codex hook trust", "warn" if untrusted else "ok",
+                         f"{len(untrusted)} of {info['handlers']} nexus hooks not reviewed: Codex "
+                         "skips them" if untrusted else f"all {info['handlers']} nexus hooks reviewed",
+                         "start `codex` and trust the nexus hooks when it asks (or run /hooks)"
+                         if untrusted else ""))
     return out
 
 

@@ -154,6 +154,10 @@ def idle_wait(client: str, data: dict, store: Store, env: dict | os._Environ) ->
     with store.write() as conn:
         if error:
             conn.execute("UPDATE sessions SET last_wake_error = ? WHERE id = ?", (error, sid))
+            marks = ",".join("?" * len(woke[1]))
+            conn.execute(f"UPDATE tasks SET error = ? WHERE message_id IN ({marks})",
+                         (f"wake failed: {error}; the task is stored in its inbox and announced "
+                          "at its next prompt", *woke[1]))
         else:
             mailbox.mark_delivered(conn, woke[1], now, "wake")
             delivery.count_auto_turn(conn, sid, now, wake=True)
@@ -193,6 +197,10 @@ def codex_queue(row, thread: str, text: str, env: dict | os._Environ) -> str | N
 
 
 def main(argv: list[str], linger: bool = False) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        from .cli import main as cli_main
+
+        return cli_main(["hook", "--help"])
     if not argv or argv[0] not in identity.CLIENTS or any(a not in ("--wait",) for a in argv[1:]):
         print(f"nexus hook: {USAGE}", file=sys.stderr)
         return 1

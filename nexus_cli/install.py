@@ -19,8 +19,9 @@ def notes(client: str, scope: str, project: str, install: bool) -> list[str]:
            "Code session reloads them)" if client == "claude" else
            "restart Codex so it loads the hooks and the MCP server"]
     if client == "codex":
-        out.append("Codex skips hooks you have not reviewed: start `codex`, run /hooks and trust "
-                   "the nexus hooks once (automation: `codex exec --dangerously-bypass-hook-trust`)")
+        out.append("Codex skips hooks you have not reviewed: start `codex` and choose to trust the "
+                   "new hooks when it asks (or review them with /hooks); `nexus doctor` shows "
+                   "which are trusted (automation: `codex exec --dangerously-bypass-hook-trust`)")
         if scope == "project":
             out.append(f"Codex reads {project}/.codex only in trusted projects: add "
                        f"[projects.\"{project}\"] trust_level = \"trusted\" to "

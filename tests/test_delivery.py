@@ -253,3 +253,28 @@ def test_status_probe_is_read_only_and_never_wakes(nx, hook, pair, home):
     assert "only an explicit report" in st["note"]
     assert {k: v for k, v in tree_bytes(home).items() if k.endswith("nexus.db")} == before
     assert nx("status", A_ID, "--json", env=A).json["session"]["self"] is True
+
+
+def test_a_prompt_right_after_a_wake_is_the_woken_turn(nx, hook, pair, home):
+    (home / "settings.json").write_text(json.dumps({"maxAutoTurns": 1}))
+    hook("claude", "Stop", sid(1), stop_hook_active=False)
+    thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True)
+    wait_listening(nx, B, A_ID)
+    nx("send", "claude", "first", env=B)
+    thread.join(10)
+    assert box["reply"][1] == 2  # woken: automatic turn 1 of 1
+    hook("claude", "UserPromptSubmit", sid(1), prompt="(the woken turn starts)")
+    nx("send", "claude", "second", env=B)
+    out = hook("claude", "Stop", sid(1), stop_hook_active=False).out
+    assert out == ""  # the limit still holds: the woken turn did not reset it
+
+
+def test_codex_wake_failure_marks_the_task(nx, hook, pair, tmp_path):
+    command, _ = fake_codex(tmp_path, exit_code=3)
+    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
+                                     env={"NEXUS_CODEX_COMMAND": command})
+    wait_listening(nx, A, B_ID)
+    t = nx("delegate", "codex", "job", "--json", env=A).json["id"]
+    thread.join(10)
+    got = nx("tasks", "--id", t, "--json", env=A).json["items"][0]
+    assert got["status"] == "dispatched" and got["error"].startswith("wake failed")

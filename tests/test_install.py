@@ -212,3 +212,19 @@ def test_doctor_never_writes(nx, fakehome, home):
     before = snapshot(fakehome)
     assert nx("doctor", "--quick").code == 0
     assert snapshot(fakehome) == before and not home.exists()
+
+
+def test_doctor_sees_which_codex_hooks_were_reviewed(nx, fakehome):
+    """Codex 0.171 records each reviewed handler as [hooks.state."<file>:<event>:<group>:<n>"]."""
+    assert nx("install", "codex").code == 0
+    hooks = fakehome / ".codex" / "hooks.json"
+    by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert by_name["codex hook trust"]["status"] == "warn" and "7 of 7" in by_name["codex hook trust"]["detail"]
+    state = "".join(f'\n[hooks.state."{hooks}:{e}:0:{n}"]\ntrusted_hash = "sha256:x"\n' for e, n in (
+        ("session_start", 0), ("user_prompt_submit", 0), ("pre_tool_use", 0), ("post_tool_use", 0),
+        ("stop", 0), ("stop", 1), ("session_end", 0)))
+    config = fakehome / ".codex" / "config.toml"
+    config.write_text(config.read_text() + state)
+    by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert by_name["codex hook trust"]["status"] == "ok"
+    assert nx("install", "codex", "--json").json["files"][1]["action"] == "unchanged"

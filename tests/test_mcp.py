@@ -285,3 +285,34 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
     assert not r.is_error, r.content
     assert r.structured_content["answered"] is True and r.structured_content["reply"]["text"] == "yes"
     assert r.structured_content["timeout_seconds"] == 50 and r.structured_content["timeout_clamped_from"] == 600
+
+
+def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pair):
+    import time
+
+    env = {**os.environ, "NEXUS_HOME": str(home), "CLAUDE_CODE_SESSION_ID": sid(1)}
+    proc = subprocess.Popen([sys.executable, "-m", "nexus_cli", "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+
+    def send(msg: dict) -> None:
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+
+    send(json.loads(INIT))
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+          "params": {"name": "ask", "arguments": {"target": B_ID, "text": "long?", "timeout": 40}}})
+    time.sleep(0.5)
+    started = time.monotonic()
+    send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
+    send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
+    assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": 6, "result": {}}
+    send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "whoami",
+                                                                        "arguments": {}}})
+    reply = json.loads(proc.stdout.readline())
+    assert reply["id"] == 7 and time.monotonic() - started < 5  # the ask was not answered: 5 never came
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    proc.wait(10)
+    assert '"id":5' not in rest.replace(" ", "")

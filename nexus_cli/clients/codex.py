@@ -127,6 +127,11 @@ def inspect(scope: str, project: str) -> dict:
     conf = parse(config, conf_text) if conf_text else {}
     servers = conf.get("mcp_servers") if isinstance(conf.get("mcp_servers"), dict) else {}
     state = (conf.get("hooks") or {}).get("state") if isinstance(conf.get("hooks"), dict) else None
-    return {"hooks_file": hooks, "hooks": hookdefs.installed(load_json(hooks, read_text(hooks))),
+    hook_conf = load_json(hooks, read_text(hooks))
+    # Codex records a reviewed handler as [hooks.state."<hooks.json>:<event>:<group>:<handler>"]
+    keys = [f"{hooks}:{re.sub(r'(?<!^)(?=[A-Z])', '_', event).lower()}:{gi}:{hi}"
+            for event, gi, hi in hookdefs.positions(hook_conf)]
+    reviewed = set(state) if isinstance(state, dict) else set()
+    return {"hooks_file": hooks, "hooks": hookdefs.installed(hook_conf),
             "mcp_file": config, "mcp": servers.get("nexus"),
-            "trusted": sorted(state) if isinstance(state, dict) else []}
+            "untrusted": [k for k in keys if k not in reviewed], "handlers": len(keys)}

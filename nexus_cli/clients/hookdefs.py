@@ -105,6 +105,18 @@ def removed(config: dict) -> dict:
     return out
 
 
+def positions(config: dict) -> list[tuple[str, int, int]]:
+    """(event, group index, handler index) of every nexus handler in a hook table."""
+    found = []
+    table = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
+    for event, groups in table.items():
+        for gi, group in enumerate(groups if isinstance(groups, list) else []):
+            for hi, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
+                if is_ours(handler):
+                    found.append((event, gi, hi))
+    return found
+
+
 def installed(config: dict) -> dict[str, list[str]]:
     """event -> nexus commands found in a config's hook table."""
     found: dict[str, list[str]] = {}
