@@ -4,10 +4,9 @@ specification. `nexus contract` writes it; `nexus contract --check` (and a test)
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from . import hookspec
+from . import generated, hookspec
 from .errors import CODES, Exit
 from .registry import load
 
@@ -52,26 +51,8 @@ def render() -> dict[str, str]:
 
 def drift(directory: str) -> list[str]:
     """The generated files that are missing or differ in `directory`."""
-    out = []
-    for name, text in render().items():
-        path = os.path.join(directory, name)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                if fh.read() == text:
-                    continue
-        except FileNotFoundError:
-            pass
-        out.append(name)
-    return out
+    return generated.drift(directory, render(), ".json")
 
 
 def write(directory: str) -> list[str]:
-    os.makedirs(directory, exist_ok=True)
-    changed = drift(directory)
-    for name, text in render().items():
-        if name in changed:
-            tmp = os.path.join(directory, f".{name}.tmp")
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, os.path.join(directory, name))
-    return changed
+    return generated.write(directory, render(), ".json")

@@ -3,11 +3,9 @@ registry. `nexus man` writes them; `nexus man --check` (and a test) fails on dri
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from . import __version__
+from . import __version__, generated
 from .registry import load
 
 GROUP_TITLES = {
@@ -92,31 +90,8 @@ def render(root: click.Group) -> dict[str, str]:
 
 
 def drift(root: click.Group, directory: str) -> list[str]:
-    out = []
-    pages = render(root)
-    for name, text in pages.items():
-        path = os.path.join(directory, name)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                if fh.read() == text:
-                    continue
-        except FileNotFoundError:
-            pass
-        out.append(name)
-    stale = [n for n in os.listdir(directory) if n.endswith(".1") and n not in pages] if \
-        os.path.isdir(directory) else []
-    return out + stale
+    return generated.drift(directory, render(root), ".1")
 
 
 def write(root: click.Group, directory: str) -> list[str]:
-    os.makedirs(directory, exist_ok=True)
-    changed = drift(root, directory)
-    pages = render(root)
-    for name in changed:
-        path = os.path.join(directory, name)
-        if name in pages:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(pages[name])
-        else:
-            os.unlink(path)
-    return changed
+    return generated.write(directory, render(root), ".1")
