@@ -10,6 +10,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nexus")
@@ -47,11 +48,29 @@ def nexus(who: str, *args: str) -> dict | None:
     print(f"[{who}] $ nexus {' '.join(shlex.quote(a) for a in args)}")
     out = subprocess.run([BIN, *args], text=True, capture_output=True, cwd=PROJECT,
                          env={**BASE, **AS[who]})
-    text = out.stdout if out.returncode == 0 else out.stderr
-    print("\n".join("  " + line for line in text.rstrip().splitlines()))
     if out.returncode:
+        print("  " + out.stderr.strip())
         sys.exit(f"demo step failed with exit {out.returncode}")
-    return json.loads(out.stdout) if "--json" in args else None
+    if "--json" in args:
+        data = json.loads(out.stdout)
+        print("  (JSON) " + ", ".join(f"{k}: {data[k]}" for k in ("message_id", "id", "status")
+                                      if k in data and not isinstance(data[k], dict)))
+        return data
+    print("\n".join("  " + line for line in out.stdout.rstrip().splitlines()))
+    return None
+
+
+def hook_in_background(client: str, event: str, **fields: object) -> subprocess.Popen:
+    """A hook that blocks (a listening Stop): runs while the others carry on."""
+    payload = {"hook_event_name": event, "session_id": CLAUDE if client == "claude" else CODEX,
+               "cwd": PROJECT, "transcript_path": None, **fields}
+    print(f"[{client} hook] {event} (waiting in the background)")
+    proc = subprocess.Popen([BIN, "hook", client], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env={**BASE, **AS[client],
+                                            "NEXUS_CLIENT_PID": str(STAND_IN[client].pid)})
+    proc.stdin.write(json.dumps(payload))
+    proc.stdin.close()
+    return proc
 
 
 def main() -> None:
@@ -80,6 +99,30 @@ def main() -> None:
     nexus("you", "send", "claude@shop", "Thanks both. Ship it after lunch.")
     nexus("claude", "read")
     nexus("claude", "profile", "--name", "checkout-dev", "--note", "refactoring checkout")
+
+    show("Claude delegates a tracked task to Codex and waits, listening")
+    task = nexus("claude", "delegate", "codex", "Add a regression test for refund(); report the "
+                 "file and the test run.", "--json")
+    nexus("claude", "listen", "on")
+    stop = hook_in_background("claude", "Stop", stop_hook_active=False,
+                              last_assistant_message="Delegated the test; waiting for the report.")
+    while "listening" not in subprocess.run([BIN, "status", "checkout-dev", "--json"], cwd=PROJECT,
+                                            env=BASE, capture_output=True, text=True).stdout:
+        time.sleep(0.05)
+    nexus("you", "status", "checkout-dev")
+
+    show("Codex's next prompt carries the obligation; it reports")
+    hook("codex", "UserPromptSubmit", prompt="what next?")
+    nexus("codex", "tasks", "--open")
+    nexus("codex", "report", task["id"], "--status", "completed", "--result",
+          f"{PROJECT}/tests/test_refund.py added; 14 passed")
+    reply = json.loads(stop.stdout.read())
+    stop.wait(30)
+    print("[claude hook] Stop returned: the conversation continues with\n"
+          + "\n".join("     " + line for line in reply["reason"].splitlines()))
+    nexus("claude", "listen", "off")
+    nexus("claude", "read")
+    nexus("claude", "tasks")
     nexus("you", "peers")
     print(f"\n(store: {BASE['NEXUS_HOME']})")
 

@@ -152,6 +152,7 @@ def _doctor(r: dict) -> str:
 
 
 HUMAN: dict[str, Callable[[dict], Any]] = {
+    "listen": lambda r: f"listen mode {'on' if r['listening'] else 'off'}: {r['note']}",
     "ask": _ask,
     "delegate": _task,
     "report": _task,
