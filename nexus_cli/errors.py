@@ -48,6 +48,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "store_insecure": (Exit.STORE, "The store directory or file is accessible to other users."),
     "store_readonly": (Exit.STORE, "The store cannot be written (read-only file system or file)."),
     "store_full": (Exit.STORE, "The disk holding the store is full."),
+    "store_io": (Exit.STORE, "A disk I/O error while using the store; nothing was committed."),
     "store_busy": (Exit.STORE, "The store stayed locked by another process past the busy timeout."),
     "config_invalid": (Exit.CONFIG, "A client's config file does not parse; it was not touched."),
     "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),

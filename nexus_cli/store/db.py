@@ -43,6 +43,18 @@ def _translate(exc: BaseException, path: str) -> NexusError:
     if "locked" in text or "busy" in text:
         return _fail("store_busy", path, "another process held the store lock too long",
                      "retry; `nexus doctor` shows stuck processes")
+    if "disk i/o error" in text:
+        folder = os.path.dirname(path) or "."
+        try:
+            st = os.statvfs(folder)
+            nearly_full = st.f_bavail * st.f_frsize < 1 << 20
+        except OSError:
+            nearly_full = False
+        if nearly_full:  # SQLite reports some out-of-space writes (WAL, shm) as I/O errors
+            return _fail("store_full", path, "the disk is full; nothing was written",
+                         "free some space and retry")
+        return _fail("store_io", path, "a disk I/O error; the transaction was rolled back",
+                     "check the disk (dmesg), then retry; `nexus doctor` checks the store")
     if "unable to open" in text:
         return _fail("store_readonly", path, "the store could not be opened for writing",
                      "check the directory's permissions and the file system")
@@ -215,8 +227,16 @@ class Store:
             migrations.apply(conn, time.time())
             return conn
         try:
-            conn = self._connect(f"file:{self.path}?mode=ro", uri=True)
-            version = self._version(conn)
+            try:
+                conn = self._connect(f"file:{self.path}?mode=ro", uri=True)
+                version = self._version(conn)
+            except sqlite3.OperationalError:
+                if not os.statvfs(self.root).f_flag & os.ST_RDONLY:
+                    raise
+                # read-only media: the WAL index cannot be opened for writing; nobody can write
+                # there either, so reading the file as immutable is exact
+                conn = self._connect(f"file:{self.path}?immutable=1", uri=True)
+                version = self._version(conn)
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from None
         if version < migrations.CURRENT:
