@@ -19,8 +19,9 @@ EVENTS = {
     "UserPromptSubmit": {
         "reads": [*COMMON, "prompt"],
         "does": "status working; resets the automatic turn count unless within 60 s of a wake",
-        "writes": {**CONTEXT, "when": "unread messages or notices exist: the count and up to "
-                                      "five listed (sender, time, first line)"},
+        "writes": {**CONTEXT, "when": "unread messages, notices or tasks exist: the count and up "
+                                      "to five listed (sender, time, first line), and a line "
+                                      "about open tasks assigned to the session"},
     },
     "PreToolUse": {
         "reads": [*COMMON, "tool_name", "tool_use_id"],
@@ -30,7 +31,8 @@ EVENTS = {
     "PostToolUse": {
         "reads": [*COMMON, "tool_name"],
         "does": "status working",
-        "writes": {**CONTEXT, "when": "messages never announced before have arrived"},
+        "writes": {**CONTEXT, "when": "messages never announced before have arrived (tasks "
+                                      "delegated in queue mode wait for the next turn)"},
     },
     "Stop": {
         "reads": [*COMMON, "stop_hook_active", "last_assistant_message"],
@@ -47,7 +49,9 @@ EVENTS = {
                 "client exits, or in unattended Claude runs (CLAUDE_CODE_SESSION_ATTENDED=0)",
         "writes": {"claude": {"exit": 2, "stderr": "<announcement>"},
                    "codex": {"runs": "codex queue --thread <session id> --message "
-                                     "<announcement> (NEXUS_CODEX_COMMAND overrides codex)"},
+                                     "<announcement> (NEXUS_CODEX_COMMAND overrides codex); on "
+                                     "failure exit 1, stderr names why, and the session's and "
+                                     "tasks' records say so"},
                    "when": "a message arrives and the automatic turn limit allows a wake"},
     },
     "SessionEnd": {

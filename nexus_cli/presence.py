@@ -108,8 +108,10 @@ def maintenance(ctx: Ctx, a: Any) -> dict:
                          [(s,) for s in stuck])
         purged = delivery.purge_bindings(conn, ctx.now)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(ctx.now),))
+    from .store import wake
+
     return {"expired": len(expired), "tasks_expired": len(failed), "waiters_cleared": len(stuck),
-            "bindings_purged": purged}
+            "bindings_purged": purged, "channels_swept": wake.sweep(ctx.store.root)}
 
 
 STATUS_NOTE = ("A finished turn is not a finished task: only an explicit report (or a reply) says "

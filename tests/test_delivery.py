@@ -278,3 +278,17 @@ def test_codex_wake_failure_marks_the_task(nx, hook, pair, tmp_path):
     thread.join(10)
     got = nx("tasks", "--id", t, "--json", env=A).json["items"][0]
     assert got["status"] == "dispatched" and got["error"].startswith("wake failed")
+
+
+def test_maintenance_sweeps_channels_of_killed_waiters(nx, hook, pair, home):
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    folder = home / "wake"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.mkfifo(folder / f"codex_x.{dead.pid}")
+    os.mkfifo(folder / f"codex_y.{os.getpid()}")
+    r = nx("maintenance", "--json")
+    assert r.code == 0 and r.json["channels_swept"] == 1
+    assert [p.name for p in folder.iterdir()] == [f"codex_y.{os.getpid()}"]

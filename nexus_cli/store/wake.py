@@ -46,6 +46,27 @@ def poke(root: str, session_ids: Iterable[str]) -> int:
     return reached
 
 
+def sweep(root: str) -> int:
+    """Remove the channels of waiters that died without closing them (kill -9)."""
+    from ..identity import pid_alive
+
+    folder = paths.wake_dir(root)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        pid = name.rsplit(".", 1)[-1]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
 class Channel:
     """A waiter's FIFO. Create it before the first look at the store, so no poke is missed."""
 
