@@ -88,7 +88,7 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
 def open_work(conn: sqlite3.Connection, sid: str) -> str | None:
     """The line about obligations this session owns and has not closed, if any."""
     n = conn.execute("SELECT count(*) FROM tasks WHERE target = ? AND status IN"
-                     " ('pending', 'dispatched', 'running')", (sid,)).fetchone()[0]
+                     f" {sessions.OPEN_TASKS_SQL}", (sid,)).fetchone()[0]
     if not n:
         return None
     return (f"[nexus] You have {n} open task{'s' if n != 1 else ''} assigned to you: "
@@ -171,7 +171,7 @@ def expire(conn: sqlite3.Connection, now: float, limit: int = 500) -> list[str]:
 def expire_tasks(conn: sqlite3.Connection, now: float) -> list[str]:
     """Open tasks past their TTL fail ("TTL expired"); finished self tasks go after 7 days."""
     rows = conn.execute("SELECT id, sender FROM tasks WHERE expires_at < ? AND status IN"
-                        " ('pending', 'dispatched', 'running')", (now,)).fetchall()
+                        f" {sessions.OPEN_TASKS_SQL}", (now,)).fetchall()
     conn.executemany("UPDATE tasks SET status = 'failed', error = 'TTL expired', updated_at = ?,"
                      " closed_at = ? WHERE id = ?", [(now, now, r["id"]) for r in rows])
     conn.execute("DELETE FROM tasks WHERE mode = 'self' AND closed_at < ?", (now - 7 * 86400,))

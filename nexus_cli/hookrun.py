@@ -155,9 +155,11 @@ def idle_wait(client: str, data: dict, store: Store, env: dict | os._Environ) ->
         if error:
             conn.execute("UPDATE sessions SET last_wake_error = ? WHERE id = ?", (error, sid))
             marks = ",".join("?" * len(woke[1]))
-            conn.execute(f"UPDATE tasks SET error = ? WHERE message_id IN ({marks})",
-                         (f"wake failed: {error}; the task is stored in its inbox and announced "
-                          "at its next prompt", *woke[1]))
+            conn.execute(f"UPDATE tasks SET status = CASE status WHEN 'dispatched' THEN"
+                         f" 'delivery_uncertain' ELSE status END, error = ? WHERE message_id IN"
+                         f" ({marks})", (f"wake failed: {error}; the task is stored in its inbox"
+                                         " and announced at its next prompt: check the target"
+                                         " (`nexus status`) before re-dispatching", *woke[1]))
         else:
             mailbox.mark_delivered(conn, woke[1], now, "wake")
             delivery.count_auto_turn(conn, sid, now, wake=True)

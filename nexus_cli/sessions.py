@@ -16,6 +16,10 @@ PROMPT_TAIL = 1500
 ASSISTANT_TAIL = 5000
 AMBIGUOUS_LIST = 12
 
+# tasks whose assignee still owes an outcome (delivery_uncertain: a wake for it failed)
+OPEN_TASKS = ("pending", "dispatched", "running", "delivery_uncertain")
+OPEN_TASKS_SQL = "(" + ", ".join(f"'{s}'" for s in OPEN_TASKS) + ")"
+
 # a session counts as live (not offline) when this holds; `:stale` is now - STALE_AFTER
 LIVE_SQL = "(status != 'offline' AND (last_active >= :stale OR status = 'listening'))"
 
@@ -177,7 +181,7 @@ def transfer(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> 
     moved = conn.execute("UPDATE messages SET recipient = ? WHERE recipient = ? AND read_at IS NULL"
                          " AND expired_at IS NULL", (new_id, old_id)).rowcount
     tasks = conn.execute("UPDATE tasks SET target = ?, updated_at = ? WHERE target = ? AND status"
-                         " IN ('pending', 'dispatched', 'running')", (new_id, now, old_id)).rowcount
+                         f" IN {OPEN_TASKS_SQL}", (new_id, now, old_id)).rowcount
     conn.execute("UPDATE sessions SET status = 'offline', successor = ?, handoff_at = ?,"
                  " waiter_pid = NULL WHERE id = ?", (new_id, now, old_id))
     conn.execute("UPDATE sessions SET name = ?, note = ?, listening = ?, predecessor = ?,"

@@ -12,7 +12,7 @@ from . import mailbox, sessions
 from .context import Ctx
 from .errors import NexusError
 
-OPEN = ("pending", "dispatched", "running")
+OPEN = sessions.OPEN_TASKS
 FINAL = ("completed", "blocked", "failed", "cancelled")
 HISTORY_CAP = 500  # task records per dispatcher
 

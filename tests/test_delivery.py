@@ -277,7 +277,9 @@ def test_codex_wake_failure_marks_the_task(nx, hook, pair, tmp_path):
     t = nx("delegate", "codex", "job", "--json", env=A).json["id"]
     thread.join(10)
     got = nx("tasks", "--id", t, "--json", env=A).json["items"][0]
-    assert got["status"] == "dispatched" and got["error"].startswith("wake failed")
+    assert got["status"] == "delivery_uncertain" and got["error"].startswith("wake failed")
+    assert [t["id"] for t in nx("tasks", "--open", "--json", env=B).json["items"]] == [t]
+    assert nx("report", t, "--status", "completed", "--result", "done anyway", env=B).code == 0
 
 
 def test_maintenance_sweeps_channels_of_killed_waiters(nx, hook, pair, home):
