@@ -49,6 +49,12 @@ class Ctx:
             sessions.ensure(conn, self._caller.id, self._caller.cwd, self.now)
         return self._caller
 
+    @property
+    def me_id(self) -> str:
+        """The caller's id once resolved (after a first call that used the store)."""
+        assert self._caller is not None, "resolve the caller first"
+        return self._caller.id
+
     # Writers record whom to wake; the channels are poked only after COMMIT.
     _wake: set[str] | None = None
 

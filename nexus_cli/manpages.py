@@ -39,7 +39,7 @@ def _commands(root: click.Group) -> list[tuple[str, click.Command]]:
 
 def group_of(path: str) -> str:
     tools = {" ".join(t.path): t.group for t in load().values()}
-    return tools.get(path, "integration")
+    return tools.get(path, "messages" if path == "watch" else "integration")
 
 
 def _usage(path: str, cmd: click.Command) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import claude_env, codex_env, sid, tree_bytes
@@ -212,3 +214,34 @@ def test_ask_times_out_and_the_late_reply_points_back(nx, pair):
     got = nx("read", "--json", env=A).json["messages"]
     assert [m["kind"] for m in got] == ["message", "notice"]
     assert got[0]["text"] == "sorry, late" and mid in got[1]["text"] and later["message_id"] in got[1]["text"]
+
+
+def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
+    import threading
+    import time
+
+    def later():
+        time.sleep(0.5)
+        for text in ("first for the human", "second for the human"):
+            from nexus_cli import caller
+            from nexus_cli.context import Ctx
+            from nexus_cli.registry import TOOLS, invoke, load
+            from nexus_cli.store.db import Store
+
+            load()
+            ctx = Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/"))
+            me = invoke(TOOLS["peers"], ctx, {"query": "user:", "all_workspaces": True})["items"]
+            status.append(me[0]["status"] if me else None)
+            invoke(TOOLS["send"], Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/")),
+                   {"target": me[0]["id"], "text": text, "all_workspaces": True})
+
+    status: list = []
+    nx("send", "codex", "register me first")  # the person at the shell becomes a session
+    helper = threading.Thread(target=later)
+    helper.start()
+    r = nx("watch", "--timeout", "2", "--json")
+    helper.join()
+    assert r.code == 0, r.err
+    got = [json.loads(line) for line in r.out.splitlines()]
+    assert [m["text"] for m in got] == ["first for the human", "second for the human"]
+    assert status[0] == "listening"

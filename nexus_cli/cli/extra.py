@@ -32,6 +32,53 @@ def mcp(groups: str) -> None:
     sys.exit(main(["--tools", groups]))
 
 
+@click.command("watch")
+@click.option("--timeout", type=float, default=None, metavar="SECONDS",
+              help="Stop after this long without a message (default: until Ctrl-C).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per message (JSON lines).")
+@click.option("--as", "as_", default=None, metavar="SESSION",
+              help="Watch as this session (the person at the shell may name any).")
+def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
+    """Follow your inbox: print each message as it arrives (marking it read), and show as
+    `listening` meanwhile, so others see you can answer right away. For people at a shell."""
+    import json as _json
+    import time
+
+    from .. import waiting
+    from ..context import Ctx, cli_resolver
+    from ..errors import NexusError
+    from ..registry import TOOLS, invoke, load
+    from ..store.db import Store
+    from . import render
+
+    load()
+    store = Store()
+    try:
+        while True:
+            ctx = Ctx(store, cli_resolver(as_))
+            got = invoke(TOOLS["read"], ctx, {"count": 50})
+            for message in got["messages"]:
+                if as_json:
+                    click.echo(_json.dumps(message, ensure_ascii=False))
+                else:
+                    render.emit("read", {**got, "messages": [message], "remaining": 0}, False)
+            sys.stdout.flush()
+            if got["remaining"]:
+                continue
+            started = time.monotonic()
+            state = waiting.wait_for_news(store, ctx.me_id, timeout if timeout is not None
+                                          else 24 * 3600)
+            if state != "news" and (timeout is not None or state == "gone"):
+                break
+            if timeout is not None and time.monotonic() - started >= timeout:
+                break
+    except NexusError as exc:
+        render.emit_error(exc, as_json)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        pass
+
+
 def _generator(name: str, default_dir: str, what: str):
     @click.command(name)
     @click.option("--check", is_flag=True, help="Fail (exit 1) when the files are out of date.")
@@ -68,5 +115,5 @@ man_cmd = _generator(
 
 
 def attach(root: click.Group) -> None:
-    for command in (hook, mcp, contract_cmd, man_cmd):
+    for command in (hook, mcp, watch, contract_cmd, man_cmd):
         root.add_command(command)
