@@ -37,9 +37,10 @@ def _commands(root: click.Group) -> list[tuple[str, click.Command]]:
     return found
 
 
-def group_of(path: str) -> str:
+def group_of(path: str, cmd: click.Command) -> str:
+    """A registry tool's group; other commands say theirs (`man_group`), else integration."""
     tools = {" ".join(t.path): t.group for t in load().values()}
-    return tools.get(path, "messages" if path == "watch" else "integration")
+    return tools.get(path) or getattr(cmd, "man_group", "integration")
 
 
 def _usage(path: str, cmd: click.Command) -> str:
@@ -67,7 +68,7 @@ def render(root: click.Group) -> dict[str, str]:
     commands = _commands(root)
     groups: dict[str, list[tuple[str, click.Command]]] = {}
     for path, cmd in commands:
-        groups.setdefault(group_of(path), []).append((path, cmd))
+        groups.setdefault(group_of(path, cmd), []).append((path, cmd))
     pages = {}
     main_body = [".SH SYNOPSIS", "\\fBnexus\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]",
                  ".SH DESCRIPTION", esc(root.help or ""), ".SH COMMANDS"]

@@ -79,6 +79,9 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
         pass
 
 
+watch.man_group = "messages"  # type: ignore[attr-defined]
+
+
 def _generator(name: str, default_dir: str, what: str):
     @click.command(name)
     @click.option("--check", is_flag=True, help="Fail (exit 1) when the files are out of date.")
