@@ -52,4 +52,4 @@ def table(rows: list[tuple[str, str, str, str]], ratio: str = "vs floor") -> Non
     head = ("measure", "value", ratio, "target")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(4)]
     for r in [head, *rows]:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))

@@ -4,7 +4,6 @@ limit, idle notifications and expiry. Stdlib only (the hooks use all of it)."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 

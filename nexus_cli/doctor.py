@@ -16,7 +16,7 @@ from . import delivery, identity, sessions
 from .clients import claude, codex
 from .context import Ctx
 from .errors import NexusError
-from .store import migrations, paths
+from .store import paths
 from .store.db import Store
 
 BUDGET = 1.3  # hook hot path vs `python -c "import json, sqlite3"`

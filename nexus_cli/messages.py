@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from . import sessions
-from .mailbox import insert, mark_delivered, notice, peer_ref
 from .context import Ctx
 from .errors import NexusError
+from .mailbox import insert, mark_delivered, notice, peer_ref
 
 OUTLOOK = {
     "listening": "it is woken at once and can answer right away",

@@ -18,11 +18,11 @@ class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def Stamp(description: str) -> object:  # noqa: N802 - reads like a type in field lists
+def Stamp(description: str) -> object:
     return Field(None, description=f"{description} (ISO 8601 with offset)")
 
 
-def Epoch(description: str) -> object:  # noqa: N802
+def Epoch(description: str) -> object:
     return Field(None, description=f"{description} (seconds since the epoch)")
 
 

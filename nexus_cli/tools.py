@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from . import doctor, install, messages, models as m, presence, tasks
+from . import doctor, install, messages, presence, tasks
+from . import models as m
 from .registry import Tool, register
 
 register(Tool(

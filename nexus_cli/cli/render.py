@@ -28,7 +28,7 @@ class Table:
     def plain(self) -> str:
         widths = [max(len(str(r[i])) for r in [self.headers, *self.rows])
                   for i in range(len(self.headers))]
-        return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+        return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                          for r in [self.headers, *self.rows])
 
     def rich(self) -> Any:
