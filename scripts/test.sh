@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 scripts/clients.sh
 if ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null
+  (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null \
+    || echo "test.sh: could not install tmux; the interactive-client tests will fail" >&2
 fi
 export NEXUS_REQUIRE_REALCLIENT=${NEXUS_REQUIRE_REALCLIENT:-1}
 run=(.venv/bin/python -m pytest -n "${NEXUS_TEST_WORKERS:-auto}" "$@")
