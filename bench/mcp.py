@@ -67,6 +67,10 @@ def main() -> None:
     compile_package()
     env = {**os.environ, "NEXUS_HOME": tempfile.mkdtemp(prefix="nexus-bench-"),
            "CLAUDE_CODE_SESSION_ID": "bench-session"}
+    # as in real use, the session's hooks have created the store before its first MCP call
+    subprocess.run([nexus, "hook", "claude"], env=env, check=True, stdout=subprocess.DEVNULL,
+                   input=json.dumps({"hook_event_name": "SessionStart", "session_id": "bench-session",
+                                     "cwd": os.getcwd(), "source": "startup"}).encode())
     floor, init = [], []
     for i in range(opts.runs + 3):
         f = time_once([PY, "-c", "pass"])

@@ -196,3 +196,25 @@ def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, h
         list(range(1, migrations.CURRENT + 1))
     assert conn.execute("SELECT text, defer FROM messages WHERE id = 'm-old'").fetchone() == (
         "kept across the upgrade", 0)
+
+
+def test_a_reusing_store_follows_a_replaced_file_and_still_refuses_a_corrupt_one(home):
+    """The MCP server keeps a connection per thread: it must notice the file being replaced,
+    and keep checking the file before every use."""
+    keeper = Store(str(home), reuse=True)
+    with keeper.write() as conn:
+        conn.execute("INSERT INTO meta VALUES ('mark', 'old store')")
+    db = Path(paths.db_path(str(home)))
+    for side in ("-wal", "-shm"):
+        Path(str(db) + side).unlink(missing_ok=True)
+    db.rename(home / "moved-aside.db")
+    Store(str(home)).open_write().close()  # a new store in its place
+    with keeper.read() as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'mark'").fetchone() is None
+    with keeper.write() as conn:
+        conn.execute("INSERT INTO meta VALUES ('mark', 'new store')")
+    db.write_bytes(b"garbage" * 100)  # overwritten in place: same inode
+    with pytest.raises(Exception) as err:
+        with keeper.read():
+            pass
+    assert "store_unreadable" in str(err.value)

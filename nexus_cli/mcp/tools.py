@@ -59,6 +59,16 @@ def error_result(exc: NexusError) -> dict:
             "structuredContent": {"error": exc.to_dict()}, "isError": True}
 
 
+_STORE: list[Store] = []
+
+
+def store() -> Store:
+    """One store per server process, keeping a connection per worker thread."""
+    if not _STORE:
+        _STORE.append(Store(reuse=True))
+    return _STORE[0]
+
+
 def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, str],
              ancestors: list[int], cancelled: threading.Event) -> dict:
     cwd = os.getcwd()
@@ -66,7 +76,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     def resolve(conn: Any, now: float) -> caller.Caller:
         return caller.resolve_mcp(conn, now, meta, env, ancestors, cwd)
 
-    ctx = Ctx(Store(), resolve, face="mcp")
+    ctx = Ctx(store(), resolve, face="mcp")
     ctx.cancelled = cancelled
     try:
         result = invoke(tool, ctx, args)

@@ -65,7 +65,7 @@ def _translate(exc: BaseException, path: str) -> NexusError:
 class Store:
     """One user's store: a directory holding `nexus.db` (and the wake channels)."""
 
-    def __init__(self, root: str | None = None, linger: bool = False) -> None:
+    def __init__(self, root: str | None = None, linger: bool = False, reuse: bool = False) -> None:
         self.root = root or paths.home()
         self.path = paths.db_path(self.root)
         # linger: keep connections open until the process exits (short-lived hook processes end
@@ -73,6 +73,14 @@ class Store:
         # budget; an exit without close is as safe as a crash, which WAL mode is built for.
         self.linger = linger
         self._kept: list[sqlite3.Connection] = []
+        # reuse: a long-lived process (the MCP server) keeps one connection per thread and kind,
+        # so a call does not parse the schema again; it is dropped when the file is replaced
+        self._ident: tuple[int, int] | None = None
+        self._local = None
+        if reuse:
+            import threading
+
+            self._local = threading.local()
 
     # -- checks ---------------------------------------------------------------------------------
 
@@ -115,6 +123,7 @@ class Store:
             raise _fail("store_unreadable", self.path,
                         f"the file is mode {stat.S_IMODE(st.st_mode):04o}, not readable and writable",
                         f"run `chmod 600 {self.path}`")
+        self._ident = (st.st_dev, st.st_ino)
         header = self._header_checked()
         app_id = int.from_bytes(header[68:72], "big")
         if app_id != migrations.APPLICATION_ID:
@@ -199,12 +208,30 @@ class Store:
                         "upgrade nexus; the file was left untouched")
         return version
 
+    def _cached(self, kind: str) -> sqlite3.Connection | None:
+        entry = getattr(self._local, kind, None) if self._local is not None else None
+        if entry is None:
+            return None
+        if entry[0] == self._ident:
+            return entry[1]
+        entry[1].close()  # the file was replaced: this connection reads the old one
+        setattr(self._local, kind, None)
+        return None
+
+    def _keep(self, kind: str, conn: sqlite3.Connection) -> sqlite3.Connection:
+        if self._local is not None:
+            setattr(self._local, kind, (self._ident, conn))
+        return conn
+
     def open_write(self) -> sqlite3.Connection:
         """A connection for writing, creating or migrating the store as needed."""
         self.check_dir()
         if not self.check_file():
             self._create()
             self.check_file()
+        cached = self._cached("write")
+        if cached is not None:
+            return cached
         try:
             conn = self._connect(self.path)
             if self._version(conn) < migrations.CURRENT:
@@ -218,7 +245,7 @@ class Store:
                     raise
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from None
-        return conn
+        return self._keep("write", conn)
 
     def open_read(self) -> sqlite3.Connection:
         """A read-only connection; an empty in-memory store when none exists yet."""
@@ -226,6 +253,9 @@ class Store:
             conn = self._connect(":memory:")
             migrations.apply(conn, time.time())
             return conn
+        cached = self._cached("read")
+        if cached is not None:
+            return cached
         try:
             try:
                 conn = self._connect(f"file:{self.path}?mode=ro", uri=True)
@@ -244,7 +274,7 @@ class Store:
             raise _fail("store_outdated", self.path,
                         f"schema {version} predates this nexus ({migrations.CURRENT})",
                         "run `nexus migrate` (or any command that writes) once")
-        return conn
+        return self._keep("read", conn)
 
     def info(self) -> dict:
         """Where the store is and which schema it has; reads the header only, writes nothing."""
@@ -287,7 +317,8 @@ class Store:
     def _release(self, conn: sqlite3.Connection) -> None:
         if self.linger:
             self._kept.append(conn)
-        else:
+        elif self._local is None or all(
+                getattr(self._local, k, (None, None))[1] is not conn for k in ("read", "write")):
             conn.close()
 
 
