@@ -273,7 +273,7 @@ class Store:
             conn.close()
             raise _fail("store_outdated", self.path,
                         f"schema {version} predates this nexus ({migrations.CURRENT})",
-                        "run `nexus migrate` (or any command that writes) once")
+                        "run `nexus maintenance` (or any command that writes) once")
         return self._keep("read", conn)
 
     def info(self) -> dict:
