@@ -70,6 +70,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     reply, listen = None, False
     with store.write() as conn:
         sid = sessions.record_event(conn, client, data, now, identity.hook_client_pid(env))
+        if sid is None:
+            return QUIET
         me = sessions.get(conn, sid)
         if event == "SessionStart":
             to_wake += delivery.maintain(conn, now)

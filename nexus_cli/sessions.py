@@ -123,6 +123,8 @@ def record_event(conn: sqlite3.Connection, client: str, data: dict, now: float,
     if status is None:
         return None
     sid = identity.session_id(client, data["session_id"])
+    if event == "SessionEnd" and get(conn, sid) is None:
+        return None  # the end of a conversation nexus never saw (`claude mcp list` sends one)
     cwd = data.get("cwd") or ""
     row = ensure(conn, sid, cwd, now, client_pid)
     sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now}

@@ -153,3 +153,10 @@ def test_hook_state_is_visible_to_peers(hook, nx, chdir_work):
     assert [p["name"] for p in data["items"]] == ["codex@work", "claude@work"]
     assert [p["self"] for p in data["items"]] == [False, True]
     assert data["self_id"] == f"claude:{sid(1)}"
+
+
+def test_the_end_of_a_conversation_never_seen_leaves_no_ghost(hook, home):
+    """`claude mcp list` fires SessionEnd for a throwaway session: no row for it."""
+    hook("claude", "SessionStart", sid(1), source="startup")
+    assert hook("claude", "SessionEnd", sid(2), reason="other").code == 0
+    assert set(rows(home)) == {f"claude:{sid(1)}"}
