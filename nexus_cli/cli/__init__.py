@@ -51,12 +51,13 @@ def _params(tool: Tool) -> list[click.Parameter]:
         if name in tool.positional:
             continue
         flag = "--" + name.replace("_", "-")
-        default = "" if info.is_required() or info.default is None else f" [default: {info.default}]"
+        default = "" if info.is_required() or info.default in (None, False) else \
+            f" [default: {info.default}]"
         helptext = (info.description or "") + default
         if _is_bool(info):
-            params.append(click.Option([flag], name, is_flag=True, default=None, help=helptext))
+            params.append(click.Option([flag, name], is_flag=True, default=None, help=helptext))
         else:
-            params.append(click.Option([flag], name, default=None, metavar=_metavar(info),
+            params.append(click.Option([flag, name], default=None, metavar=_metavar(info),
                                        required=False, help=helptext))
     params.append(click.Option(["--json", "as_json"], is_flag=True,
                                help="Print the result as JSON (the stable shape in contract/)."))
