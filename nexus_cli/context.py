@@ -28,6 +28,7 @@ class Ctx:
         self.now = time.time() if now is None else now
         self._caller: Caller | None = None
         self.cancelled: threading.Event = threading.Event()  # set when the caller gave up
+        self._wake: set[str] = set()  # sessions to poke once the write has committed
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -55,12 +56,8 @@ class Ctx:
         assert self._caller is not None, "resolve the caller first"
         return self._caller.id
 
-    # Writers record whom to wake; the channels are poked only after COMMIT.
-    _wake: set[str] | None = None
-
     def wake_later(self, session_id: str) -> None:
-        if self._wake is None:
-            self._wake = set()
+        """Poke this session's waiters, but only after COMMIT."""
         self._wake.add(session_id)
 
     def after_commit(self) -> None:
@@ -68,7 +65,7 @@ class Ctx:
             from .store import wake
 
             wake.poke(self.store.root, self._wake)
-            self._wake = None
+            self._wake = set()
 
 
 def cli_resolver(explicit: str | None) -> Resolver:

@@ -93,6 +93,6 @@ def invoke(tool: Tool, ctx: Ctx, raw: dict[str, Any]) -> dict[str, Any]:
 
 def load() -> dict[str, Tool]:
     """Import every tool definition (they register themselves) and return the registry."""
-    from . import tools
+    from . import tools  # noqa: F401  (registers the tools)
 
     return TOOLS

@@ -53,8 +53,7 @@ def with_allow(config: dict, install: bool) -> dict:
 
 def edit_settings(path: str, text: str | None, install: bool, prefix: str) -> str | None:
     old = load_json(path, text)
-    new = hookdefs.merged(old, hookdefs.hooks("claude", prefix)) if install else hookdefs.removed(old)
-    return finish(text, old, with_allow(new, install))
+    return finish(text, old, with_allow(hookdefs.edited(old, "claude", install, prefix), install))
 
 
 def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str | None) -> str | None:

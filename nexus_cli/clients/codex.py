@@ -105,8 +105,7 @@ def edit_config(path: str, text: str | None, install: bool, command: str,
 
 def edit_hooks(path: str, text: str | None, install: bool, prefix: str) -> str | None:
     old = load_json(path, text)
-    new = hookdefs.merged(old, hookdefs.hooks("codex", prefix)) if install else hookdefs.removed(old)
-    return finish(text, old, new)
+    return finish(text, old, hookdefs.edited(old, "codex", install, prefix))
 
 
 def changes(scope: str, project: str, install: bool, home: str | None) -> list[Change]:

@@ -86,19 +86,14 @@ def strip(table: object) -> dict:
     return out
 
 
-def merged(config: dict, ours: dict) -> dict:
+def edited(config: dict, client: str, install: bool, prefix: str) -> dict:
+    """The config with nexus's handlers for `client` (re)installed, or removed."""
     out = dict(config)
     table = strip(config.get("hooks"))
-    for event, groups in ours.items():
-        table[event] = [*table.get(event, []), *groups]
-    out["hooks"] = table
-    return out
-
-
-def removed(config: dict) -> dict:
-    out = dict(config)
-    table = strip(config.get("hooks"))
-    if table:
+    if install:
+        for event, groups in hooks(client, prefix).items():
+            table[event] = [*table.get(event, []), *groups]
+    if table or install:
         out["hooks"] = table
     else:
         out.pop("hooks", None)
@@ -120,10 +115,6 @@ def positions(config: dict) -> list[tuple[str, int, int]]:
 def installed(config: dict) -> dict[str, list[str]]:
     """event -> nexus commands found in a config's hook table."""
     found: dict[str, list[str]] = {}
-    table = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
-    for event, groups in table.items():
-        for group in groups if isinstance(groups, list) else []:
-            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
-                if is_ours(handler):
-                    found.setdefault(event, []).append(handler["command"])
+    for event, gi, hi in positions(config):
+        found.setdefault(event, []).append(config["hooks"][event][gi]["hooks"][hi]["command"])
     return found
