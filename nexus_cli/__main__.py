@@ -1,6 +1,6 @@
 """Entry point. `nexus hook ...` and `nexus mcp` are dispatched here, before click, pydantic or
 rich are imported: hooks run on every tool call of every agent, and an MCP server must answer
-`initialize` as fast as the interpreter starts."""
+`initialize` as fast as the interpreter starts. `--version` needs nothing at all."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["hook"]:
         import os
 
-        from .hookrun import main as hook_main
+        from .hook.entry import main as hook_main
 
         code = hook_main(args[1:], linger=True)
         sys.stdout.flush()
@@ -22,6 +22,11 @@ def main(argv: list[str] | None = None) -> int:
         from .mcp.server import main as mcp_main
 
         return mcp_main(args[1:])
+    if args in (["-V"], ["--version"]):
+        from . import __version__
+
+        print(f"nexus {__version__}")
+        return 0
     from .cli import main as cli_main
 
     return cli_main(args)

@@ -1,5 +1,6 @@
-"""Shared fixtures: every test gets its own private store ($NEXUS_HOME in tmp_path) and helpers
-that run the CLI and the hook entry point in-process, the way a user or a client would."""
+"""Shared fixtures: every test gets its own private store ($NEXUS_HOME in tmp_path), a synthetic
+process table, and helpers that run the CLI and the hook entry point in-process, the way a user
+or a client would (a hook runs under its session's fake client process)."""
 
 from __future__ import annotations
 
@@ -7,98 +8,93 @@ import io
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from nexus_cli import hookrun
+from helpers import CLIENT_ENV, FakeTable, Run, env_session
 from nexus_cli.cli import main as cli_main
-
-CLIENT_ENV = ("CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CLAUDE_PID",
-              "NEXUS_CLIENT_PID", "CLAUDECODE")
-FAKE_PID = "999999"  # a client pid that is nobody's ancestor
+from nexus_cli.core import proctable
+from nexus_cli.hook import entry
 
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "nexus-home"
     monkeypatch.setenv("NEXUS_HOME", str(root))
-    for var in CLIENT_ENV:
+    for var in (*CLIENT_ENV, "NEXUS_CLIENT_PID"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NEXUS_CLIENT_PID", FAKE_PID)
     return root
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
+@pytest.fixture(autouse=True)
+def fake() -> FakeTable:
+    table = FakeTable()
+    proctable.use(table)
+    yield table
+    proctable.use(None)
 
+
+class _Stdin(io.StringIO):
     @property
-    def json(self) -> dict:
-        return json.loads(self.out)
+    def buffer(self) -> io.BytesIO:
+        return io.BytesIO(self.getvalue().encode("utf-8", "surrogateescape"))
 
 
 @pytest.fixture
-def nx(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch):
-    """nx(*args, env={...}, stdin=...) -> Run: the CLI exactly as `nexus ...` runs it."""
+def nx(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, fake: FakeTable):
+    """nx(*args, env={...}, stdin=..., inside=pid) -> Run: the CLI exactly as `nexus ...` runs it,
+    inside the fake client process of the session `env` names (or `inside`)."""
 
-    def run(*args: str, env: dict | None = None, stdin: str | None = None) -> Run:
+    def run(*args: str, env: dict | None = None, stdin: str | None = None,
+            inside: int | None = None) -> Run:
         with monkeypatch.context() as mp:
             for key, value in (env or {}).items():
                 if value is None:
                     mp.delenv(key, raising=False)
                 else:
                     mp.setenv(key, value)
-            mp.setattr(sys, "stdin", io.StringIO(stdin or ""))
+            mp.setattr(sys, "stdin", _Stdin(stdin or ""))
+            named = env_session(env or {})
+            pid = inside if inside is not None else fake.by_session.get(named) if named else None
             capsys.readouterr()
-            code = cli_main(list(args))
+            with fake.inside(pid):
+                code = cli_main(list(args))
             captured = capsys.readouterr()
         return Run(code, captured.out, captured.err)
 
     return run
 
 
-def claude_env(sid: str) -> dict:
-    return {"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"}
-
-
-def codex_env(sid: str) -> dict:
-    return {"CODEX_SESSION_ID": sid}
-
-
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    """hook(client, event, session_id, **fields) -> Run: one client hook invocation."""
+def hook(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+         fake: FakeTable):
+    """hook(client, event, session_id, **fields) -> Run: one client hook invocation, run by the
+    session's own fake client process (`client_pid=` names another; `raw=` replaces stdin)."""
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
 
-    def run(client: str, event: str, sid: str, *extra: str, raw: str | None = None,
-            env: dict | None = None, **fields: object) -> Run:
-        payload = {"hook_event_name": event, "session_id": sid, "cwd": str(work),
+    def run(client: str, event: str, session: str, *extra: str, raw: str | bytes | None = None,
+            env: dict | None = None, client_pid: int | None = None, **fields: object) -> Run:
+        payload = {"hook_event_name": event, "session_id": session, "cwd": str(work),
                    "transcript_path": None, **fields}
+        if client_pid is not None:
+            fake.by_session.setdefault(f"{client}:{session}", client_pid)
+        pid = fake.client_of(f"{client}:{session}") if client_pid is None else client_pid
+        data = raw if raw is not None else json.dumps(payload)
         with monkeypatch.context() as mp:
             for key, value in (env or {}).items():
                 mp.setenv(key, value)
-            mp.setattr(sys, "stdin", io.StringIO(raw if raw is not None else json.dumps(payload)))
+            mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
+                data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))))
             capsys.readouterr()
-            code = hookrun.main([client, *extra])
+            with fake.inside(pid):
+                code = entry.main([client, *extra])
             captured = capsys.readouterr()
         return Run(code, captured.out, captured.err)
 
     run.cwd = str(work)  # type: ignore[attr-defined]
     return run
-
-
-def tree_bytes(root: Path) -> dict[str, bytes]:
-    """Every file under root with its bytes (to prove nothing was touched)."""
-    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def sid(n: int) -> str:
-    return f"{n:08x}-0000-4000-8000-{n:012x}"
 
 
 @pytest.fixture

@@ -13,12 +13,13 @@ import time
 
 import pytest
 
-from conftest import sid
-from nexus_cli import caller
-from nexus_cli.context import Ctx
-from nexus_cli.registry import TOOLS, invoke, load
-from nexus_cli.store import paths
-from nexus_cli.store.db import Store
+from helpers import sid
+from nexus_cli.core import caller
+from nexus_cli.core.context import Ctx
+from nexus_cli.catalog import load
+from nexus_cli.core.registry import TOOLS, invoke
+from nexus_cli.core.store import paths
+from nexus_cli.core.store.db import Store
 
 pytestmark = pytest.mark.slow
 SENDERS, PER_SENDER, READERS = 8, 375, 2
@@ -91,10 +92,11 @@ def test_eight_senders_two_readers_each_message_read_exactly_once(hook, home, tm
 
 WRITER = textwrap.dedent("""
     import sys
-    from nexus_cli import caller
-    from nexus_cli.context import Ctx
-    from nexus_cli.registry import TOOLS, invoke, load
-    from nexus_cli.store.db import Store
+    from nexus_cli.core import caller
+    from nexus_cli.core.context import Ctx
+    from nexus_cli.catalog import load
+    from nexus_cli.core.registry import TOOLS, invoke
+    from nexus_cli.core.store.db import Store
     load()
     env = {"CLAUDE_CODE_SESSION_ID": sys.argv[1]}
     i = 0

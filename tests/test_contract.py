@@ -10,20 +10,20 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import claude_env, codex_env, sid
-from nexus_cli import contract, manpages
+from helpers import claude_env, codex_env, sid
+from nexus_cli.gen import contract, manpages
 from nexus_cli.cli import build
-from nexus_cli.registry import load
+from nexus_cli.catalog import load
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_contract_files_match_the_registry():
-    assert contract.drift(str(ROOT / "contract")) == [], "run `nexus contract`"
+    assert contract.drift(str(ROOT / "contract")) == [], "run `python -m nexus_cli.gen`"
 
 
 def test_man_pages_match_the_cli():
-    assert manpages.drift(build(), str(ROOT / "man")) == [], "run `nexus man`"
+    assert manpages.drift(str(ROOT / "man")) == [], "run `python -m nexus_cli.gen`"
 
 
 def test_every_error_code_is_documented_and_has_an_exit_code():
@@ -31,7 +31,7 @@ def test_every_error_code_is_documented_and_has_an_exit_code():
     codes = {e["code"] for e in doc["errors"]}
     used = set(re.findall(r'NexusError\(\s*"([a-z_]+)"', "\n".join(
         p.read_text() for p in (ROOT / "nexus_cli").rglob("*.py"))))
-    used |= set(re.findall(r'_fail\(\s*"([a-z_]+)"', (ROOT / "nexus_cli/store/db.py").read_text()))
+    used |= set(re.findall(r'_fail\(\s*"([a-z_]+)"', (ROOT / "nexus_cli/core/store/db.py").read_text()))
     assert used <= codes, used - codes
 
 

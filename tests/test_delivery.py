@@ -10,18 +10,18 @@ import time
 
 import pytest
 
-from conftest import claude_env, codex_env, sid
-from nexus_cli import delivery, hookrun
-from nexus_cli.store.db import Store
+from helpers import claude_env, codex_env, fake_table, sid, tree_bytes
+from nexus_cli.core import settings
+from nexus_cli.core.store.db import Store
+from nexus_cli.hook import entry as hookrun
+from nexus_cli.maintenance import expiry
 
 A, B = claude_env(sid(1)), codex_env(sid(2))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
 @pytest.fixture
-def pair(hook, chdir_work, monkeypatch):
-    # the client process of both sessions is this test process: alive while it waits
-    monkeypatch.setenv("NEXUS_CLIENT_PID", str(os.getpid()))
+def pair(hook, chdir_work):
     hook("claude", "SessionStart", sid(1), source="startup")
     hook("codex", "SessionStart", sid(2), source="startup")
 
@@ -92,7 +92,7 @@ def test_automatic_turn_limit(nx, hook, pair, home):
 
 def test_settings_file_that_does_not_parse_is_ignored_not_rewritten(home, hook, pair):
     (home / "settings.json").write_text("{nope")
-    assert delivery.settings(str(home))["maxAutoTurns"] == 8
+    assert settings.load(str(home))["maxAutoTurns"] == 8
     assert (home / "settings.json").read_text() == "{nope"
 
 
@@ -101,9 +101,13 @@ def run_hook_in_thread(client: str, event: str, session: str, wait: bool = False
     data = {"hook_event_name": event, "session_id": session, "cwd": os.getcwd(), **fields}
     box: dict = {}
 
+    table = fake_table()
+    pid = table.client_of(f"{client}:{session}")
+
     def target():
-        box["reply"] = hookrun.handle(client, data, Store(), {**os.environ, **(env or {})},
-                                      time.time(), wait=wait)
+        with table.inside(pid):
+            box["reply"] = hookrun.handle(client, data, Store(), {**os.environ, **(env or {})},
+                                          time.time(), wait=wait)
         box["at"] = time.monotonic()
 
     thread = threading.Thread(target=target, daemon=True)
@@ -198,16 +202,10 @@ def test_codex_wake_failure_is_reported_honestly(nx, hook, pair, tmp_path):
     assert nx("message", "status", mid, "--json", env=A).json["state"] == "stored"
 
 
-def test_a_wait_ends_when_the_client_exits(nx, hook, pair):
-    import subprocess
-
-    client = subprocess.Popen(["sleep", "30"])
-    hook("codex", "SessionStart", sid(2), source="resume", env={"NEXUS_CLIENT_PID": str(client.pid)})
-    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
-                                     env={"NEXUS_CLIENT_PID": str(client.pid)})
+def test_a_wait_ends_when_the_client_exits(nx, hook, pair, fake):
+    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True)
     wait_listening(nx, A, B_ID)
-    client.kill()
-    client.wait()
+    fake.kill(fake.client_of(B_ID))
     thread.join(10)  # noticed at the next safety poll (2 s)
     assert not thread.is_alive() and box["reply"] == (None, 0, None)
     status = {p["id"]: p["status"] for p in nx("peers", "--json", env=A).json["items"]}
@@ -218,7 +216,7 @@ def test_unread_messages_expire_with_a_notice_to_the_sender(nx, hook, pair, home
     mid = nx("send", "codex", "too late", "--json", env=A).json["message_id"]
     store = Store(str(home))
     with store.write() as conn:
-        woken = delivery.maintain(conn, time.time() + 25 * 3600)
+        woken = expiry.lazily(conn, time.time() + 25 * 3600)
     assert woken == [A_ID]
     assert nx("message", "status", mid, "--json", env=A).json["state"] == "expired"
     notice = nx("read", "--json", env=A).json["messages"][0]
@@ -242,8 +240,6 @@ def test_status_probe_is_read_only_and_never_wakes(nx, hook, pair, home):
     hook("codex", "PreToolUse", sid(2), tool_name="exec_command", tool_use_id="c1")
     hook("codex", "Stop", sid(2), stop_hook_active=False, last_assistant_message="Done with step 1.")
     nx("send", "codex", "one", env=A)
-    from conftest import tree_bytes
-
     before = {k: v for k, v in tree_bytes(home).items() if k.endswith("nexus.db")}
     st = nx("status", "codex", "--json", env=A).json
     assert st["state"] == "idle" and st["last_tool"] == "exec_command"

@@ -20,7 +20,7 @@ def test_the_demo_runs_end_to_end(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
-    for expected in ("[nexus] You are claude@shop", "duplicate: the original is returned",
-                     "state: read", "TASK t-", "Stop returned: the conversation continues",
+    for expected in ("[nexus] You are claude@shop", "a repeat of an earlier request id",
+                     "read by the recipient", "TASK t-", "Stop returned: the conversation continues",
                      "Report on task t-", "completed"):
         assert expected in out.stdout, expected

@@ -22,22 +22,22 @@ SCRIPT = textwrap.dedent("""
     mount -t tmpfs -o size=400k tmpfs "$MNT"
     mkdir -m 700 "$NEXUS_HOME"
     hook() { echo "{\\"hook_event_name\\": \\"SessionStart\\", \\"session_id\\": \\"$2\\", \\"cwd\\": \\"$MNT\\"}" | $PY -m nexus_cli hook $1 > /dev/null; }
-    hook claude aaaa-1 && hook codex bbbb-2
-    export CLAUDE_CODE_SESSION_ID=aaaa-1
-    $PY -m nexus_cli send codex:bbbb-2 "before the disk filled" --json > "$OUT/first.json"
+    hook claude aaaaaaaa-0000-4000-8000-000000000001 && hook codex bbbbbbbb-0000-4000-8000-000000000002
+    export CLAUDE_CODE_SESSION_ID=aaaaaaaa-0000-4000-8000-000000000001
+    $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "before the disk filled" --json > "$OUT/first.json"
     dd if=/dev/zero of="$MNT/filler" bs=4k count=1000 2>/dev/null
     big=$(head -c 20000 /dev/zero | tr '\\0' x)
-    $PY -m nexus_cli send codex:bbbb-2 "$big" > /dev/null 2> "$OUT/full.err"; echo $? > "$OUT/full.rc"
-    $PY -m nexus_cli delegate codex:bbbb-2 "$big" > /dev/null 2> "$OUT/full2.err"; echo $? > "$OUT/full2.rc"
+    $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "$big" > /dev/null 2> "$OUT/full.err"; echo $? > "$OUT/full.rc"
+    $PY -m nexus_cli delegate codex:bbbbbbbb-0000-4000-8000-000000000002 "$big" > /dev/null 2> "$OUT/full2.err"; echo $? > "$OUT/full2.rc"
     rm "$MNT/filler"
     cp "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"
     mount -o remount,ro "$MNT"
-    $PY -m nexus_cli send codex:bbbb-2 "on read-only media" > /dev/null 2> "$OUT/ro.err"; echo $? > "$OUT/ro.rc"
-    CODEX_SESSION_ID=bbbb-2 CLAUDE_CODE_SESSION_ID= $PY -m nexus_cli peers --json > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
-    echo '{"hook_event_name": "Stop", "session_id": "aaaa-1", "cwd": "/"}' | $PY -m nexus_cli hook claude > /dev/null 2> "$OUT/hook.err"; echo $? > "$OUT/hook.rc"
+    $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "on read-only media" > /dev/null 2> "$OUT/ro.err"; echo $? > "$OUT/ro.rc"
+    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= $PY -m nexus_cli peers --json > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
+    echo '{"hook_event_name": "Stop", "session_id": "aaaaaaaa-0000-4000-8000-000000000001", "cwd": "/"}' | $PY -m nexus_cli hook claude > /dev/null 2> "$OUT/hook.err"; echo $? > "$OUT/hook.rc"
     cmp -s "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"; echo $? > "$OUT/same.rc"
     mount -o remount,rw "$MNT"
-    CODEX_SESSION_ID=bbbb-2 CLAUDE_CODE_SESSION_ID= $PY -m nexus_cli read --json > "$OUT/read.json"
+    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= $PY -m nexus_cli read --json > "$OUT/read.json"
     $PY -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('pragma integrity_check').fetchone()[0])" "$NEXUS_HOME/nexus.db" > "$OUT/integrity"
 """)
 
@@ -56,7 +56,7 @@ def test_full_and_read_only_disks(tmp_path):
     assert r("full2.rc") == "6" and "store_full" in r("full2.err")
     assert r("ro.rc") == "6" and "store_readonly" in r("ro.err")
     assert r("peers.rc") == "0", r("peers.err")  # reading still works on read-only media
-    assert {p["id"] for p in json.loads(r("peers.json"))["items"]} >= {"claude:aaaa-1"}
+    assert {p["id"] for p in json.loads(r("peers.json"))["items"]} >= {"claude:aaaaaaaa-0000-4000-8000-000000000001"}
     assert r("hook.rc") == "1" and "store_readonly" in r("hook.err")  # non-blocking for the client
     assert r("same.rc") == "0"  # not a byte changed
     got = json.loads(r("read.json"))["messages"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import claude_env, sid, tree_bytes
-from nexus_cli.store import paths
+from helpers import claude_env, sid, tree_bytes
+from nexus_cli.core.store import paths
 
 
 def rows(home: Path) -> dict[str, sqlite3.Row]:
@@ -47,7 +47,7 @@ EXPECTED = {"SessionStart": "idle", "UserPromptSubmit": "working", "PreToolUse":
 
 
 @pytest.mark.parametrize("client,events", [("claude", CLAUDE_EVENTS), ("codex", CODEX_EVENTS)])
-def test_events_keep_the_session_current(hook, home, client, events):
+def test_events_keep_the_session_current(hook, home, fake, client, events):
     s = sid(1)
     for name, fields in events:
         r = hook(client, name, s, **fields)
@@ -66,7 +66,7 @@ def test_events_keep_the_session_current(hook, home, client, events):
     assert row["last_prompt"] == events[1][1]["prompt"]
     assert row["last_assistant"] == events[4][1]["last_assistant_message"]
     assert row["last_turn_end"] is not None
-    assert row["client_pid"] == 999999
+    assert row["client_pid"] == fake.client_of(f"{client}:{s}")
 
 
 def test_pretooluse_binds_the_tool_use_id(hook, home):
@@ -89,14 +89,14 @@ def test_names_are_unique_among_live_sessions(hook, home):
     assert rows(home)[f"claude:{sid(1)}"]["name"] == "claude@work#4"
 
 
-def test_clear_starts_a_new_conversation_linked_to_its_predecessor(hook, home):
-    env = {"CLAUDE_PID": "4242", "NEXUS_CLIENT_PID": ""}
-    hook("claude", "SessionStart", sid(1), source="startup", env=env)
-    hook("claude", "SessionStart", sid(2), source="clear", env=env)
+def test_clear_starts_a_new_conversation_linked_to_its_predecessor(hook, home, fake):
+    claude = fake.spawn("claude")
+    hook("claude", "SessionStart", sid(1), source="startup", client_pid=claude)
+    hook("claude", "SessionStart", sid(2), source="clear", client_pid=claude)
     r = rows(home)
     old, new = r[f"claude:{sid(1)}"], r[f"claude:{sid(2)}"]
     assert old["status"] == "offline" and old["successor"] == new["id"]
-    assert new["predecessor"] == old["id"] and new["client_pid"] == 4242
+    assert new["predecessor"] == old["id"] and new["client_pid"] == claude
 
 
 def test_resume_keeps_the_session(hook, home):
@@ -138,7 +138,7 @@ def test_malformed_stdin_is_non_blocking_with_one_line_and_no_write(hook, home, 
 
 def test_bad_hook_arguments(hook, home):
     for args in ([], ["gemini"], ["claude", "--bogus"]):
-        from nexus_cli import hookrun
+        from nexus_cli.hook import entry as hookrun
 
         assert hookrun.main(args) == 1
     assert not home.exists()

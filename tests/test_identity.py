@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
-from conftest import claude_env, codex_env, sid
-from nexus_cli import identity
+from helpers import claude_env, codex_env, sid
+from standin import StandIn
+from nexus_cli.core import identity
 
 
 def test_handles_and_names():
-    assert identity.handle_for("claude:8f3a1c2b-7d4e-4a1b-9c3d-2e5f6a7b8c9d") == "s-8f3a1c2b7d4e"
-    assert identity.handle_for("codex:zz").startswith("s-") and len(identity.handle_for("codex:zz")) == 14
-    assert identity.handle_for("user:alice") == "u-alice"
+    assert identity.handle_base("claude:8f3a1c2b-7d4e-4a1b-9c3d-2e5f6a7b8c9d") == "s-8f3a1c2b7d4e"
+    assert identity.handle_base("user:alice") == "u-alice"
     assert identity.base_name("claude:x", "/home/a/my project") == "claude@my-project"
 
 
@@ -51,24 +50,25 @@ def test_a_session_may_not_act_as_another(nx, hook, chdir_work):
     assert r.code == 0 and r.json["to"]["id"] == f"claude:{sid(1)}"
 
 
-def test_process_ancestry_identifies_a_hookless_shell(hook, home, chdir_work):
+def test_process_ancestry_identifies_a_hookless_shell(hook, home, chdir_work, fake, tmp_path):
     """A command run by the agent's shell tool, with the client's variables scrubbed, is still
     recognised as that session through its registered client pid."""
-    hook("codex", "SessionStart", sid(3), source="startup", env={"NEXUS_CLIENT_PID": str(os.getpid())})
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX", "CLAUDE"))}
-    out = subprocess.run([sys.executable, "-m", "nexus_cli", "whoami", "--json"], env=env,
-                         capture_output=True, text=True, check=True).stdout
-    who = json.loads(out)
-    assert (who["id"], who["source"]) == (f"codex:{sid(3)}", "ancestry")
-    forged = subprocess.run(
-        [sys.executable, "-m", "nexus_cli", "send", "--as", "user:someone", "x", "y"],
-        env=env, capture_output=True, text=True)
-    assert forged.returncode == 5 and "impersonation_refused" in forged.stderr
+    with StandIn("codex", str(tmp_path)) as codex:
+        fake.procs[codex.pid] = fake.real.get(codex.pid)
+        hook("codex", "SessionStart", sid(3), source="startup", client_pid=codex.pid)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX", "CLAUDE"))}
+        env["PYTHONPATH"] = os.pathsep.join(sys.path)
+        got = codex.run([sys.executable, "-m", "nexus_cli", "whoami", "--json"], env=env)
+        who = json.loads(got["out"])
+        assert (who["id"], who["source"]) == (f"codex:{sid(3)}", "ancestry")
+        forged = codex.run([sys.executable, "-m", "nexus_cli", "send", "--as", "user:someone",
+                            "x", "y"], env=env)
+        assert forged["code"] == 5 and "impersonation_refused" in forged["err"]
 
 
-def test_successor_inherits_the_callers_identity(nx, hook, chdir_work):
-    env = {"CLAUDE_PID": "4242", "NEXUS_CLIENT_PID": ""}
-    hook("claude", "SessionStart", sid(1), source="startup", env=env)
-    hook("claude", "SessionStart", sid(2), source="clear", env=env)
+def test_successor_inherits_the_callers_identity(nx, hook, chdir_work, fake):
+    claude = fake.spawn("claude")
+    hook("claude", "SessionStart", sid(1), source="startup", client_pid=claude)
+    hook("claude", "SessionStart", sid(2), source="clear", client_pid=claude)
     # a process still carrying the old id (the MCP server's stale environment) is the new one
     assert nx("whoami", "--json", env=claude_env(sid(1))).json["id"] == f"claude:{sid(2)}"

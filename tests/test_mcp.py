@@ -15,7 +15,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError as McpError
 
-from conftest import sid, tree_bytes
+from helpers import sid, tree_bytes
 
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
@@ -46,7 +46,7 @@ def pair(hook):
 
 
 def test_tools_list_is_the_registry(home):
-    from nexus_cli.registry import load
+    from nexus_cli.catalog import load
 
     async def go():
         async with session(home, args=("--tools", "all")) as s:
@@ -105,9 +105,9 @@ def test_every_tool_called_with_validated_structured_content(home, pair):
 
 @pytest.mark.parametrize("args,needle", [
     ({"target": "codex", "text": 5}, "send.text"),
-    ({"target": "codex"}, "required argument is missing"),
+    ({"target": "codex"}, "send.text (is required"),
     ({"target": "codex", "text": "x" * 32_001}, "at most 32000"),
-    ({"target": "codex", "text": "hi", "bogus": True}, "send.bogus (unknown argument"),
+    ({"target": "codex", "text": "hi", "bogus": True}, "send.bogus (is not an argument"),
     ({"target": ["codex"], "text": "hi"}, "send.target"),
 ])
 def test_bad_arguments_are_tool_errors_and_nothing_is_written(home, pair, args, needle):
@@ -143,7 +143,7 @@ def test_a_call_cannot_act_as_another_session(home, pair):
     hook_b = {"claudecode/toolUseId": "toolu_B1"}
     import sqlite3
 
-    from nexus_cli.store import paths
+    from nexus_cli.core.store import paths
 
     conn = sqlite3.connect(paths.db_path(str(home)))
     conn.execute("INSERT INTO tool_uses VALUES ('toolu_B1', ?, strftime('%s','now'))", (B_ID,))
@@ -256,10 +256,11 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
     import threading
     import time
 
-    from nexus_cli import caller as caller_mod
-    from nexus_cli.context import Ctx
-    from nexus_cli.registry import TOOLS, invoke, load
-    from nexus_cli.store.db import Store
+    from nexus_cli.core import caller as caller_mod
+    from nexus_cli.core.context import Ctx
+    from nexus_cli.catalog import load
+    from nexus_cli.core.registry import TOOLS, invoke
+    from nexus_cli.core.store.db import Store
 
     load()
 

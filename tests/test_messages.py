@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import claude_env, codex_env, sid, tree_bytes
+from helpers import claude_env, codex_env, sid, tree_bytes
 
 A, B = claude_env(sid(1)), codex_env(sid(2))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
@@ -121,24 +121,24 @@ def test_text_from_stdin(nx, pair):
 
 
 BAD = [
-    (("send", "codex", ""), "send.text"),
-    (("send", "codex", "x" * 32_001), "send.text"),
-    (("send", "", "hi"), "send.target"),
-    (("send", "codex", "hi", "--request-id", ""), "send.request_id"),
-    (("send", "codex", "hi", "--request-id", "r" * 201), "send.request_id"),
-    (("send", "t" * 301, "hi"), "send.target"),
-    (("read", "--count", "0"), "read.count"),
-    (("read", "--count", "51"), "read.count"),
-    (("read", "--count", "many"), "read.count"),
-    (("reply", "", "x"), "reply.message_id"),
-    (("reply", "m-1", ""), "reply.text"),
-    (("message", "status", ""), "message_status.message_id"),
-    (("peers", "--limit", "0"), "peers.limit"),
-    (("peers", "--limit", "101"), "peers.limit"),
-    (("peers", "--offset", "-1"), "peers.offset"),
-    (("profile", "--name", "has space"), "profile.name"),
-    (("profile", "--name", "x" * 49), "profile.name"),
-    (("profile", "--note", "n" * 201), "profile.note"),
+    (("send", "codex", ""), "TEXT"),
+    (("send", "codex", "x" * 32_001), "TEXT"),
+    (("send", "", "hi"), "TARGET"),
+    (("send", "codex", "hi", "--request-id", ""), "--request-id"),
+    (("send", "codex", "hi", "--request-id", "r" * 201), "--request-id"),
+    (("send", "t" * 301, "hi"), "TARGET"),
+    (("read", "--count", "0"), "--count"),
+    (("read", "--count", "51"), "--count"),
+    (("read", "--count", "many"), "--count"),
+    (("reply", "", "x"), "MESSAGE_ID"),
+    (("reply", "m-1", ""), "TEXT"),
+    (("message", "status", ""), "MESSAGE_ID"),
+    (("peers", "--limit", "0"), "--limit"),
+    (("peers", "--limit", "101"), "--limit"),
+    (("peers", "--offset", "-1"), "--offset"),
+    (("profile", "--name", "has space"), "--name"),
+    (("profile", "--name", "x" * 49), "--name"),
+    (("profile", "--note", "n" * 201), "--note"),
     (("profile",), "profile"),
 ]
 
@@ -173,10 +173,11 @@ def test_profile_name_is_unique_among_live_sessions(nx, pair):
 
 def as_b(tool: str, args: dict) -> dict:
     """Act as B from another thread (the nx helper's environment is process-wide)."""
-    from nexus_cli import caller
-    from nexus_cli.context import Ctx
-    from nexus_cli.registry import TOOLS, invoke, load
-    from nexus_cli.store.db import Store
+    from nexus_cli.core import caller
+    from nexus_cli.core.context import Ctx
+    from nexus_cli.catalog import load
+    from nexus_cli.core.registry import TOOLS, invoke
+    from nexus_cli.core.store.db import Store
 
     load()
     ctx = Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/"))
@@ -223,10 +224,11 @@ def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
     def later():
         time.sleep(0.5)
         for text in ("first for the human", "second for the human"):
-            from nexus_cli import caller
-            from nexus_cli.context import Ctx
-            from nexus_cli.registry import TOOLS, invoke, load
-            from nexus_cli.store.db import Store
+            from nexus_cli.core import caller
+            from nexus_cli.core.context import Ctx
+            from nexus_cli.catalog import load
+            from nexus_cli.core.registry import TOOLS, invoke
+            from nexus_cli.core.store.db import Store
 
             load()
             ctx = Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/"))

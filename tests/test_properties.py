@@ -12,11 +12,13 @@ from contextlib import contextmanager
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nexus_cli import caller, sessions
-from nexus_cli.context import Ctx
-from nexus_cli.errors import NexusError
-from nexus_cli.registry import TOOLS, invoke, load
-from nexus_cli.store.db import Store
+from helpers import sid
+from nexus_cli.core import caller, sessions
+from nexus_cli.core.context import Ctx
+from nexus_cli.core.errors import NexusError
+from nexus_cli.catalog import load
+from nexus_cli.core.registry import TOOLS, invoke
+from nexus_cli.core.store.db import Store
 
 load()
 PROJECT = "/p"
@@ -85,7 +87,7 @@ def ctx(store: Store, sid: str) -> Ctx:
     return Ctx(store, lambda c, now: caller.resolve(c, now, env=env, cwd=PROJECT))
 
 
-A, B, C = "claude:000000000001", "codex:000000000002", "codex:000000000003"
+A, B, C = f"claude:{sid(1)}", f"codex:{sid(2)}", f"codex:{sid(3)}"
 
 
 def pair(store: Store) -> None:

@@ -80,8 +80,6 @@ def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     assert world.reached("r2", f"from {sender_name}")
     resume(world, s_id, "s3")
     assert world.reached("s3", "reviewed: all good")
-    sent = world.nexus("read", "--json", env={"CLAUDE_CODE_SESSION_ID": "x"}, check=False)
-    assert sent.returncode == 0
 
 
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])

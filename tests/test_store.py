@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import claude_env, sid, tree_bytes
-from nexus_cli.store import migrations, paths
-from nexus_cli.store.db import Store
+from helpers import claude_env, sid, tree_bytes
+from nexus_cli.core.store import migrations, paths
+from nexus_cli.core.store.db import Store
 
 READ_ONLY = [("whoami",), ("peers",), ("message", "status", "m-123"), ("tasks", "--open"),
              ("task", "list"), ("handoff", "status")]

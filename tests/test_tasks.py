@@ -14,20 +14,21 @@ import textwrap
 
 import pytest
 
-from conftest import claude_env, codex_env, sid
-from nexus_cli import caller, tasks
-from nexus_cli.context import Ctx
-from nexus_cli.registry import TOOLS, invoke, load
-from nexus_cli.store import paths
-from nexus_cli.store.db import Store
+from helpers import claude_env, codex_env, sid
+from nexus_cli.core import caller
+from nexus_cli.tasks import ledger
+from nexus_cli.core.context import Ctx
+from nexus_cli.catalog import load
+from nexus_cli.core.registry import TOOLS, invoke
+from nexus_cli.core.store import paths
+from nexus_cli.core.store.db import Store
 
 A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
 @pytest.fixture
-def trio(hook, chdir_work, monkeypatch):
-    monkeypatch.setenv("NEXUS_CLIENT_PID", str(os.getpid()))
+def trio(hook, chdir_work):
     for n, client in ((1, "claude"), (2, "codex"), (3, "claude")):
         hook(client, "SessionStart", sid(n), source="startup")
 
@@ -92,7 +93,7 @@ def test_steer_mode_reaches_a_working_session_at_its_next_tool_call(nx, hook, tr
 
 
 def test_history_cap_evicts_finished_records_and_refuses_when_all_are_open(nx, trio, monkeypatch):
-    monkeypatch.setattr(tasks, "HISTORY_CAP", 3)
+    monkeypatch.setattr(ledger, "TASK_HISTORY", 3)
     ids = [nx("delegate", "codex", f"job {i}", "--json", env=A).json["id"] for i in range(3)]
     r = nx("delegate", "codex", "one too many", env=A)
     assert r.code == 4 and "task_history_full" in r.err
@@ -166,10 +167,11 @@ def test_concurrent_delegates_with_one_request_id_make_one_task(nx, trio, home):
 
 KILLER = textwrap.dedent("""
     import sys
-    from nexus_cli import caller
-    from nexus_cli.context import Ctx
-    from nexus_cli.registry import TOOLS, invoke, load
-    from nexus_cli.store.db import Store
+    from nexus_cli.core import caller
+    from nexus_cli.core.context import Ctx
+    from nexus_cli.catalog import load
+    from nexus_cli.core.registry import TOOLS, invoke
+    from nexus_cli.core.store.db import Store
     load()
     a = {"CLAUDE_CODE_SESSION_ID": sys.argv[1]}
     b = {"CODEX_SESSION_ID": sys.argv[2]}
@@ -218,7 +220,7 @@ def test_a_report_continues_a_listening_dispatcher(nx, hook, trio):
     import threading
     import time
 
-    from nexus_cli import hookrun
+    from nexus_cli.hook import entry as hookrun
 
     t = nx("delegate", "codex", "job", "--json", env=A).json["id"]
     nx("listen", "on", env=A)
@@ -241,16 +243,16 @@ def test_a_report_continues_a_listening_dispatcher(nx, hook, trio):
     assert out["decision"] == "block" and f"Report on task {t}" in out["reason"]
 
 
-def test_clear_hands_the_conversation_over_to_its_successor(nx, hook, trio):
-    env = {"CLAUDE_PID": "4242", "NEXUS_CLIENT_PID": ""}
-    hook("claude", "SessionStart", sid(5), source="startup", env=env)
+def test_clear_hands_the_conversation_over_to_its_successor(nx, hook, trio, fake):
+    claude = fake.spawn("claude")
+    hook("claude", "SessionStart", sid(5), source="startup", client_pid=claude)
     old_env, new_env = claude_env(sid(5)), claude_env(sid(6))
     nx("profile", "--name", "reviewer", "--note", "reviewing auth", env=old_env)
     nx("listen", "on", env=old_env)
     nx("send", "reviewer", "before the clear", env=B)
     owed = nx("delegate", "reviewer", "review auth.py", "--json", env=B).json["id"]
     mine = nx("delegate", "codex", "fix the test", "--json", env=old_env).json["id"]
-    hook("claude", "SessionStart", sid(6), source="clear", env=env)
+    hook("claude", "SessionStart", sid(6), source="clear", client_pid=claude)
     st = nx("handoff", "status", "--json", env=new_env).json
     assert st["predecessor"]["id"] == f"claude:{sid(5)}" and st["last_handoff_at"]
     peers = {p["id"]: p for p in nx("peers", "--json", env=B).json["items"]}
@@ -266,12 +268,12 @@ def test_clear_hands_the_conversation_over_to_its_successor(nx, hook, trio):
     assert nx("status", "reviewer", "--json", env=B).json["listen_mode"] is True
 
 
-def test_handoff_can_be_disabled_and_done_explicitly(nx, hook, trio):
-    env = {"CLAUDE_PID": "4343", "NEXUS_CLIENT_PID": ""}
-    hook("claude", "SessionStart", sid(7), source="startup", env=env)
+def test_handoff_can_be_disabled_and_done_explicitly(nx, hook, trio, fake):
+    claude = fake.spawn("claude")
+    hook("claude", "SessionStart", sid(7), source="startup", client_pid=claude)
     nx("handoff", "disable", env=claude_env(sid(7)))
     nx("send", f"claude:{sid(7)}", "stays with the old one", env=B)
-    hook("claude", "SessionStart", sid(8), source="clear", env=env)
+    hook("claude", "SessionStart", sid(8), source="clear", client_pid=claude)
     assert nx("read", "--json", env=claude_env(sid(8))).json["count"] == 0
     # explicit: B hands over to C
     nx("send", "codex", "for codex", env=A)
@@ -299,11 +301,11 @@ def test_self_managed_tasks_share_the_ledger(nx, trio, home):
     assert nx("task", "cancel", t["id"], env=A).code == 4
     # a TTL makes an unfinished task fail at the next maintenance
     short = nx("task", "create", "quick", "--ttl", "1", "--json", env=A).json["id"]
-    from nexus_cli import delivery
-    from nexus_cli.store.db import Store
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.maintenance import expiry
 
     with Store(str(home)).write() as conn:
-        delivery.expire_tasks(conn, time.time() + 5)
+        expiry.expire_tasks(conn, time.time() + 5)
     gone = nx("task", "get", short, "--json", env=A).json
     assert (gone["status"], gone["error"]) == ("failed", "TTL expired")
 

@@ -1,5 +1,5 @@
-"""Commands that are not registry tools: the hook entry point (documented here, dispatched in
-`__main__` before click loads) and the MCP server."""
+"""Commands that are not registry tools: the hook entry point and the MCP server (documented
+here; `__main__` dispatches them before click loads), and `watch`."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ import sys
 
 import click
 
+from .. import clients
+
 
 @click.command("hook", context_settings={"ignore_unknown_options": True})
-@click.argument("client", type=click.Choice(["claude", "codex"]))
+@click.argument("client", type=click.Choice(clients.NAMES))
 @click.option("--wait", is_flag=True, help="Idle wait: block until something arrives, then wake.")
 def hook(client: str, wait: bool) -> None:
     """Entry point for client hooks: reads the hook's JSON on stdin, keeps the session current,
     and prints the client's JSON reply. Installed by `nexus install`; not for typing by hand."""
-    from ..hookrun import main
+    from ..hook.entry import main
 
     sys.exit(main([client, *(["--wait"] if wait else [])]))
 
@@ -41,28 +43,34 @@ def mcp(groups: str) -> None:
 def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
     """Follow your inbox: print each message as it arrives (marking it read), and show as
     `listening` meanwhile, so others see you can answer right away. For people at a shell."""
-    import json as _json
+    import json
     import time
 
-    from .. import waiting
-    from ..context import Ctx, cli_resolver
-    from ..errors import NexusError
-    from ..registry import TOOLS, invoke, load
-    from ..store.db import Store
-    from . import render
+    from ..catalog import load
+    from ..core.context import Ctx, cli_resolver
+    from ..core.errors import NexusError
+    from ..core.registry import invoke
+    from ..core.store.db import Store
+    from ..delivery import waiting
+    from . import output
+    from . import upkeep as _upkeep
 
-    load()
+    read = load()["read"]
+
+    def show(result: dict) -> None:
+        out = output._stdout()
+        for message in result["messages"]:
+            if as_json:
+                out.write(json.dumps(message, ensure_ascii=False) + "\n")
+            else:
+                out.write(read.render({"messages": [message], "remaining": 0}) + "\n\n")
+        out.flush()
+
     store = Store()
     try:
         while True:
-            ctx = Ctx(store, cli_resolver(as_))
-            got = invoke(TOOLS["read"], ctx, {"count": 50})
-            for message in got["messages"]:
-                if as_json:
-                    click.echo(_json.dumps(message, ensure_ascii=False))
-                else:
-                    render.emit("read", {**got, "messages": [message], "remaining": 0}, False)
-            sys.stdout.flush()
+            ctx = Ctx(store, cli_resolver(as_), upkeep=_upkeep(), deliver=show)
+            got = invoke(read, ctx, {"count": 50})
             if got["remaining"]:
                 continue
             started = time.monotonic()
@@ -73,50 +81,10 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
             if timeout is not None and time.monotonic() - started >= timeout:
                 break
     except NexusError as exc:
-        render.emit_error(exc, as_json)
+        output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         pass
 
 
 watch.man_group = "messages"  # type: ignore[attr-defined]
-
-
-def _generator(name: str, default_dir: str, what: str):
-    @click.command(name)
-    @click.option("--check", is_flag=True, help="Fail (exit 1) when the files are out of date.")
-    @click.option("--dir", "directory", default=default_dir, show_default=True,
-                  help="Where the files live.")
-    @click.pass_context
-    def command(ctx: click.Context, check: bool, directory: str) -> None:
-        from .. import contract, manpages
-
-        root = ctx.find_root().command
-        if name == "contract":
-            changed = contract.drift(directory) if check else contract.write(directory)
-        else:
-            changed = manpages.drift(root, directory) if check else manpages.write(root, directory)
-        if check and changed:
-            click.echo(f"nexus: out of date in {directory}: {', '.join(changed)} "
-                       f"(run `nexus {name}` and commit the result)", err=True)
-            sys.exit(1)
-        click.echo(f"{directory}: " + (f"{'checked' if check else 'wrote'} "
-                                       f"{', '.join(changed) or 'nothing (up to date)'}"
-                                       if not check else "up to date"))
-
-    command.help = what
-    return command
-
-
-contract_cmd = _generator(
-    "contract", "contract",
-    "Write contract/ (tools.json, errors.json, hook.json) from the registry, the error table "
-    "and the hook specification; with --check, fail when they drift.")
-man_cmd = _generator(
-    "man", "man", "Write the man pages (nexus(1) and one per command group) from the CLI; with "
-    "--check, fail when they drift.")
-
-
-def attach(root: click.Group) -> None:
-    for command in (hook, mcp, watch, contract_cmd, man_cmd):
-        root.add_command(command)

@@ -12,8 +12,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import NexusError
-from ..store import paths
+from ..core.errors import NexusError
+from ..core.store import paths
 
 
 def config_error(path: str, reason: str, action: str) -> NexusError:

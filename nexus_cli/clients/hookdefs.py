@@ -10,21 +10,14 @@ import re
 import shlex
 import sys
 
-import nexus_cli
+from ..core import data
 
 # a handler nexus installed: `<anything>/nexus hook <client>` (optionally with NEXUS_HOME=...)
 OURS = re.compile(r"(^|[\s/])nexus hook (claude|codex)\b")
 
 
-def _folder() -> str:
-    packaged = os.path.join(os.path.dirname(nexus_cli.__file__), "hookdefs")
-    if os.path.isdir(packaged):
-        return packaged
-    return os.path.join(os.path.dirname(os.path.dirname(nexus_cli.__file__)), "hooks")
-
-
 def definition(client: str) -> dict:
-    with open(os.path.join(_folder(), f"{client}.json"), encoding="utf-8") as fh:
+    with open(data.path("hooks", f"{client}.json"), encoding="utf-8") as fh:
         return json.load(fh)
 
 
@@ -36,7 +29,7 @@ def nexus_command() -> str:
     found = os.path.abspath(sys.argv[0]) if os.path.basename(sys.argv[0]) == "nexus" else None
     if found and os.access(found, os.X_OK):
         return found
-    from ..errors import NexusError
+    from ..core.errors import NexusError
 
     raise NexusError("config_unwritable", script, "the nexus console script was not found",
                      "install nexus with pip into a virtual environment and run its `nexus`")

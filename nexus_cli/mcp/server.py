@@ -16,7 +16,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from .. import __version__, identity
+from .. import __version__
+from ..core.proctable import table
 
 PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_GROUPS = ("sessions", "messages", "tasks")
@@ -49,7 +50,7 @@ class Server:
         self._tools: dict[str, Any] = {}
         self._listing: list[dict] = []
         self._load_error: BaseException | None = None
-        self._ancestors = identity.ancestors()
+        self._ancestors = [p.pid for p in table().ancestors()]
 
     # -- output ---------------------------------------------------------------------------------
 

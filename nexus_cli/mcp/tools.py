@@ -1,5 +1,5 @@
-"""The registry as MCP sees it: the served tools, their `tools/list` entries, and one call.
-Imported in the background after `initialize` (it pulls in pydantic)."""
+"""The registry as MCP sees it: the served tools, their `tools/list` entries (from the compiled
+schemas in contract/tools.json), and one call. Stdlib only."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .. import caller
-from ..context import Ctx
-from ..errors import NexusError
-from ..registry import Tool, invoke, load
-from ..store.db import Store
+from ..catalog import load
+from ..core import caller
+from ..core.context import Ctx
+from ..core.errors import NexusError
+from ..core.registry import Tool, invoke, spec
+from ..core.store.db import Store
+
 
 
 def groups() -> list[str]:
@@ -31,23 +33,13 @@ def served(wanted: Iterable[str]) -> dict[str, Tool]:
     return {t.name: t for t in load().values() if t.mcp and t.group in wanted}
 
 
-def schema(model: Any) -> dict:
-    return model.model_json_schema(by_alias=True, mode="serialization")
-
-
-def input_schema(tool: Tool) -> dict:
-    return tool.args.model_json_schema(by_alias=True, mode="validation")
+LISTED = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 
 
 def entry(tool: Tool) -> dict:
-    return {
-        "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
-        "inputSchema": input_schema(tool),
-        "outputSchema": schema(tool.result),
-        "annotations": tool.annotations,
-    }
+    """The tool's `tools/list` entry: its contract entry, without the CLI-only fields."""
+    found = spec(tool)
+    return {k: found[k] for k in LISTED}
 
 
 def listing(tools: Iterable[Tool]) -> list[dict]:

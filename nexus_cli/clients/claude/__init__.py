@@ -1,0 +1,1 @@
+"""Claude Code: `runtime` (hooks, identity, waking) and `config` (install, doctor)."""

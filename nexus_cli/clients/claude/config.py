@@ -1,0 +1,93 @@
+"""Claude Code: where its settings live and nexus's edits to them."""
+
+from __future__ import annotations
+
+import os
+
+from .. import hookdefs
+from ..configfile import Change, finish, load_json, plan
+
+ALLOW = "mcp__nexus"  # lets the agent call every nexus tool without a permission prompt
+
+
+def config_dir() -> str:
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+
+
+def settings_path(scope: str, project: str) -> str:
+    if scope == "project":
+        return os.path.join(project, ".claude", "settings.json")
+    return os.path.join(config_dir(), "settings.json")
+
+
+def mcp_path(scope: str, project: str) -> str:
+    if scope == "project":
+        return os.path.join(project, ".mcp.json")
+    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
+    return os.path.join(explicit, ".claude.json") if explicit else os.path.expanduser("~/.claude.json")
+
+
+def server_entry(command: str, home: str | None) -> dict:
+    """The shape `claude mcp add-json` writes."""
+    return {"type": "stdio", "command": command, "args": ["mcp"], "env": {"NEXUS_HOME": home} if home else {}}
+
+
+def with_allow(config: dict, install: bool) -> dict:
+    out = dict(config)
+    perms = out.get("permissions")
+    if not isinstance(perms, dict):
+        if not install:
+            return out
+        perms = {}
+    allow = perms.get("allow") if isinstance(perms.get("allow"), list) else []
+    allow = [r for r in allow if r != ALLOW] + ([ALLOW] if install else [])
+    perms = {**perms, "allow": allow}
+    if not allow:
+        del perms["allow"]
+    if perms:
+        out["permissions"] = perms
+    else:
+        out.pop("permissions", None)
+    return out
+
+
+def edit_settings(path: str, text: str | None, install: bool, prefix: str) -> str | None:
+    old = load_json(path, text)
+    return finish(text, old, with_allow(hookdefs.edited(old, "claude", install, prefix), install))
+
+
+def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str | None) -> str | None:
+    old = load_json(path, text)
+    new = dict(old)
+    servers = dict(old.get("mcpServers") or {}) if isinstance(old.get("mcpServers"), dict) else {}
+    if install:
+        servers["nexus"] = server_entry(command, home)
+    else:
+        servers.pop("nexus", None)
+    if servers:
+        new["mcpServers"] = servers
+    else:
+        new.pop("mcpServers", None)
+    return finish(text, old, new)
+
+
+def changes(scope: str, project: str, install: bool, home: str | None) -> list[Change]:
+    command = hookdefs.nexus_command()
+    prefix = hookdefs.command_prefix(home)
+    settings = settings_path(scope, project)
+    mcp = mcp_path(scope, project)
+    return [plan(settings, lambda t: edit_settings(settings, t, install, prefix)),
+            plan(mcp, lambda t: edit_mcp(mcp, t, install, command, home))]
+
+
+def inspect(scope: str, project: str) -> dict:
+    """What nexus finds of itself in Claude Code's config (for doctor)."""
+    from ..configfile import read_text
+
+    settings = settings_path(scope, project)
+    mcp = mcp_path(scope, project)
+    conf = load_json(settings, read_text(settings))
+    servers = load_json(mcp, read_text(mcp)).get("mcpServers") or {}
+    return {"hooks_file": settings, "hooks": hookdefs.installed(conf), "mcp_file": mcp,
+            "mcp": servers.get("nexus") if isinstance(servers, dict) else None,
+            "allowed": ALLOW in ((conf.get("permissions") or {}).get("allow") or [])}

@@ -1,0 +1,46 @@
+"""What nexus knows about a running Claude Code (2.1.332, see contract/hook.json). Stdlib only.
+
+- Session ids are lowercase UUIDs, the same in hook events, `CLAUDE_CODE_SESSION_ID` (set for
+  hooks, the Bash tool and MCP servers; an MCP server's copy goes stale after /clear) and the
+  transcript's file name.
+- MCP calls carry `_meta["claudecode/toolUseId"]`, the `tool_use_id` its PreToolUse hook saw.
+- The client process is `claude` (the native binary; `claude.exe` when started by its real
+  name). Hooks run through `/bin/sh -c` with `CLAUDE_PID` set to it.
+- An idle session wakes when an `asyncRewake` Stop hook exits 2 (its stderr becomes the prompt);
+  unattended `claude -p` runs (`CLAUDE_CODE_SESSION_ATTENDED=0`) wait for such hooks, so the
+  idle wait must return at once there."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from ...core.proctable import Proc
+
+NAME = "claude"
+ID_RE = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+ENV_SESSION = ("CLAUDE_CODE_SESSION_ID",)
+ENV_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
+META_BINDING = "claudecode/toolUseId"
+WAKE = "rewake"  # exit 2 from the asyncRewake Stop hook
+
+
+def is_client(proc: Proc) -> bool:
+    return proc.name in ("claude", "claude.exe") or proc.name.startswith("claude-")
+
+
+def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
+    """The Claude Code process that ran this hook: the nearest `claude` above it (CLAUDE_PID says
+    the same; it counts only when it names an ancestor that is a Claude Code process)."""
+    for proc in chain:
+        if is_client(proc):
+            return proc
+    return None
+
+
+def meta_session(meta: Mapping[str, object]) -> str | None:
+    return None  # Claude Code names its conversation only through the tool-use binding
+
+
+def unattended(env: Mapping[str, str]) -> bool:
+    return env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0"

@@ -1,0 +1,1 @@
+"""Codex: `runtime` (hooks, identity, waking) and `config` (install, doctor)."""

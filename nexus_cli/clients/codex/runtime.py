@@ -1,0 +1,78 @@
+"""What nexus knows about a running Codex (0.171.0, see contract/hook.json). Stdlib only.
+
+- Session (thread) ids are lowercase UUIDs (v7: the first 12 hex digits are a timestamp, so two
+  threads started in one millisecond share them; handles are extended on collision).
+- Hooks get only `CODEX_HOME`; the session id comes from stdin. The shell tool gets
+  `CODEX_SESSION_ID` and `CODEX_THREAD_ID` (both the thread id), plus `CODEX_CI`.
+- MCP calls carry `_meta.sessionId`, `threadId` and `x-codex-turn-metadata.session_id`.
+- The client process is the native `codex` binary (below a `node codex.js` launcher); it runs
+  hooks and the shell tool directly.
+- An idle thread wakes through `codex queue --thread <id> --message <text>`, picked up by the
+  running app at its next poll."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+
+from ...core.proctable import Proc, table
+
+NAME = "codex"
+ID_RE = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+ENV_SESSION = ("CODEX_SESSION_ID", "CODEX_THREAD_ID")
+ENV_MARKERS = ("CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_CI")
+META_BINDING = None
+WAKE = "queue"  # `codex queue`
+
+
+def is_client(proc: Proc) -> bool:
+    return proc.name == "codex" or proc.name.startswith("codex-")
+
+
+def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
+    for proc in chain:
+        if is_client(proc):
+            return proc
+    return None
+
+
+def meta_session(meta: Mapping[str, object]) -> str | None:
+    turn = meta.get("x-codex-turn-metadata")
+    for value in (meta.get("sessionId"), meta.get("threadId"),
+                  turn.get("session_id") if isinstance(turn, Mapping) else None):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def unattended(env: Mapping[str, str]) -> bool:
+    return False
+
+
+def binary(client_pid: int | None) -> str:
+    """`codex` from PATH, else the very binary of the running client (hooks may not see PATH)."""
+    found = shutil.which("codex")
+    if found:
+        return found
+    exe = table().exe(client_pid) if client_pid else None
+    return exe or "codex"
+
+
+def queue(client_pid: int | None, thread: str, text: str, env: Mapping[str, str]) -> str | None:
+    """Queue `text` as the thread's next turn; the reason when that cannot be done."""
+    if client_pid and not table().alive(client_pid):
+        return "no running Codex client for this thread (its process has exited)"
+    command = shlex.split(env.get("NEXUS_CODEX_COMMAND") or "") or [binary(client_pid)]
+    try:
+        done = subprocess.run([*command, "queue", "--thread", thread, "--message", text],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`{os.path.basename(command[0])} queue` could not run: {exc}"
+    if done.returncode:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"`{os.path.basename(command[0])} queue` refused (exit {done.returncode}): {tail[0]}"
+    return None

@@ -1,0 +1,98 @@
+"""What a domain function receives besides its arguments: the store, the clock, the caller, and
+the face's hooks for what must happen inside the transaction.
+
+Each face (CLI, MCP) builds a `Ctx` with its own way of finding the caller; the domain only
+asks `ctx.me(conn)`. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from . import sessions
+from .sessions import Caller
+from .store.db import Store
+from .timefmt import stamp
+
+Resolver = Callable[[sqlite3.Connection, float], Caller]
+Upkeep = Callable[[sqlite3.Connection, float], list[str]]
+
+
+class Ctx:
+    def __init__(self, store: Store, resolver: Resolver, now: float | None = None,
+                 face: str = "cli", upkeep: Upkeep | None = None,
+                 deliver: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.store = store
+        self.face = face  # cli | mcp: some tools bound their waits by the face's time limits
+        self.resolver = resolver
+        self.now = time.time() if now is None else now
+        self._caller: Caller | None = None
+        self.cancelled: threading.Event = threading.Event()  # set when the caller gave up
+        self._wake: set[str] = set()  # sessions to poke once the write has committed
+        self.upkeep = upkeep  # lazy maintenance, run inside the first write when due
+        self.deliver = deliver  # writes a consuming tool's result out before its COMMIT
+        self.delivered = False
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        with self.store.write() as conn:
+            if self.upkeep is not None:
+                for sid in self.upkeep(conn, self.now):
+                    self.wake_later(sid)
+                self.upkeep = None
+            yield conn
+        self.after_commit()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        with self.store.read() as conn:
+            yield conn
+
+    def me(self, conn: sqlite3.Connection, register: bool = False) -> Caller:
+        """The caller; with `register` (inside a write), its session row is created or revived
+        and its presence refreshed."""
+        if self._caller is None:
+            self._caller = self.resolver(conn, self.now)
+        if register:
+            sessions.ensure(conn, self._caller.id, self._caller.cwd, self.now)
+        return self._caller
+
+    @property
+    def me_id(self) -> str:
+        """The caller's id once resolved (after a first call that used the store)."""
+        assert self._caller is not None, "resolve the caller first"
+        return self._caller.id
+
+    def hand_over(self, result: dict[str, Any]) -> dict[str, Any]:
+        """For a tool that consumes (marks messages read): the face writes the result out now,
+        inside the transaction. If it cannot, the exception rolls the transaction back, so nothing
+        is marked read that nobody received."""
+        if self.deliver is not None:
+            self.deliver(stamp(result))  # type: ignore[arg-type]
+            self.delivered = True
+        return result
+
+    def wake_later(self, session_id: str) -> None:
+        """Poke this session's waiters, but only after COMMIT."""
+        self._wake.add(session_id)
+
+    def after_commit(self) -> None:
+        if self._wake:
+            from .store import wake
+
+            wake.poke(self.store.root, self._wake)
+            self._wake = set()
+
+
+def cli_resolver(explicit: str | None) -> Resolver:
+    from . import caller
+
+    def resolve(conn: sqlite3.Connection, now: float) -> Caller:
+        return caller.resolve(conn, now, explicit=explicit, env=os.environ)
+
+    return resolve

@@ -1,0 +1,97 @@
+"""One error hierarchy with stable codes, one message shape, one table of exit codes.
+
+Every failure nexus reports, on the CLI, over MCP or from a hook, is a `NexusError` whose text is
+`<code>: <key> (<reason>; <next action>)`. Stdlib only: the hook hot path imports this module.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    """Process exit codes, documented in README and contract/errors.json."""
+
+    OK = 0
+    FAILURE = 1  # a check failed (doctor), or a hook could not do its job (non-blocking for clients)
+    USAGE = 2  # bad arguments or input: nothing was written
+    NOT_FOUND = 3  # the target, message or task does not exist (or is not yours to see)
+    CONFLICT = 4  # the request contradicts stored state (idempotency key reuse, name taken, ...)
+    FORBIDDEN = 5  # the caller may not do this (acting as another session, ...)
+    STORE = 6  # the store cannot be used as it is (corrupt, foreign, newer, insecure, read-only)
+    TIMEOUT = 7  # a wait ended without an answer; the request stays pending
+    CONFIG = 8  # a client's config file cannot be used as it is (does not parse, unwritable)
+    INTERNAL = 70  # a bug in nexus: please report it
+    OUTPUT = 74  # the result could not be written out (stdout closed or full); nothing consumed
+
+
+# code -> (exit code, what it means). The single source for contract/errors.json.
+CODES: dict[str, tuple[Exit, str]] = {
+    "invalid_argument": (Exit.USAGE, "An argument is missing, of the wrong type or out of range."),
+    "invalid_input": (Exit.USAGE, "Input read from stdin or a file is not what was expected."),
+    "usage_error": (Exit.USAGE, "The command line could not be parsed."),
+    "unknown_tool": (Exit.USAGE, "No tool of that name exists (or it is not served here)."),
+    "target_not_found": (Exit.NOT_FOUND, "No session in scope matches the target."),
+    "target_ambiguous": (Exit.CONFLICT, "Several sessions match the target; the error lists them."),
+    "target_is_self": (Exit.USAGE, "The target resolves to the caller itself."),
+    "message_not_found": (Exit.NOT_FOUND, "No message with that id was sent to the caller."),
+    "task_not_found": (Exit.NOT_FOUND, "No task with that id involves the caller."),
+    "not_assignee": (Exit.FORBIDDEN, "Only the session a task was assigned to may report it."),
+    "task_already_reported": (Exit.CONFLICT, "The task already has a different final report."),
+    "task_history_full": (Exit.CONFLICT, "Every task record is unfinished; none can be evicted."),
+    "request_id_conflict": (Exit.CONFLICT, "The request id was already used for other content."),
+    "name_taken": (Exit.CONFLICT, "Another live session already uses that name."),
+    "caller_unknown": (Exit.FORBIDDEN, "The caller could not be identified for a tool that needs one."),
+    "impersonation_refused": (Exit.FORBIDDEN, "A session tried to act as another session."),
+    "store_unreadable": (Exit.STORE, "The store file exists but cannot be read as a nexus store."),
+    "store_newer": (Exit.STORE, "The store was written by a newer nexus with a newer schema."),
+    "store_outdated": (Exit.STORE, "The store predates this nexus; a write command migrates it."),
+    "store_insecure": (Exit.STORE, "The store directory or file is accessible to other users."),
+    "store_readonly": (Exit.STORE, "The store cannot be written (read-only file system or file)."),
+    "store_full": (Exit.STORE, "The disk holding the store is full."),
+    "store_io": (Exit.STORE, "A disk I/O error while using the store; nothing was committed."),
+    "store_busy": (Exit.STORE, "The store stayed locked by another process past the busy timeout."),
+    "config_invalid": (Exit.CONFIG, "A client's config file does not parse; it was not touched."),
+    "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),
+    "config_changed": (Exit.CONFIG, "A config file changed while nexus was editing it."),
+    "config_conflict": (Exit.CONFIG, "The config defines nexus in a form nexus cannot edit safely."),
+    "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
+    "output_failed": (Exit.OUTPUT, "The result could not be written; nothing was consumed."),
+    "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),
+}
+
+
+class NexusError(Exception):
+    """A failure with a stable code, the thing it concerns, why, and what to do next."""
+
+    def __init__(self, code: str, key: str, reason: str, action: str, **details: object) -> None:
+        if code not in CODES:
+            raise ValueError(f"undeclared error code {code!r}")
+        self.code, self.key, self.reason, self.action = code, key, reason, action
+        self.details = details
+        super().__init__(self.message)
+
+    @property
+    def exit_code(self) -> Exit:
+        return CODES[self.code][0]
+
+    @property
+    def message(self) -> str:
+        return f"{self.code}: {self.key} ({self.reason}; {self.action})"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "code": self.code,
+            "key": self.key,
+            "reason": self.reason,
+            "action": self.action,
+            "message": self.message,
+            "exit_code": int(self.exit_code),
+        }
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+def invalid(key: str, reason: str, action: str = "fix the argument and retry") -> NexusError:
+    return NexusError("invalid_argument", key, reason, action)

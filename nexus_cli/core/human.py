@@ -1,0 +1,48 @@
+"""Output for people, as data the CLI face prints: plain text, or a `Table` (rendered by rich on
+a terminal, as aligned plain columns otherwise). Feature renderers build these; every string
+that came from a peer passes through `core.text` first. Stdlib only."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .text import one_line, visible
+from .timefmt import human_duration
+
+
+class Table:
+    """Rows for people: headers, rows of cells, and which columns may be shortened."""
+
+    def __init__(self, headers: list[str], rows: list[list[str]], wide: tuple[str, ...] = ()) -> None:
+        self.headers = headers
+        self.rows = [[visible(str(c), keep_lines=False) for c in r] for r in rows]
+        self.wide = wide  # columns that give up room first (paths, notes, task text)
+
+    def plain(self) -> str:
+        widths = [max(len(r[i]) for r in [self.headers, *self.rows])
+                  for i in range(len(self.headers))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                         for r in [self.headers, *self.rows])
+
+
+Part = str | Table
+
+
+def ago(epoch: float | None) -> str:
+    return "-" if epoch is None else human_duration(time.time() - epoch) + " ago"
+
+
+def who(ref: dict[str, Any]) -> str:
+    return f"{one_line(ref['name'])} ({ref['handle']})"
+
+
+def page_footer(r: dict[str, Any]) -> str:
+    return f"{r['count']} of {r['total']}" + (f"; next page: {r['next']}" if r["truncated"] else "")
+
+
+def fields(pairs: list[tuple[str, object]]) -> str:
+    """Aligned `label  value` lines, skipping empty values."""
+    shown = [(k, v) for k, v in pairs if v not in (None, "")]
+    width = max((len(k) for k, _ in shown), default=0)
+    return "\n".join(f"{k.ljust(width)}  {visible(str(v), keep_lines=False)}" for k, v in shown)

@@ -1,0 +1,104 @@
+"""The shapes every feature's models share. Models are the source of the schemas in
+contract/tools.json (compiled by `python -m nexus_cli.gen`); a running tool never imports them:
+arguments are checked against the compiled schemas by `core.validate`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from .settings import METADATA_BYTES, METADATA_DEPTH, TEXT_MAX, TASK_MAX  # noqa: F401
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+class Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def Stamp(description: str) -> object:
+    return Field(None, description=f"{description} (ISO 8601 with offset)")
+
+
+def Epoch(description: str) -> object:
+    return Field(None, description=f"{description} (seconds since the epoch)")
+
+
+Status = Literal["working", "idle", "listening", "offline"]
+
+
+class PeerRef(Result):
+    id: str = Field(description="Session id: claude:<id>, codex:<id> or user:<login>.")
+    handle: str = Field(description="Stable short form: s- plus 12 hex digits (u- for users).")
+    name: str = Field(description="Display name, unique among live sessions.")
+
+
+class Profile(PeerRef):
+    client: str = Field(description="claude, codex or user.")
+    cwd: str
+    project: str = Field(description="Project root (git top level, else cwd): the default scope.")
+    note: str
+    status: Status
+    last_active_at: str | None = Stamp("Last activity")
+    last_active_at_epoch: float | None = Epoch("Last activity")
+    self: bool = Field(description="True for the calling session.")
+
+
+class Page(Result):
+    total: int = Field(description="Matches before the limit was applied.")
+    count: int = Field(description="Items in this page.")
+    offset: int
+    limit: int
+    truncated: bool = Field(description="True when more items follow.")
+    next: str | None = Field(None, description="How to get the next page, when truncated.")
+
+
+Target = Field(min_length=1, max_length=300,
+               description="Exact session id, exact handle, exact name, or an unambiguous name "
+               "substring.")
+
+
+AllWorkspaces = Field(False, description="Look beyond the caller's project root.")
+
+
+RequestId = Field(None, min_length=1, max_length=200,
+                  description="Idempotency key: a retry with the same key and content returns "
+                  "the original with duplicate=true.")
+
+
+MessageId = Field(min_length=1, max_length=64, description="A message id (m-...).")
+
+
+class NoArgs(Args):
+    pass
+
+
+def _json_object(value: object) -> object:
+    """The CLI passes metadata as JSON text; MCP passes an object."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+    return value
+
+
+def _bounded(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    from .validate import Problem, check
+
+    try:
+        check(JSON_BOUNDS, value)
+    except Problem as exc:
+        raise ValueError(exc.reason) from None
+    return value
+
+
+JSON_BOUNDS = {"type": "object", "x-json": True, "x-max-depth": METADATA_DEPTH,
+               "x-max-bytes": METADATA_BYTES}
+# a JSON object kept with a record: text on the CLI, an object over MCP; bounded in depth and size
+JsonObject = Annotated[dict[str, Any] | None, BeforeValidator(_json_object),
+                       AfterValidator(_bounded), Field(json_schema_extra=JSON_BOUNDS)]

@@ -1,0 +1,156 @@
+"""The process table: parent, name, start time and liveness of a pid, and the ancestry of this
+process. Identity rests on it (which client process a command runs under), so it has one
+interface and two backends:
+
+- `proc`: Linux `/proc`, a few small reads per pid (the hooks' fast path);
+- `ps`: one `ps -A` snapshot, for systems without `/proc` (macOS, BSD). `NEXUS_PROCESS_TABLE=ps`
+  forces it on Linux too, so the suite runs every identity test through both.
+
+Stdlib only (the hook hot path uses it)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import NamedTuple
+
+
+class Proc(NamedTuple):
+    pid: int
+    ppid: int
+    name: str  # the executable's base name (as `comm`, up to 15 characters on Linux)
+    start: str  # an opaque start-time token: with the pid it names one process, never a reused pid
+
+
+class ProcTable:
+    backend = "none"
+
+    def get(self, pid: int) -> Proc | None:
+        raise NotImplementedError
+
+    def exe(self, pid: int) -> str | None:
+        return None
+
+    def alive(self, pid: int | None, start: str | None = None) -> bool:
+        """Whether `pid` runs, and is the process that had `start` (when given)."""
+        if not pid or pid < 0:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        except OverflowError:
+            return False
+        if start is None:
+            return True
+        proc = self.get(pid)
+        return proc is not None and proc.start == start
+
+    def ancestors(self, pid: int | None = None, limit: int = 64) -> list[Proc]:
+        """The processes above `pid` (default: this one), nearest first, ending before pid 1."""
+        chain: list[Proc] = []
+        current = self.get(os.getpid() if pid is None else pid)
+        seen = set()
+        while current is not None and len(chain) < limit:
+            if current.ppid <= 1 or current.ppid in seen:
+                break
+            seen.add(current.ppid)
+            parent = self.get(current.ppid)
+            if parent is None:
+                break
+            chain.append(parent)
+            current = parent
+        return chain
+
+
+class ProcFS(ProcTable):
+    """Linux: /proc/<pid>/stat holds the parent, the name and the start time in one read."""
+
+    backend = "proc"
+
+    def get(self, pid: int) -> Proc | None:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                data = fh.read()
+        except (OSError, ValueError):
+            return None
+        # the name may hold spaces and parentheses: it ends at the last ')'
+        end = data.rindex(b")")
+        name = data[data.index(b"(") + 1 : end].decode("utf-8", "replace")
+        fields = data[end + 2 :].split()
+        try:
+            return Proc(pid, int(fields[1]), name, fields[19].decode())
+        except (IndexError, ValueError):
+            return None
+
+    def exe(self, pid: int) -> str | None:
+        try:
+            return os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            return None
+
+
+class PsTable(ProcTable):
+    """Any POSIX system: one `ps -A` snapshot, taken at the first question. `lstart` is the start
+    time to the second, which with the pid names one process."""
+
+    backend = "ps"
+
+    def __init__(self) -> None:
+        self._rows: dict[int, Proc] | None = None
+        self._paths: dict[int, str] = {}
+
+    def _snapshot(self) -> dict[int, Proc]:
+        if self._rows is None:
+            self._rows = {}
+            try:
+                out = subprocess.run(
+                    ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "lstart=", "-o", "comm="],
+                    capture_output=True, text=True, timeout=10,
+                    env={**os.environ, "LC_ALL": "C"}).stdout
+            except (OSError, subprocess.SubprocessError):
+                return self._rows
+            for line in out.splitlines():
+                parts = line.split(None, 7)  # pid ppid Dow Mon DD HH:MM:SS YYYY comm
+                if len(parts) < 8 or not parts[0].isdigit() or not parts[1].isdigit():
+                    continue
+                comm = parts[7].strip()
+                pid = int(parts[0])
+                self._paths[pid] = comm
+                self._rows[pid] = Proc(pid, int(parts[1]), os.path.basename(comm)[:15],
+                                       " ".join(parts[2:7]))
+        return self._rows
+
+    def get(self, pid: int) -> Proc | None:
+        if pid == os.getpid():
+            self._rows = None  # our own row must exist: a snapshot taken earlier may predate us
+        return self._snapshot().get(pid)
+
+    def exe(self, pid: int) -> str | None:
+        self._snapshot()
+        path = self._paths.get(pid)
+        return path if path and os.path.isabs(path) else None
+
+
+def _choose() -> ProcTable:
+    wanted = os.environ.get("NEXUS_PROCESS_TABLE", "")
+    if wanted == "ps" or (wanted != "proc" and not os.path.exists("/proc/self/stat")):
+        return PsTable()
+    return ProcFS()
+
+
+_TABLE: list[ProcTable] = []
+
+
+def table() -> ProcTable:
+    if not _TABLE:
+        _TABLE.append(_choose())
+    return _TABLE[0]
+
+
+def use(replacement: ProcTable | None) -> None:
+    """Install another table (the test suite's synthetic process trees); None restores the real
+    one. Only code running in this process can call it: no variable or file switches it."""
+    _TABLE[:] = [replacement] if replacement is not None else []

@@ -1,0 +1,121 @@
+"""The one definition of every tool, and the one way any face runs it.
+
+Each feature package declares its tools in its `tools.py` with `register(Tool(...))`: name,
+group, title, the names of its argument and result models (pydantic, in the feature's
+`models.py`), the domain function and the human renderer. `python -m nexus_cli.gen` compiles the
+models into `contract/tools.json`; the CLI and the MCP server validate arguments against those
+schemas (`core.validate`), so running a tool never imports pydantic. Stdlib only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+from typing import Any
+
+from . import data, validate
+from .context import Ctx
+from .errors import NexusError
+from .timefmt import stamp
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str  # MCP name (snake_case); the CLI path is `command`
+    group: str  # sessions | messages | tasks | store | clients ...
+    title: str
+    description: str  # one or two sentences: what it does and when to use it (MCP, --help)
+    args: str  # the argument model's name in the feature's models.py
+    result: str  # the result model's name there
+    run: Callable[[Ctx, Any], dict]
+    render: Callable[[dict], Any] | None = None  # human output (plain text or core.human parts)
+    command: tuple[str, ...] = ()
+    positional: tuple[str, ...] = ()
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    mcp: bool = True  # served over MCP (install, doctor, ... are CLI only)
+    needs_caller: bool = True  # the tool acts as (or for) the caller
+    exit_false: tuple[str, int] | None = None  # (boolean result field, CLI exit code if False)
+    details: str = ""  # more for --help and the man page, beyond what MCP clients are sent
+    stdin: tuple[str, ...] = field(default=())  # arguments that may be `-` (read from stdin)
+    module: str = ""  # the feature's tools module that registered it (set by `register`)
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self.command or (self.name,)
+
+    @property
+    def models(self) -> str:
+        """The module holding this tool's models: `models` beside its domain function."""
+        return self.run.__module__.rsplit(".", 1)[0] + ".models"
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": False,
+        }
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def register(tool: Tool) -> Tool:
+    """Called by each feature's tools.py (its module is recorded, so a face can import just the
+    feature a command needs)."""
+    import sys
+
+    if tool.name in TOOLS:
+        raise ValueError(f"tool {tool.name!r} defined twice")
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    TOOLS[tool.name] = tool = replace(tool, module=module)
+    return tool
+
+
+_SPECS: dict[str, dict[str, Any]] = {}
+
+
+def specs() -> dict[str, dict[str, Any]]:
+    """contract/tools.json by tool name (read once per process)."""
+    if not _SPECS:
+        with open(data.path("contract", "tools.json"), encoding="utf-8") as fh:
+            _SPECS.update({t["name"]: t for t in json.load(fh)["tools"]})
+    return _SPECS
+
+
+def spec(tool: Tool) -> dict[str, Any]:
+    found = specs().get(tool.name)
+    if found is None:
+        raise NexusError("internal_error", tool.name, "the tool is missing from contract/tools.json",
+                         "run `python -m nexus_cli.gen` and reinstall")
+    return found
+
+
+Namer = Callable[[tuple], str]
+
+
+def parse_args(tool: Tool, raw: dict[str, Any], namer: Namer | None = None) -> SimpleNamespace:
+    """The arguments, checked and completed, or `invalid_argument` naming the one at fault the way
+    the caller wrote it (`namer`: `--count` on the CLI, `read.count` over MCP)."""
+    try:
+        clean = validate.check(spec(tool)["inputSchema"], raw)
+    except validate.Problem as exc:
+        name = (namer or (lambda p: ".".join(map(str, (tool.name, *p)))))(exc.path)
+        action = (f"see `nexus {' '.join(tool.path)} --help`" if exc.kind != "unknown"
+                  else f"the arguments are listed by `nexus {' '.join(tool.path)} --help`")
+        raise NexusError("invalid_argument", name, exc.reason, action) from None
+    assert isinstance(clean, dict)
+    return SimpleNamespace(**clean)
+
+
+def invoke(tool: Tool, ctx: Ctx, raw: dict[str, Any], namer: Namer | None = None) -> dict[str, Any]:
+    """Validate the arguments before any work, run the domain function, and return its result in
+    the stable JSON shape (ISO times beside every `_epoch`)."""
+    args = parse_args(tool, raw, namer)
+    result = tool.run(ctx, args)
+    return stamp(result)  # type: ignore[return-value]

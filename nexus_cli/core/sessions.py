@@ -1,0 +1,393 @@
+"""The session core: owner of the `sessions` and `tool_uses` tables. Registration from hook events,
+presence, names and handles, discovery, target resolution, successor routing. Every other module
+reads and writes sessions through these functions. Stdlib only (the hooks use all of it)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import namedtuple
+from collections.abc import Iterable
+
+from . import identity
+from .errors import NexusError, invalid
+from .proctable import table
+from .settings import BINDING_PURGE, BINDING_TTL, RECENT_OFFLINE, STALE_AFTER
+
+PROMPT_TAIL = 1500
+ASSISTANT_TAIL = 5000
+AMBIGUOUS_LIST = 12
+
+# a session counts as live (not offline) when this holds; `:stale` is now - STALE_AFTER
+LIVE_SQL = "(status != 'offline' AND (last_active >= :stale OR status = 'listening'))"
+
+EVENT_STATUS = {
+    "SessionStart": "idle",
+    "UserPromptSubmit": "working",
+    "PreToolUse": "working",
+    "PostToolUse": "working",
+    "Stop": "idle",
+    "SessionEnd": "offline",
+}
+# the columns other modules may set through `update`
+SETTABLE = frozenset({
+    "status", "name", "note", "listening", "waiter_pid", "auto_turns", "last_wake_at",
+    "last_wake_error", "handoff", "handoff_at", "predecessor", "successor",
+})
+
+
+class Caller(namedtuple("Caller", "id cwd project source")):
+    """The participant a call acts as, its scope, and how it was established
+    (`source`: option | env | ancestry | mcp | user | hook). A namedtuple: no dataclass import on
+    the hook path."""
+
+    __slots__ = ()
+
+    @property
+    def client(self) -> str:
+        return identity.split_id(self.id)[0]
+
+    @property
+    def is_agent(self) -> bool:
+        return self.client in identity.CLIENTS
+
+
+def stale(now: float) -> dict[str, float]:
+    """The parameter every use of LIVE_SQL needs."""
+    return {"stale": now - STALE_AFTER}
+
+
+def tail(text: object, limit: int) -> str | None:
+    if not isinstance(text, str) or not text:
+        return None
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+def effective_status(row: sqlite3.Row | dict, now: float) -> str:
+    status = row["status"]
+    if status == "offline":
+        return "offline"
+    if status == "listening":
+        return "listening" if table().alive(row["waiter_pid"]) else (
+            "idle" if row["last_active"] >= now - STALE_AFTER else "offline")
+    return status if row["last_active"] >= now - STALE_AFTER else "offline"
+
+
+def get(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
+
+
+def update(conn: sqlite3.Connection, sid: str, **fields: object) -> None:
+    unknown = set(fields) - SETTABLE
+    if unknown:
+        raise ValueError(f"not settable: {', '.join(sorted(unknown))}")
+    conn.execute(f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
+                 (*fields.values(), sid))
+
+
+def name_holder(conn: sqlite3.Connection, name: str, now: float, exclude: str = "") -> str | None:
+    """The live session other than `exclude` that uses `name`, if any."""
+    row = conn.execute(f"SELECT id FROM sessions WHERE name = :n AND id != :me AND {LIVE_SQL}",
+                       {"n": name, "me": exclude, **stale(now)}).fetchone()
+    return row[0] if row else None
+
+
+def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = "") -> str:
+    """`base`, else `base#2`, `base#3`, ... : the first not held by another live session."""
+    rows = conn.execute(
+        f"SELECT name FROM sessions WHERE (name = :b OR substr(name, 1, :n) = :p)"
+        f" AND id != :me AND {LIVE_SQL}",
+        {"b": base, "n": len(base) + 1, "p": base + "#", "me": exclude, **stale(now)},
+    ).fetchall()
+    taken = {r[0] for r in rows}
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}#{n}" in taken:
+        n += 1
+    return f"{base}#{n}"
+
+
+def unique_handle(conn: sqlite3.Connection, sid: str) -> str:
+    """`s-` and the first 12 hex digits of the client id, extended one digit at a time while
+    another session holds it: one handle names one session, always."""
+    if identity.split_id(sid)[0] == identity.USER:
+        return identity.handle_base(sid)  # u-<login>: one login, one handle
+    digits = identity.handle_digits(sid)
+    for length in range(identity.HANDLE_DIGITS, len(digits) + 1):
+        handle = identity.handle_base(sid, length)
+        holder = conn.execute("SELECT id FROM sessions WHERE handle = ?", (handle,)).fetchone()
+        if holder is None or holder[0] == sid:
+            return handle
+    return "s-" + digits + "-" + str(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+
+
+def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
+           client_pid: int | None = None, touch: bool = True) -> sqlite3.Row:
+    """The session's row, created (with a unique name and handle) when missing, revived when
+    offline."""
+    row = get(conn, sid)
+    if row is None:
+        name = unique_name(conn, identity.base_name(sid, cwd), now)
+        conn.execute(
+            "INSERT INTO sessions (id, client, handle, name, cwd, project, status, client_pid,"
+            " created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?)",
+            (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd,
+             identity.project_root(cwd) if cwd else "", client_pid, now, now),
+        )
+    elif touch:
+        revive(conn, row, now)
+        if cwd and cwd != row["cwd"]:
+            conn.execute("UPDATE sessions SET cwd = ?, project = ? WHERE id = ?",
+                         (cwd, identity.project_root(cwd), sid))
+        conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+    return get(conn, sid)  # type: ignore[return-value]
+
+
+def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> None:
+    """A session coming back from offline keeps its name unless a live session took it."""
+    if effective_status(row, now) != "offline":
+        return
+    name = unique_name(conn, row["name"], now, exclude=row["id"])
+    conn.execute("UPDATE sessions SET status = 'idle', name = ? WHERE id = ?", (name, row["id"]))
+
+
+def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
+                 client_pid: int | None) -> sqlite3.Row | None:
+    """Apply one hook event to its session's row. Returns the row, or None when the event is one
+    nexus does not track (nothing is written then)."""
+    event = data["hook_event_name"]
+    status = EVENT_STATUS.get(event)
+    if status is None:
+        return None
+    if event == "SessionEnd" and get(conn, sid) is None:
+        return None  # the end of a conversation nexus never saw (`claude mcp list` sends one)
+    cwd = data.get("cwd") or ""
+    row = ensure(conn, sid, cwd, now, client_pid)
+    sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now}
+    if client_pid:
+        sets["client_pid"] = client_pid
+    if isinstance(data.get("transcript_path"), str):
+        sets["transcript_path"] = data["transcript_path"]
+    if event == "UserPromptSubmit":
+        sets["last_prompt"] = tail(data.get("prompt"), PROMPT_TAIL)
+        sets["last_prompt_at"] = now
+    elif event in ("PreToolUse", "PostToolUse"):
+        if isinstance(data.get("tool_name"), str):
+            sets["last_tool"] = data["tool_name"]
+        if event == "PreToolUse" and isinstance(data.get("tool_use_id"), str):
+            bind(conn, data["tool_use_id"], sid, now)
+    elif event == "Stop":
+        sets["last_turn_end"] = now
+        sets["last_assistant"] = tail(data.get("last_assistant_message"), ASSISTANT_TAIL)
+    if row["waiter_pid"]:
+        if event != "Stop":
+            sets["waiter_pid"] = None  # new activity ends any wait
+        elif row["status"] == "listening" and table().alive(row["waiter_pid"]):
+            sets["status"] = "listening"  # a waiter that registered first keeps waiting
+    conn.execute(
+        f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
+        (*sets.values(), sid),
+    )
+    return get(conn, sid)
+
+
+def newest_live_of_process(conn: sqlite3.Connection, client: str, client_pid: int, now: float,
+                           exclude: str) -> str | None:
+    row = conn.execute(
+        f"SELECT id FROM sessions WHERE client = :c AND client_pid = :pid AND id != :me"
+        f" AND {LIVE_SQL} ORDER BY last_active DESC LIMIT 1",
+        {"c": client, "pid": client_pid, "me": exclude, **stale(now)},
+    ).fetchone()
+    return row[0] if row else None
+
+
+def by_client_pids(conn: sqlite3.Connection, pids: Iterable[int]) -> list[sqlite3.Row]:
+    pids = list(pids)
+    if not pids:
+        return []
+    marks = ",".join("?" * len(pids))
+    return conn.execute(f"SELECT * FROM sessions WHERE client_pid IN ({marks})"
+                        " ORDER BY last_active DESC", pids).fetchall()
+
+
+def live_of_client_pid(conn: sqlite3.Connection, pid: int, now: float) -> str | None:
+    row = conn.execute(
+        f"SELECT id FROM sessions WHERE client_pid = :pid AND {LIVE_SQL}"
+        " ORDER BY last_active DESC LIMIT 1", {"pid": pid, **stale(now)}).fetchone()
+    return row[0] if row else None
+
+
+def hand_over(conn: sqlite3.Connection, old: sqlite3.Row, new_id: str, now: float) -> None:
+    """The session half of a handoff: the successor takes the name, note and listen mode; the old
+    conversation goes offline and routes what is addressed to it to the successor."""
+    conn.execute("UPDATE sessions SET status = 'offline', successor = ?, handoff_at = ?,"
+                 " waiter_pid = NULL WHERE id = ?", (new_id, now, old["id"]))
+    conn.execute("UPDATE sessions SET name = ?, note = ?, listening = ?, predecessor = ?,"
+                 " handoff_at = ? WHERE id = ?",
+                 (old["name"], old["note"], old["listening"], old["id"], now, new_id))
+
+
+def route(conn: sqlite3.Connection, sid: str) -> str:
+    """Where something addressed to `sid` goes: its successor, when it was handed over."""
+    seen = {sid}
+    while True:
+        row = conn.execute("SELECT successor, handoff_at FROM sessions WHERE id = ?",
+                           (sid,)).fetchone()
+        if not row or not row[0] or row[1] is None or row[0] in seen:
+            return sid
+        sid = row[0]
+        seen.add(sid)
+
+
+def follow_successors(conn: sqlite3.Connection, sid: str) -> str:
+    seen = {sid}
+    while True:
+        row = conn.execute("SELECT successor FROM sessions WHERE id = ?", (sid,)).fetchone()
+        if not row or not row[0] or row[0] in seen:
+            return sid
+        sid = row[0]
+        seen.add(sid)
+
+
+def start_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
+    conn.execute("UPDATE sessions SET status = 'listening', waiter_pid = ? WHERE id = ?", (pid, sid))
+
+
+def end_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
+    """The waiter `pid` is done: a session still shown as listening because of it is idle."""
+    conn.execute("UPDATE sessions SET status = CASE WHEN status = 'listening' THEN 'idle'"
+                 " ELSE status END, waiter_pid = NULL WHERE id = ? AND waiter_pid = ?", (sid, pid))
+
+
+def clear_dead_waiters(conn: sqlite3.Connection) -> list[str]:
+    """Sessions whose waiter was killed (kill -9) without ending its wait."""
+    stuck = [r["id"] for r in conn.execute(
+        "SELECT id, waiter_pid FROM sessions WHERE waiter_pid IS NOT NULL")
+        if not table().alive(r["waiter_pid"])]
+    for sid in stuck:
+        conn.execute("UPDATE sessions SET waiter_pid = NULL, status = CASE WHEN status ="
+                     " 'listening' THEN 'idle' ELSE status END WHERE id = ?", (sid,))
+    return stuck
+
+
+def troubled(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Sessions shown as listening, or whose last wake failed (for doctor)."""
+    return conn.execute("SELECT * FROM sessions WHERE status = 'listening'"
+                        " OR last_wake_error IS NOT NULL").fetchall()
+
+
+def live_count(conn: sqlite3.Connection, now: float) -> int:
+    return conn.execute(f"SELECT count(*) FROM sessions WHERE {LIVE_SQL}", stale(now)).fetchone()[0]
+
+
+# -- tool-use bindings (the MCP caller of Claude Code) ----------------------------------------
+
+
+def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float) -> None:
+    conn.execute("INSERT OR REPLACE INTO tool_uses VALUES (?, ?, ?)", (tool_use_id, sid, now))
+
+
+def bound_session(conn: sqlite3.Connection, tool_use_id: str, now: float) -> str | None:
+    row = conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id = ?"
+                       " AND created_at >= ?", (tool_use_id, now - BINDING_TTL)).fetchone()
+    return row[0] if row else None
+
+
+def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
+    """Bindings only matter for the call they precede: drop those over an hour old."""
+    return conn.execute("DELETE FROM tool_uses WHERE created_at < ?",
+                        (now - BINDING_PURGE,)).rowcount
+
+
+# -- descriptors and discovery -----------------------------------------------------------------
+
+
+def profile(row: sqlite3.Row, now: float, caller_id: str = "") -> dict:
+    return {
+        "id": row["id"],
+        "handle": row["handle"],
+        "name": row["name"],
+        "client": row["client"],
+        "cwd": row["cwd"],
+        "project": row["project"],
+        "note": row["note"],
+        "status": effective_status(row, now),
+        "last_active_at_epoch": row["last_active"],
+        "self": row["id"] == caller_id,
+    }
+
+
+def peer_ref(row: sqlite3.Row | None, sid: str) -> dict:
+    if row is None:
+        return {"id": sid, "handle": identity.handle_base(sid), "name": sid}
+    return {"id": row["id"], "handle": row["handle"], "name": row["name"]}
+
+
+def ref(conn: sqlite3.Connection, sid: str) -> dict:
+    return peer_ref(get(conn, sid), sid)
+
+
+def scoped_rows(conn: sqlite3.Connection, caller: Caller, now: float, all_workspaces: bool,
+                include_offline: bool) -> list[sqlite3.Row]:
+    """Sessions in the caller's scope, most recently active first."""
+    where = ["id != :system"]
+    params: dict[str, object] = {**stale(now), "system": identity.SYSTEM_ID}
+    if not all_workspaces:
+        where.append("project = :project")
+        params["project"] = caller.project
+    if include_offline:
+        where.append(f"({LIVE_SQL} OR last_active >= :recent)")
+        params["recent"] = now - RECENT_OFFLINE
+    else:
+        where.append(LIVE_SQL)
+    rows = conn.execute(
+        f"SELECT * FROM sessions WHERE {' AND '.join(where)} ORDER BY last_active DESC, id",
+        params,
+    ).fetchall()
+    if include_offline:
+        return rows
+    return [r for r in rows if effective_status(r, now) != "offline"]
+
+
+def matches(row: sqlite3.Row, query: str) -> bool:
+    q = query.lower()
+    return any(q in (row[k] or "").lower() for k in ("id", "handle", "name", "cwd"))
+
+
+def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
+                   all_workspaces: bool = False, allow_self: bool = False) -> sqlite3.Row:
+    """Exact id (any status) -> exact handle -> exact name -> unambiguous name substring.
+
+    Scope applies to every step: a session outside the caller's project is not found unless
+    `all_workspaces` widens the search."""
+    target = target.strip()
+    if not target:
+        raise invalid("target", "the target is empty", "pass a session id, handle or name")
+
+    def in_scope(row: sqlite3.Row | None) -> bool:
+        return row is not None and (all_workspaces or row["project"] == caller.project)
+
+    row = get(conn, target)
+    if not in_scope(row):
+        row = conn.execute("SELECT * FROM sessions WHERE handle = ?", (target,)).fetchone()
+    if not in_scope(row):
+        live = scoped_rows(conn, caller, now, all_workspaces, include_offline=False)
+        exact = [r for r in live if r["name"] == target]
+        found = exact or [r for r in live if target.lower() in r["name"].lower()]
+        if len(found) > 1:
+            shown = ", ".join(f"{r['name']} ({r['handle']})" for r in found[:AMBIGUOUS_LIST])
+            more = f" and {len(found) - AMBIGUOUS_LIST} more" if len(found) > AMBIGUOUS_LIST else ""
+            raise NexusError(
+                "target_ambiguous", target, f"{len(found)} sessions match: {shown}{more}",
+                "use an exact id or handle",
+                candidates=[profile(r, now, caller.id) for r in found[:AMBIGUOUS_LIST]],
+            )
+        row = found[0] if found else None
+    if row is None:
+        scope = "any workspace" if all_workspaces else f"project {caller.project}"
+        raise NexusError("target_not_found", target, f"no session in {scope} matches",
+                         "run `nexus peers` (add --all-workspaces to widen) and use a handle")
+    if row["id"] == caller.id and not allow_self:
+        raise NexusError("target_is_self", target, "that is the calling session itself",
+                         "pick another session from `nexus peers`")
+    return row

@@ -1,0 +1,192 @@
+"""Arguments checked against a tool's input schema (contract/tools.json), before any work.
+
+The schemas are generated from each feature's pydantic models; this module applies the subset
+of JSON Schema they use, in the standard library, so a command or an MCP call does not pay for
+importing pydantic (70 ms). It fills defaults, takes numbers and flags written as text (the CLI),
+treats `null` as "not given", and says what is wrong in plain words; `tests/test_validate.py`
+checks that it accepts and refuses exactly what the models do."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+_INT = re.compile(r"\A[+-]?\d{1,18}\Z")
+_patterns: dict[str, re.Pattern[str]] = {}
+
+
+class Problem(Exception):
+    """One argument that is not as the schema wants it: `path` names it (first element: the
+    argument's name), `reason` says why in plain words."""
+
+    def __init__(self, path: tuple[str | int, ...], reason: str, kind: str = "invalid") -> None:
+        super().__init__(reason)
+        self.path, self.reason, self.kind = path, reason, kind
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    compiled = _patterns.get(text)
+    if compiled is None:
+        # a final `$` in a JSON Schema pattern means the end of the string, not "before a newline"
+        anchored = text[:-1] + r"\Z" if text.endswith("$") and not text.endswith("\\$") else text
+        compiled = _patterns[text] = re.compile(anchored)
+    return compiled
+
+
+def _depth(value: object, limit: int, level: int = 1) -> bool:
+    """True when `value` nests no deeper than `limit` levels (checked without recursion limits)."""
+    stack = [(value, level)]
+    while stack:
+        item, lvl = stack.pop()
+        if isinstance(item, dict | list):
+            if lvl > limit:
+                return False
+            stack.extend((v, lvl + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _coerce(schema: Mapping[str, Any], value: object, path: tuple) -> object:
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind else []
+    if not kinds or value is None and "null" in kinds:
+        return value
+    if "integer" in kinds:
+        if isinstance(value, bool):
+            pass
+        elif isinstance(value, int):
+            return value
+        elif isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+            return int(value)
+        elif isinstance(value, str) and _INT.match(value.strip()):
+            return int(value.strip())
+    if "number" in kinds:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise Problem(path, "must be a finite number")
+            return value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                pass
+            else:
+                if math.isfinite(number):
+                    return number
+    if "boolean" in kinds:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+    if "string" in kinds and isinstance(value, str):
+        return value
+    if "object" in kinds:
+        if isinstance(value, str) and schema.get("x-json"):
+            try:
+                value = json.loads(value)
+            except (ValueError, RecursionError) as exc:
+                raise Problem(path, f"is not valid JSON ({exc})") from None
+        if isinstance(value, dict):
+            return value
+    if "array" in kinds and isinstance(value, list):
+        return value
+    words = {"integer": "a whole number", "number": "a number", "boolean": "true or false",
+             "string": "text", "object": "a JSON object", "array": "a list", "null": "null"}
+    raise Problem(path, "must be " + " or ".join(words.get(str(k), str(k)) for k in kinds))
+
+
+def check(schema: Mapping[str, Any], value: object, defs: Mapping[str, Any] | None = None,
+          path: tuple = ()) -> object:
+    """`value` as the schema wants it (coerced, defaults filled), or a Problem."""
+    defs = defs if defs is not None else schema.get("$defs", {})
+    if "$ref" in schema:
+        return check(defs[schema["$ref"].rsplit("/", 1)[-1]], value, defs, path)
+    if "anyOf" in schema:
+        first: Problem | None = None
+        for option in schema["anyOf"]:
+            try:
+                return check(option, value, defs, path)
+            except Problem as exc:
+                first = first or exc
+        assert first is not None
+        raise first
+    value = _coerce(schema, value, path)
+    if "const" in schema and value != schema["const"]:
+        raise Problem(path, f"must be {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise Problem(path, "must be one of: " + ", ".join(map(str, schema["enum"])))
+    if isinstance(value, str):
+        n = len(value)
+        if "minLength" in schema and n < schema["minLength"]:
+            raise Problem(path, "must not be empty" if schema["minLength"] == 1 else
+                          f"must be at least {_plural(schema['minLength'], 'character')}")
+        if "maxLength" in schema and n > schema["maxLength"]:
+            raise Problem(path, f"must be at most {_plural(schema['maxLength'], 'character')} "
+                          f"(it has {n:,})")
+        if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
+            raise Problem(path, schema.get("x-hint") or "has characters that are not allowed")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        for key, ok, words in (("minimum", value >= schema.get("minimum", value), "at least"),
+                               ("maximum", value <= schema.get("maximum", value), "at most"),
+                               ("exclusiveMinimum", value > schema.get("exclusiveMinimum", value - 1),
+                                "more than"),
+                               ("exclusiveMaximum", value < schema.get("exclusiveMaximum", value + 1),
+                                "less than")):
+            if key in schema and not ok:
+                raise Problem(path, f"must be {words} {schema[key]:g}")
+    elif isinstance(value, dict):
+        return _object(schema, value, defs, path)
+    elif isinstance(value, list):
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            raise Problem(path, f"must have at most {_plural(schema['maxItems'], 'item')}")
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            raise Problem(path, f"must have at least {_plural(schema['minItems'], 'item')}")
+        items = schema.get("items")
+        if items:
+            return [check(items, v, defs, (*path, i)) for i, v in enumerate(value)]
+    return value
+
+
+def _object(schema: Mapping[str, Any], value: dict, defs: Mapping[str, Any],
+            path: tuple) -> dict:
+    if "x-max-depth" in schema and not _depth(value, schema["x-max-depth"]):
+        raise Problem(path, f"nests deeper than {schema['x-max-depth']} levels")
+    if "x-max-bytes" in schema:
+        try:
+            size = len(json.dumps(value, ensure_ascii=False).encode())
+        except (ValueError, TypeError, RecursionError):
+            raise Problem(path, "cannot be written as JSON") from None
+        if size > schema["x-max-bytes"]:
+            raise Problem(path, f"is {size:,} bytes as JSON; at most {schema['x-max-bytes']:,}")
+    props = schema.get("properties")
+    if props is None:
+        return value
+    out: dict[str, Any] = {}
+    extra = schema.get("additionalProperties", True)
+    for key, item in value.items():
+        if key in props:
+            if item is not None:  # null means "not given"
+                out[key] = check(props[key], item, defs, (*path, key))
+        elif extra is False:
+            raise Problem((*path, key), "is not an argument of this command", kind="unknown")
+        else:
+            out[key] = item
+    for key, item in props.items():
+        if key in out:
+            continue
+        if key in schema.get("required", ()):
+            raise Problem((*path, key), "is required", kind="missing")
+        if "default" in item:
+            default = item["default"]
+            out[key] = json.loads(json.dumps(default)) if isinstance(default, dict | list) else default
+        else:
+            out[key] = None
+    return out

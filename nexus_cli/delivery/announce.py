@@ -1,0 +1,86 @@
+"""The texts that reach the model: the SessionStart greeting, the announcement of unread
+messages, the line about open obligations. Every name, note and first line in them comes from
+a peer and is rendered so it cannot forge a line (see core.text). Stdlib only."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from ..core import sessions
+from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
+from ..core.text import one_line, quoted
+from ..messages import mailbox
+from ..tasks import ledger
+
+
+def _who(row: sqlite3.Row | None, sid: str) -> str:
+    if row is None:
+        return one_line(sid)
+    return f"{one_line(row['name'])} ({row['handle']})"
+
+
+def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row], total: int,
+             now: float, via: str | None, auto_turn: tuple[int, int] | None = None) -> str:
+    """The text that reaches the model. With `via`, the listed messages count as delivered from
+    here on (pass None when the text may still fail to arrive, and mark them later)."""
+    names: dict[str, str] = {}
+    for r in rows:
+        if r["sender"] not in names:
+            names[r["sender"]] = _who(sessions.get(conn, r["sender"]), r["sender"])
+    plural = "s" if total != 1 else ""
+    lines = [f"[nexus] {total} unread message{plural} for you ({one_line(me['name'])}):"]
+    for r in rows:
+        when = time.strftime("%H:%M", time.localtime(r["created_at"]))
+        if r["kind"] == "notice":
+            lines.append(f"- {r['id']} notice from nexus, {when}: "
+                         f"{quoted(r['text'], FIRST_LINE)}")
+        elif r["kind"] == "task":
+            lines.append(f"- {r['id']} TASK {r['task_id']} for you from {names[r['sender']]}, "
+                         f"{when}: read it, do it, then `nexus report {r['task_id']}`")
+        else:
+            reply = f" (reply to {r['reply_to']})" if r["reply_to"] else ""
+            lines.append(f"- {r['id']} from {names[r['sender']]}, {when}{reply}: "
+                         f"{quoted(r['text'], FIRST_LINE)}")
+    if total > len(rows):
+        lines.append(f"- and {total - len(rows)} more")
+    lines.append("Read them with `nexus read` (or the nexus `read` tool); answer with "
+                 "`nexus reply <id> \"<text>\"`.")
+    if auto_turn:
+        lines.append(f"Automatic turn {auto_turn[0]} of {auto_turn[1]}.")
+    if via:
+        mailbox.mark_delivered(conn, [r["id"] for r in rows], now, via)
+    return "\n".join(lines)
+
+
+def open_work(conn: sqlite3.Connection, sid: str) -> str | None:
+    """The line about obligations this session owns and has not closed, if any."""
+    n = ledger.count_open(conn, sid)
+    if not n:
+        return None
+    return (f"[nexus] You have {n} open task{'s' if n != 1 else ''} assigned to you: "
+            "`nexus tasks --open` lists them; close each with `nexus report <task id>`.")
+
+
+def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
+    """SessionStart: who you are, who else is here, who can answer now, and how to use nexus."""
+    caller = sessions.Caller(me["id"], me["cwd"], me["project"], "hook")
+    others = [r for r in sessions.scoped_rows(conn, caller, now, False, False)
+              if r["id"] != me["id"]]
+    lines = [f"[nexus] You are {one_line(me['name'])} ({me['id']}, handle {me['handle']})."]
+    if others:
+        shown = ", ".join(f"{one_line(r['name'])} ({r['handle']}, "
+                          f"{sessions.effective_status(r, now)})" for r in others[:ANNOUNCE_LISTED])
+        more = f" and {len(others) - ANNOUNCE_LISTED} more" if len(others) > ANNOUNCE_LISTED else ""
+        lines.append(f"Other sessions in this project: {shown}{more}.")
+        ready = [one_line(r["name"]) for r in others
+                 if sessions.effective_status(r, now) == "listening"]
+        listed = ", ".join(ready[:ANNOUNCE_LISTED])
+        if len(ready) > ANNOUNCE_LISTED:
+            listed += f" and {len(ready) - ANNOUNCE_LISTED} more"
+        lines.append("Can answer right away: " + (listed or "none") + ".")
+    else:
+        lines.append("No other sessions in this project right now.")
+    lines.append("`nexus peers` lists sessions; `nexus send <name> \"<text>\"` messages one; "
+                 "`nexus read` reads yours (or the nexus MCP tools peers, send, read).")
+    return "\n".join(lines)

@@ -1,0 +1,26 @@
+"""`send --notify-when-idle`: one notice to each sender who asked, when the recipient next ends
+a turn, starts listening or goes offline. Stdlib only."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..core import sessions
+from ..core.settings import IDLE_WATCH
+from ..core.text import one_line
+from ..messages import mailbox
+
+
+def idle(conn: sqlite3.Connection, sid: str, now: float, why: str) -> list[str]:
+    """Notify every waiting sender; returns whom to wake."""
+    me = sessions.get(conn, sid)
+    name = one_line(me["name"]) if me else sid
+    woken = []
+    for r in mailbox.idle_watchers(conn, sid):
+        if r["created_at"] >= now - IDLE_WATCH:
+            state = "has read it" if r["read_at"] else "has not read it yet"
+            mailbox.notice(conn, r["sender"], f"{name} {why}; it {state} (your message {r['id']}).",
+                           now, reply_to=r["id"])
+            woken.append(r["sender"])
+        mailbox.mark_notified(conn, r["id"], now)
+    return woken

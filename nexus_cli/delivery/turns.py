@@ -1,0 +1,31 @@
+"""The automatic turn limit: waking, a listening Stop and a Stop held open for messages each
+count as an automatic turn; after `maxAutoTurns` since the user's last prompt, messages are
+still stored but no longer wake or hold the conversation. Stdlib only."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..core import sessions
+from ..core.settings import WOKEN_TURN, load
+
+
+def allowed(me: sqlite3.Row, root: str) -> tuple[int, int] | None:
+    """(n, N) when one more automatic turn is allowed since the user's last prompt, else None."""
+    limit = int(load(root)["maxAutoTurns"])  # type: ignore[call-overload]
+    n = me["auto_turns"] + 1
+    return (n, limit) if n <= limit else None
+
+
+def count(conn: sqlite3.Connection, sid: str, now: float, wake: bool) -> None:
+    me = sessions.get(conn, sid)
+    fields: dict[str, object] = {"auto_turns": me["auto_turns"] + 1}
+    if wake:
+        fields.update(last_wake_at=now, last_wake_error=None)
+    sessions.update(conn, sid, **fields)
+
+
+def user_prompt(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> None:
+    """A prompt from the user resets the automatic turn count (unless it is the woken turn)."""
+    if me["last_wake_at"] is None or now - me["last_wake_at"] > WOKEN_TURN:
+        sessions.update(conn, me["id"], auto_turns=0)

@@ -1,0 +1,106 @@
+"""contract/: what programs may rely on, generated from the registry (each tool's pydantic
+models compiled to JSON Schema), the error table and the hook specification. The CLI and the MCP
+server run from contract/tools.json, so a tool exists for them once it is generated here."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+from ..catalog import load
+from ..core.errors import CODES, Exit
+from ..core.registry import Tool
+from . import generated, hookspec
+
+CONTRACT_VERSION = 2
+MESSAGE_SHAPE = "<code>: <key> (<reason>; <next action>)"
+
+
+def model(tool: Tool, name: str) -> Any:
+    feature = importlib.import_module(tool.models)
+    found = getattr(feature, name, None)
+    if found is None:
+        found = getattr(importlib.import_module("nexus_cli.core.models"), name)
+    return found
+
+
+def lean(schema: Any, inputs: bool) -> Any:
+    """A schema without what only costs bytes: titles, `default: null`, and `anyOf [T, null]`:
+    for an optional argument it goes (null is accepted as "not given" anyway); in a result it
+    becomes `type: [T, "null"]` where T is a plain type."""
+    if isinstance(schema, list):
+        return [lean(s, inputs) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: lean(v, inputs) for k, v in schema.items()
+           if not (k == "title" and isinstance(v, str)) and not (k == "default" and v is None)}
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        kept = next(o for o in options if o != {"type": "null"})
+        if inputs:
+            del out["anyOf"]
+            out = {**kept, **out}
+        elif isinstance(kept.get("type"), str):
+            del out["anyOf"]
+            out = {**kept, **out, "type": [kept["type"], "null"]}
+            if "enum" in kept:
+                out["enum"] = [*kept["enum"], None]
+    return out
+
+
+def tool_entry(tool: Tool) -> dict[str, Any]:
+    args, result = model(tool, tool.args), model(tool, tool.result)
+    input_schema = lean(args.model_json_schema(by_alias=True, mode="validation"), inputs=True)
+    input_schema.setdefault("properties", {})
+    return {
+        "name": tool.name,
+        "group": tool.group,
+        "command": "nexus " + " ".join(tool.path),
+        "mcp": tool.mcp,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": input_schema,
+        "outputSchema": lean(result.model_json_schema(by_alias=True, mode="serialization"),
+                             inputs=False),
+        "annotations": tool.annotations,
+        "cli": {"path": list(tool.path), "positional": list(tool.positional),
+                "stdin": list(tool.stdin), "caller": tool.needs_caller,
+                "exit_false": list(tool.exit_false) if tool.exit_false else None,
+                "module": tool.module},
+    }
+
+
+def tools_doc() -> dict[str, Any]:
+    return {"contract_version": CONTRACT_VERSION,
+            "tools": [tool_entry(t) for t in load().values()]}
+
+
+def errors_doc() -> dict[str, Any]:
+    return {
+        "contract_version": CONTRACT_VERSION,
+        "message_shape": MESSAGE_SHAPE,
+        "json_shape": {"error": {"code": "str", "key": "str", "reason": "str", "action": "str",
+                                 "message": "str", "exit_code": "int", "details": "object?"}},
+        "exit_codes": {str(int(e)): e.name.lower() for e in Exit},
+        "errors": [{"code": code, "exit_code": int(exit_), "meaning": meaning}
+                   for code, (exit_, meaning) in CODES.items()],
+    }
+
+
+def hook_doc() -> dict[str, Any]:
+    return {"contract_version": CONTRACT_VERSION, **hookspec.SPEC}
+
+
+def render() -> dict[str, str]:
+    docs = {"tools.json": tools_doc(), "errors.json": errors_doc(), "hook.json": hook_doc()}
+    return {name: json.dumps(doc, indent=2, ensure_ascii=False) + "\n" for name, doc in docs.items()}
+
+
+def drift(directory: str) -> list[str]:
+    """The generated files that are missing or differ in `directory`."""
+    return generated.drift(directory, render(), ".json")
+
+
+def write(directory: str) -> list[str]:
+    return generated.write(directory, render(), ".json")

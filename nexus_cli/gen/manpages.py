@@ -1,0 +1,104 @@
+"""man/: `nexus(1)` and one page per command group, generated from the live click tree and the
+registry. `nexus man` writes them; `nexus man --check` (and a test) fails on drift."""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from ..catalog import load
+from . import generated
+
+GROUP_TITLES = {
+    "sessions": "finding sessions and presenting yourself",
+    "messages": "direct messages between sessions",
+    "store": "the per-user store",
+    "clients": "wiring Claude Code and Codex to nexus",
+    "integration": "entry points the clients call",
+}
+
+
+def esc(text: str) -> str:
+    out = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\n".join(("\\&" + line) if line[:1] in ".'" else line for line in out.splitlines())
+
+
+def _commands(root: click.Group) -> list[tuple[str, click.Command]]:
+    found = []
+
+    def walk(group: click.Group, prefix: list[str]) -> None:
+        ctx = click.Context(group, info_name=" ".join(["nexus", *prefix]))
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            if isinstance(cmd, click.Group):
+                walk(cmd, [*prefix, name])
+            elif cmd is not None:
+                found.append((" ".join([*prefix, name]), cmd))
+
+    walk(root, [])
+    return found
+
+
+def group_of(path: str, cmd: click.Command) -> str:
+    """A registry tool's group; other commands say theirs (`man_group`), else integration."""
+    tools = {" ".join(t.path): t.group for t in load().values()}
+    return tools.get(path) or getattr(cmd, "man_group", "integration")
+
+
+def _usage(path: str, cmd: click.Command) -> str:
+    ctx = click.Context(cmd, info_name=f"nexus {path}")
+    return " ".join([f"nexus {path}", *cmd.collect_usage_pieces(ctx)])
+
+
+def _options(cmd: click.Command) -> list[str]:
+    lines = []
+    for p in cmd.params:
+        if isinstance(p, click.Option):
+            names = ", ".join(p.opts)
+            meta = "" if p.is_flag else f" {p.metavar or 'VALUE'}"
+            lines += [".TP", f"\\fB{esc(names)}\\fR{esc(meta)}", esc(p.help or "")]
+    return lines
+
+
+def page(title: str, name: str, description: str, body: list[str]) -> str:
+    head = [f'.TH "{title.upper()}" "1" "" "nexus {__version__}" "nexus manual"', ".SH NAME",
+            f"{esc(name)} \\- {esc(description)}"]
+    return "\n".join([*head, *body]) + "\n"
+
+
+def render(root: click.Group) -> dict[str, str]:
+    commands = _commands(root)
+    groups: dict[str, list[tuple[str, click.Command]]] = {}
+    for path, cmd in commands:
+        groups.setdefault(group_of(path, cmd), []).append((path, cmd))
+    pages = {}
+    main_body = [".SH SYNOPSIS", "\\fBnexus\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]",
+                 ".SH DESCRIPTION", esc(root.help or ""), ".SH COMMANDS"]
+    for path, cmd in commands:
+        main_body += [".TP", f"\\fBnexus {esc(path)}\\fR", esc(cmd.get_short_help_str(200))]
+    main_body += [".SH ENVIRONMENT", ".TP", "\\fBNEXUS_HOME\\fR",
+                  "The store directory (default: $XDG_DATA_HOME/nexus).", ".SH SEE ALSO",
+                  ", ".join(f"\\fBnexus\\-{g}\\fR(1)" for g in sorted(groups))]
+    pages["nexus.1"] = page("nexus", "nexus", "coordinate coding-agent sessions on one machine",
+                            main_body)
+    for group, members in sorted(groups.items()):
+        body = []
+        for path, cmd in members:
+            body += [".SH " + esc(f"nexus {path}").upper(), ".nf", esc(_usage(path, cmd)), ".fi",
+                     esc(cmd.help or ""), *_options(cmd)]
+        body += [".SH SEE ALSO", "\\fBnexus\\fR(1)"]
+        pages[f"nexus-{group}.1"] = page(f"nexus-{group}", f"nexus-{group}",
+                                         GROUP_TITLES.get(group, group), body)
+    return pages
+
+
+def drift(directory: str) -> list[str]:
+    from ..cli import build
+
+    return generated.drift(directory, render(build()), ".1")
+
+
+def write(directory: str) -> list[str]:
+    from ..cli import build
+
+    return generated.write(directory, render(build()), ".1")

@@ -1,0 +1,122 @@
+"""`nexus hook claude|codex [--wait]`: the entry point the clients call on every event.
+
+Stdlib only (json, sqlite3, os): this runs on the agent's critical path. It reads one JSON object
+from stdin, keeps the session current in the store, and prints nothing but the client's JSON on
+stdout. Every failure is non-blocking for the client: one line on stderr and exit 1, never a
+traceback, never a partial write."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from .. import clients
+from ..core import identity, sessions
+from ..core.errors import NexusError
+from ..core.proctable import table
+from ..core.store import wake
+from ..core.store.db import Store
+from . import handlers, waits
+from .waits import QUIET, Reply
+
+USAGE = "usage: nexus hook claude|codex [--wait]"
+
+
+def bad(key: str, reason: str) -> NexusError:
+    return NexusError("invalid_input", key, reason, "hooks expect the client's JSON event object")
+
+
+def parse(raw: bytes) -> dict:
+    """The hook's stdin, checked for the fields every event carries."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise bad("stdin", f"not UTF-8 (byte {exc.start})") from None
+    except RecursionError:
+        raise bad("stdin", "nested too deeply") from None
+    except ValueError as exc:
+        raise bad("stdin", f"not JSON ({getattr(exc, 'msg', exc)})") from None
+    if not isinstance(data, dict):
+        raise bad("stdin", "not a JSON object")
+    event = data.get("hook_event_name")
+    if not isinstance(event, str) or not event:
+        raise bad("hook_event_name", "missing or not a string")
+    for key in ("session_id", "cwd", "transcript_path", "prompt", "last_assistant_message",
+                "tool_name", "tool_use_id", "source", "reason"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str | bool):
+            raise bad(key, "not a string")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise bad(key, "holds an unpaired surrogate (not valid Unicode)") from None
+    cwd = data.get("cwd")
+    if cwd is not None and not os.path.isabs(cwd):
+        raise bad("cwd", "not an absolute path")
+    return data
+
+
+def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: float,
+           wait: bool = False) -> Reply:
+    """Apply one event and decide what the client gets back."""
+    event = data["hook_event_name"]
+    run = handlers.handler(event, client)
+    if run is None:
+        return QUIET  # an event nexus does not track: no write at all
+    raw = data.get("session_id")
+    try:
+        sid = identity.session_id(client, raw if isinstance(raw, str) else "")
+    except NexusError as exc:
+        raise bad("session_id", exc.reason) from None
+    if wait and event != "Stop":
+        return QUIET
+    proc = clients.ADAPTERS[client].hook_client(table().ancestors(), env)
+    client_pid = proc.pid if proc else None
+    with store.write() as conn:
+        row = sessions.record_event(conn, sid, data, now, client_pid)
+        if row is None:
+            return QUIET
+        if wait:  # the idle wait records the Stop too (the synchronous one may not have run yet)
+            outcome = handlers.Outcome()
+        else:
+            to_wake = handlers.maintain(conn, now)
+            outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, client_pid))
+            to_wake += outcome.wake
+    if wait:
+        return waits.idle(client, sid, row, store, env)
+    if event != "Stop":
+        to_wake.append(sid)  # new activity ends any wait of this session
+    wake.poke(store.root, to_wake)
+    if outcome.listen:
+        return waits.listen(store, sid)
+    return outcome.reply, 0, None
+
+
+def main(argv: list[str], linger: bool = False) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        from ..cli import main as cli_main
+
+        return cli_main(["hook", "--help"])
+    if not argv or argv[0] not in identity.CLIENTS or any(a not in ("--wait",) for a in argv[1:]):
+        print(f"nexus hook: {USAGE}", file=sys.stderr)
+        return 1
+    client = argv[0]
+    try:
+        data = parse(sys.stdin.buffer.read())
+        reply, code, err = handle(client, data, Store(linger=linger), os.environ, time.time(),
+                                  wait="--wait" in argv)
+    except NexusError as exc:
+        print(f"nexus hook: {exc.message}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # never a traceback on the client's screen
+        print(f"nexus hook: internal_error: {type(exc).__name__} ({exc}; please report it)",
+              file=sys.stderr)
+        return 1
+    if reply is not None:
+        sys.stdout.write(json.dumps(reply))
+    if err:
+        sys.stderr.write(err + "\n")
+    return code

@@ -1,0 +1,105 @@
+"""What each hook event does, one function per event (and per client where they differ). Each
+runs inside the hook's write transaction and returns an `Outcome`: the client's reply, whom to
+wake after COMMIT, and whether a listening Stop should wait. Stdlib only."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ..core import sessions
+from ..delivery import announce, notify, turns
+from ..maintenance import expiry
+from ..messages import mailbox
+from ..presence import handoff
+
+
+class Event(NamedTuple):
+    client: str
+    sid: str
+    data: dict
+    me: sqlite3.Row  # the session's row after the event was recorded
+    now: float
+    root: str  # the store directory (settings)
+    client_pid: int | None
+
+
+class Outcome(NamedTuple):
+    reply: dict | None = None
+    wake: tuple[str, ...] = ()
+    listen: bool = False
+
+
+def context(event: str, text: str) -> dict:
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    if ev.data.get("source") in ("clear", "compact") and ev.client_pid:
+        handoff.link_predecessor(conn, ev.sid, ev.client, ev.client_pid, ev.now)
+    me = sessions.get(conn, ev.sid)
+    text = announce.greeting(conn, me, ev.now)
+    rows, total = mailbox.unread(conn, ev.sid, only_new=False)
+    if total:
+        text += "\n" + announce.announce(conn, me, rows, total, ev.now, "session-start")
+    work = announce.open_work(conn, ev.sid)
+    return Outcome(context("SessionStart", text + ("\n" + work if work else "")))
+
+
+def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    turns.user_prompt(conn, ev.me, ev.now)
+    rows, total = mailbox.unread(conn, ev.sid, only_new=False)
+    parts = [announce.announce(conn, ev.me, rows, total, ev.now, "prompt")] if rows else []
+    work = announce.open_work(conn, ev.sid)
+    if work:
+        parts.append(work)
+    return Outcome(context("UserPromptSubmit", "\n".join(parts)) if parts else None)
+
+
+def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    rows, total = mailbox.unread(conn, ev.sid, only_new=True)
+    if not rows:
+        return Outcome()
+    return Outcome(context("PostToolUse", announce.announce(conn, ev.me, rows, total, ev.now, "tool")))
+
+
+def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    woken = notify.idle(conn, ev.sid, ev.now, "ended its turn")
+    rows, total = mailbox.unread(conn, ev.sid, only_new=False)
+    turn = turns.allowed(ev.me, ev.root)
+    reply = None
+    if total and turn and not ev.data.get("stop_hook_active"):
+        turns.count(conn, ev.sid, ev.now, wake=False)
+        reply = {"decision": "block",
+                 "reason": announce.announce(conn, ev.me, rows, total, ev.now, "stop", turn)}
+    listen = bool(ev.me["listening"] and turn and not total)
+    return Outcome(reply, tuple(woken), listen)
+
+
+def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    return Outcome(wake=tuple(notify.idle(conn, ev.sid, ev.now, "went offline")))
+
+
+def nothing(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    return Outcome()
+
+
+Handler = Callable[[sqlite3.Connection, Event], Outcome]
+# (event, client) -> handler; (event, None) serves every client
+HANDLERS: dict[tuple[str, str | None], Handler] = {
+    ("SessionStart", None): session_start,
+    ("UserPromptSubmit", None): user_prompt,
+    ("PreToolUse", None): nothing,  # recording the event binds tool_use_id (the MCP caller)
+    ("PostToolUse", None): post_tool,
+    ("Stop", None): stop,
+    ("SessionEnd", None): session_end,
+}
+
+
+def handler(event: str, client: str) -> Handler | None:
+    return HANDLERS.get((event, client)) or HANDLERS.get((event, None))
+
+
+def maintain(conn: sqlite3.Connection, now: float) -> list[str]:
+    return expiry.lazily(conn, now)

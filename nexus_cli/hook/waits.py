@@ -1,0 +1,71 @@
+"""The hooks that wait: a listening Stop holds the turn open until a message arrives; the
+background idle wait (`--wait`) wakes an idle conversation the way its client allows (Claude
+Code: exit 2 from an asyncRewake hook; Codex: `codex queue`). Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from .. import clients
+from ..core import sessions
+from ..core.settings import IDLE_WAIT, LISTEN_WAIT
+from ..core.store.db import Store
+from ..delivery import announce, turns, waiting
+from ..messages import mailbox
+from ..tasks import ledger
+
+Reply = tuple  # (stdout JSON or None, exit code, stderr text or None)
+QUIET: Reply = (None, 0, None)
+
+
+def wake_text(store: Store, sid: str, via: str | None) -> tuple[str, list[str]] | None:
+    """After news arrived: the announcement for one automatic turn, or None at the limit."""
+    now = time.time()
+    with store.write() as conn:
+        me = sessions.get(conn, sid)
+        turn = turns.allowed(me, store.root)
+        rows, total = mailbox.unread(conn, sid, only_new=False)
+        if not turn or not total:
+            return None
+        text = announce.announce(conn, me, rows, total, now, via, turn)
+        if via:
+            turns.count(conn, sid, now, wake=True)
+        return text, [r["id"] for r in rows]
+
+
+def listen(store: Store, sid: str) -> Reply:
+    """Listen mode: hold the Stop open until something arrives, then continue the conversation."""
+    if waiting.wait_for_news(store, sid, LISTEN_WAIT) != "news":
+        return QUIET
+    woke = wake_text(store, sid, "listen")
+    return ({"decision": "block", "reason": woke[0]}, 0, None) if woke else QUIET
+
+
+def idle(client: str, sid: str, row: dict, store: Store, env: dict | os._Environ) -> Reply:
+    """The background wait after a turn ends: wake the conversation when something arrives."""
+    adapter = clients.ADAPTERS[client]
+    if adapter.unattended(env):
+        return QUIET  # `claude -p` waits for async hooks before exiting: never hold it
+    if row["listening"]:
+        return QUIET  # listen mode: the synchronous Stop hook does the waiting
+    if waiting.wait_for_news(store, sid, IDLE_WAIT) != "news":
+        return QUIET
+    if adapter.WAKE == "rewake":  # exit 2 injects stderr and starts a turn
+        woke = wake_text(store, sid, "wake")
+        return (None, 2, woke[0]) if woke else QUIET
+    woke = wake_text(store, sid, None)
+    if not woke:
+        return QUIET
+    error = adapter.queue(row["client_pid"], sid.split(":", 1)[1], woke[0], env)
+    now = time.time()
+    with store.write() as conn:
+        if error:
+            sessions.update(conn, sid, last_wake_error=error)
+            ledger.wake_failed(conn, woke[1], f"wake failed: {error}; the task is stored in its "
+                               "inbox and announced at its next prompt: check the target "
+                               "(`nexus status`) before re-dispatching")
+        else:
+            mailbox.mark_delivered(conn, woke[1], now, "wake")
+            turns.count(conn, sid, now, wake=True)
+    return (None, 1, f"nexus hook: wake failed: {error}") if error else QUIET

@@ -1,0 +1,24 @@
+"""Argument and result models of the store's place and upkeep: the source of their schemas in
+contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when a tool runs)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..core.models import Result
+
+
+class PathResult(Result):
+    home: str = Field(description="The store directory ($NEXUS_HOME or the platform data dir).")
+    database: str
+    exists: bool
+    schema_version: int | None
+    schema_current: int
+
+
+class MaintenanceResult(Result):
+    expired: int = Field(description="Unread messages expired (their senders got notices).")
+    tasks_expired: int = Field(description="Open tasks failed for their TTL.")
+    waiters_cleared: int = Field(description="Sessions stuck listening whose waiter had exited.")
+    bindings_purged: int = Field(description="Old tool-use bindings removed.")
+    channels_swept: int = Field(description="Wake channels left behind by killed waiters.")

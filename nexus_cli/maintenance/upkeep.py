@@ -1,0 +1,26 @@
+"""`nexus path` and `nexus maintenance`. Stdlib only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core import sessions
+from ..core.context import Ctx
+from ..core.store import wake
+from . import expiry
+
+if TYPE_CHECKING:
+    from ..core.models import NoArgs
+
+
+def store_path(ctx: Ctx, a: NoArgs) -> dict:
+    return ctx.store.info()
+
+
+def maintenance(ctx: Ctx, a: NoArgs) -> dict:
+    with ctx.write() as conn:
+        done = expiry.maintain(conn, ctx.now, limit=100_000)
+        for sender in done.pop("wake"):
+            ctx.wake_later(sender)
+        stuck = sessions.clear_dead_waiters(conn)
+    return {**done, "waiters_cleared": len(stuck), "channels_swept": wake.sweep(ctx.store.root)}

@@ -1,0 +1,63 @@
+"""Ask and wait: a question with a request id, and a wait for the reply that names it. On
+time-out the question stays open; the late reply arrives as a message with a notice that points
+at it. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from ..core import sessions
+from ..core.context import Ctx
+from ..core.settings import ASK_MCP_MAX
+from ..core.store import wake
+from . import mailbox
+from .direct import message
+
+if TYPE_CHECKING:
+    from .models import AskArgs
+
+
+def ask(ctx: Ctx, a: AskArgs) -> dict:
+    timeout, clamped = a.timeout, None
+    if ctx.face == "mcp" and timeout > ASK_MCP_MAX:
+        timeout, clamped = ASK_MCP_MAX, a.timeout
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
+        # the channel exists before COMMIT, so a reply cannot slip between send and wait
+        channel = wake.Channel(ctx.store.root, me.id)
+        try:
+            mid = mailbox.insert(conn, sender=me.id, recipient=to["id"], text=a.text, now=ctx.now,
+                                 target=a.target,
+                                 request_id=a.request_id or "ask-" + os.urandom(6).hex())
+            mailbox.set_ask_state(conn, mid, "waiting")
+        except BaseException:
+            channel.close()
+            raise
+        ctx.wake_later(to["id"])
+    started = time.monotonic()
+    try:
+        while True:
+            with ctx.store.read() as conn:
+                got = mailbox.first_reply(conn, mid, me.id)
+            waited = time.monotonic() - started
+            if got or waited >= timeout or ctx.cancelled.is_set():
+                break
+            channel.wait(min(timeout - waited, 0.5))
+    finally:
+        channel.close()
+    base = {"message_id": mid, "to": sessions.peer_ref(to, to["id"]),
+            "waited_seconds": round(waited, 3), "timeout_seconds": timeout,
+            "timeout_clamped_from": clamped}
+    with ctx.write() as conn:
+        if got is None:
+            mailbox.set_ask_state(conn, mid, "timed_out")
+            return {**base, "answered": False, "reply": None,
+                    "note": "no reply yet; the question stays open: the reply will arrive as a "
+                            "message (announced, and waking you if you listen or idle)"}
+        mailbox.set_ask_state(conn, mid, "answered")
+        mailbox.mark_read(conn, [got["id"]], time.time(), via="ask")
+        return ctx.hand_over({**base, "answered": True, "note": None,
+                              "reply": message(conn, mailbox.get(conn, got["id"]))})

@@ -1,0 +1,137 @@
+"""Direct messages: send, read, reply, and the receipts a sender may see. Stdlib only."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from ..core import sessions
+from ..core.context import Ctx
+from ..core.errors import NexusError
+from ..core.sessions import peer_ref
+from . import mailbox
+from .mailbox import insert, notice
+
+if TYPE_CHECKING:
+    from .models import MessageStatusArgs, ReadArgs, ReplyArgs, SendArgs
+
+OUTLOOK = {
+    "listening": "it is woken at once and can answer right away",
+    "working": "it sees the announcement after its next tool call",
+    "idle": "it sees the announcement at its next prompt, or when woken",
+    "offline": "it gets the message when it comes back",
+}
+
+
+def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool) -> dict:
+    msg = mailbox.get(conn, mid)
+    to = sessions.get(conn, msg["recipient"])
+    status = sessions.effective_status(to, ctx.now) if to is not None else "offline"
+    return {
+        "message_id": mid,
+        "to": {**peer_ref(to, msg["recipient"]), "status": status},
+        "reply_to": msg["reply_to"],
+        "request_id": msg["request_id"],
+        "duplicate": duplicate,
+        "created_at_epoch": msg["created_at"],
+        "outlook": OUTLOOK[status],
+    }
+
+
+def _replay(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, request_id: str | None,
+            text: str, target: str, reply_to: str | None) -> dict | None:
+    """With a request id already used by this sender: the original (same content) or an error."""
+    if request_id is None:
+        return None
+    prior = mailbox.by_request(conn, me.id, request_id)
+    if prior is None:
+        return None
+    if (prior["text"], prior["target"], prior["reply_to"]) == (text, target, reply_to):
+        return _sent(ctx, conn, prior["id"], duplicate=True)
+    raise NexusError("request_id_conflict", request_id,
+                     f"it was already used for message {prior['id']} with other content",
+                     "use a new request id for new content")
+
+
+def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to_id: str, text: str,
+          target: str, reply_to: str | None, request_id: str | None,
+          notify_when_idle: bool = False) -> dict:
+    mid = insert(conn, sender=me.id, recipient=to_id, text=text, now=ctx.now, target=target,
+                 reply_to=reply_to, request_id=request_id, notify_when_idle=notify_when_idle)
+    ctx.wake_later(to_id)
+    return _sent(ctx, conn, mid, duplicate=False)
+
+
+def send(ctx: Ctx, a: SendArgs) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        replay = _replay(ctx, conn, me, a.request_id, a.text, a.target, None)
+        if replay is not None:
+            return replay
+        to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
+        return _post(ctx, conn, me, to["id"], a.text, a.target, None, a.request_id,
+                     a.notify_when_idle)
+
+
+def reply(ctx: Ctx, a: ReplyArgs) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        original = mailbox.get(conn, a.message_id)
+        if original is not None and original["recipient"] != me.id:
+            original = None
+        if original is None or original["kind"] == "notice":
+            raise NexusError(
+                "message_not_found", a.message_id,
+                "no message with that id was sent to you" if original is None
+                else "notices from nexus cannot be replied to",
+                "check the id in `nexus read` output",
+            )
+        sender = original["sender"]
+        replay = _replay(ctx, conn, me, a.request_id, a.text, sender, a.message_id)
+        if replay is not None:
+            return replay
+        sent = _post(ctx, conn, me, sender, a.text, sender, a.message_id, a.request_id)
+        if original["ask_state"] == "timed_out":  # the asker stopped waiting: point at the answer
+            notice(conn, sender, f"late reply to your question {a.message_id}: {sent['message_id']} "
+                   "has the answer (`nexus read`)", ctx.now, reply_to=sent["message_id"])
+        if original["ask_state"]:
+            mailbox.set_ask_state(conn, a.message_id, "answered")
+        return sent
+
+
+def read(ctx: Ctx, a: ReadArgs) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        rows = mailbox.take(conn, me.id, a.count)
+        mailbox.mark_read(conn, [r["id"] for r in rows], ctx.now)
+        remaining = mailbox.unread_count(conn, me.id)
+        return ctx.hand_over({"messages": [message(conn, r) for r in rows], "count": len(rows),
+                              "remaining": remaining})
+
+
+def message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
+    """A message as `read` and `ask` return it."""
+    return {"message_id": row["id"], "kind": row["kind"], "from": sessions.ref(conn, row["sender"]),
+            "reply_to": row["reply_to"], "text": row["text"], "created_at_epoch": row["created_at"]}
+
+
+def status(ctx: Ctx, a: MessageStatusArgs) -> dict:
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        msg = mailbox.get(conn, a.message_id)
+        if msg is None or msg["sender"] != me.id:
+            return {"message_id": a.message_id, "state": "unknown",
+                    "reason": "no message with this id was sent by you (mistyped, or not yours)"}
+        to = sessions.get(conn, msg["recipient"])
+        state = ("read" if msg["read_at"] else "expired" if msg["expired_at"]
+                 else "delivered" if msg["delivered_at"] else "stored")
+        return {
+            "message_id": msg["id"],
+            "state": state,
+            "to": peer_ref(to, msg["recipient"]),
+            "created_at_epoch": msg["created_at"],
+            "delivered_at_epoch": msg["delivered_at"],
+            "delivered_via": msg["delivered_via"],
+            "read_at_epoch": msg["read_at"],
+            "expired_at_epoch": msg["expired_at"],
+        }

@@ -1,0 +1,130 @@
+"""Owner of the `messages` table: every message, notice, task and report message is stored,
+announced, read, retired and expired through these functions. Stdlib only (the hooks use it)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from ..core import identity, sessions
+from ..core.settings import ANNOUNCE_LISTED
+
+# a message still waiting in its recipient's inbox
+UNREAD = "read_at IS NULL AND expired_at IS NULL"
+
+
+def new_id() -> str:
+    return "m-" + os.urandom(6).hex()
+
+
+def get(conn: sqlite3.Connection, mid: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM messages WHERE id = ?", (mid,)).fetchone()
+
+
+def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, now: float,
+           kind: str = "message", target: str | None = None, reply_to: str | None = None,
+           request_id: str | None = None, notify_when_idle: bool = False,
+           task_id: str | None = None, defer: bool = False) -> str:
+    mid = new_id()
+    recipient = sessions.route(conn, recipient)  # a handed-over conversation's mail follows it
+    conn.execute(
+        "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
+        " created_at, notify_when_idle, task_id, defer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
+         int(notify_when_idle), task_id, int(defer)),
+    )
+    return mid
+
+
+def notice(conn: sqlite3.Connection, recipient: str, text: str, now: float,
+           reply_to: str | None = None) -> str:
+    """A message from nexus itself (expiry, idle notifications, late replies)."""
+    return insert(conn, sender=identity.SYSTEM_ID, recipient=recipient, text=text, now=now,
+                  kind="notice", reply_to=reply_to)
+
+
+def mark_delivered(conn: sqlite3.Connection, ids: list[str], now: float, via: str) -> None:
+    conn.executemany(
+        "UPDATE messages SET delivered_at = ?, delivered_via = ? WHERE id = ?"
+        " AND delivered_at IS NULL",
+        [(now, via, mid) for mid in ids],
+    )
+
+
+def mark_read(conn: sqlite3.Connection, ids: list[str], now: float, via: str = "read") -> None:
+    mark_delivered(conn, ids, now, via)
+    conn.executemany("UPDATE messages SET read_at = ? WHERE id = ?", [(now, mid) for mid in ids])
+
+
+def by_request(conn: sqlite3.Connection, sender: str, request_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM messages WHERE sender = ? AND request_id = ?",
+                        (sender, request_id)).fetchone()
+
+
+def take(conn: sqlite3.Connection, recipient: str, count: int) -> list[sqlite3.Row]:
+    """The oldest unread messages of `recipient` (not yet marked)."""
+    return conn.execute(f"SELECT * FROM messages WHERE recipient = ? AND {UNREAD}"
+                        " ORDER BY seq LIMIT ?", (recipient, count)).fetchall()
+
+
+def unread_count(conn: sqlite3.Connection, recipient: str) -> int:
+    return conn.execute(f"SELECT count(*) FROM messages WHERE recipient = ? AND {UNREAD}",
+                        (recipient,)).fetchone()[0]
+
+
+def depth(conn: sqlite3.Connection, recipient: str) -> tuple[int, int]:
+    """(unread, of those not yet announced) for a probe of the recipient."""
+    return conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE delivered_at IS NULL) FROM messages"
+        f" WHERE recipient = ? AND {UNREAD}", (recipient,)).fetchone()
+
+
+def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sqlite3.Row], int]:
+    """Up to ANNOUNCE_LISTED unread messages (only those never announced, with `only_new`), oldest
+    first, and how many there are in all."""
+    extra = " AND delivered_at IS NULL AND defer = 0" if only_new else ""
+    where = f"recipient = ? AND {UNREAD}{extra}"
+    rows = conn.execute(f"SELECT * FROM messages WHERE {where} ORDER BY seq LIMIT ?",
+                        (sid, ANNOUNCE_LISTED)).fetchall()
+    if len(rows) < ANNOUNCE_LISTED:
+        return rows, len(rows)
+    return rows, conn.execute(f"SELECT count(*) FROM messages WHERE {where}", (sid,)).fetchone()[0]
+
+
+def has_news(conn: sqlite3.Connection, sid: str) -> bool:
+    """Whether something unannounced waits for `sid` (what ends an idle or listening wait)."""
+    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND delivered_at IS NULL"
+                        f" AND {UNREAD} LIMIT 1", (sid,)).fetchone() is not None
+
+
+def first_reply(conn: sqlite3.Connection, mid: str, recipient: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM messages WHERE reply_to = ? AND recipient = ?"
+                        " ORDER BY seq LIMIT 1", (mid, recipient)).fetchone()
+
+
+def set_ask_state(conn: sqlite3.Connection, mid: str, state: str) -> None:
+    conn.execute("UPDATE messages SET ask_state = ? WHERE id = ?", (state, mid))
+
+
+def move_unread(conn: sqlite3.Connection, old_id: str, new_id: str) -> int:
+    """Handoff: the unread mail of a replaced conversation goes to its successor."""
+    return conn.execute(f"UPDATE messages SET recipient = ? WHERE recipient = ? AND {UNREAD}",
+                        (new_id, old_id)).rowcount
+
+
+def idle_watchers(conn: sqlite3.Connection, recipient: str) -> list[sqlite3.Row]:
+    return conn.execute("SELECT * FROM messages WHERE recipient = ? AND notify_when_idle = 1"
+                        " AND notified_at IS NULL", (recipient,)).fetchall()
+
+
+def mark_notified(conn: sqlite3.Connection, mid: str, now: float) -> None:
+    conn.execute("UPDATE messages SET notified_at = ? WHERE id = ?", (now, mid))
+
+
+def expirable(conn: sqlite3.Connection, before: float, limit: int) -> list[sqlite3.Row]:
+    return conn.execute(f"SELECT * FROM messages WHERE {UNREAD} AND created_at < ?"
+                        " ORDER BY created_at LIMIT ?", (before, limit)).fetchall()
+
+
+def expire(conn: sqlite3.Connection, mid: str, now: float) -> None:
+    conn.execute("UPDATE messages SET expired_at = ? WHERE id = ?", (now, mid))

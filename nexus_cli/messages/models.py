@@ -1,0 +1,103 @@
+"""Argument and result models of direct messages, asking and receipts: the source of their schemas in
+contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when a tool runs)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict, Field
+
+from ..core.models import (TEXT_MAX, AllWorkspaces, Args, Epoch, MessageId, PeerRef, RequestId,
+                           Result, Stamp, Status, Target)
+
+
+class SendArgs(Args):
+    target: str = Target
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="Message text (1-32,000 chars).")
+    request_id: str | None = RequestId
+    notify_when_idle: bool = Field(False, description="Get one notice when the recipient next ends "
+                                   "a turn, starts listening or goes offline (lapses after 24 h).")
+    all_workspaces: bool = AllWorkspaces
+
+
+class AskArgs(Args):
+    target: str = Target
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="The question (1-32,000 chars).")
+    timeout: float = Field(60.0, ge=0, le=3600, description="Seconds to wait for the reply.")
+    request_id: str | None = RequestId
+    all_workspaces: bool = AllWorkspaces
+
+
+class ReadArgs(Args):
+    count: int = Field(10, ge=1, le=50, description="How many unread messages to take (1-50).")
+
+
+class ReplyArgs(Args):
+    message_id: str = MessageId
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="Reply text (1-32,000 chars).")
+    request_id: str | None = RequestId
+
+
+class MessageStatusArgs(Args):
+    message_id: str = MessageId
+
+
+class Recipient(PeerRef):
+    status: Status
+
+
+class SendResult(Result):
+    message_id: str
+    to: Recipient
+    reply_to: str | None
+    request_id: str | None
+    duplicate: bool = Field(description="True when this was a replay of an earlier request id.")
+    created_at: str | None = Stamp("When the message was stored")
+    created_at_epoch: float | None = Epoch("When the message was stored")
+    outlook: str = Field(description="When the recipient will see it, given its status.")
+
+
+class Message(Result):
+    message_id: str
+    kind: Literal["message", "notice", "task", "report"]
+    from_: PeerRef = Field(alias="from")
+    reply_to: str | None
+    text: str
+    created_at: str | None = Stamp("When it was sent")
+    created_at_epoch: float | None = Epoch("When it was sent")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ReadResult(Result):
+    messages: list[Message]
+    count: int
+    remaining: int = Field(description="Unread messages still waiting after this read.")
+
+
+class AskResult(Result):
+    message_id: str = Field(description="The question.")
+    to: PeerRef
+    answered: bool = Field(description="False on time-out (the CLI then exits 7).")
+    reply: Message | None
+    waited_seconds: float
+    timeout_seconds: float
+    timeout_clamped_from: float | None = Field(
+        description="The timeout asked for, when the face's time limit lowered it.")
+    note: str | None
+
+
+class MessageStatusResult(Result):
+    message_id: str
+    state: Literal["stored", "delivered", "read", "expired", "unknown"]
+    reason: str | None = None
+    to: PeerRef | None = None
+    created_at: str | None = Stamp("Stored")
+    created_at_epoch: float | None = Epoch("Stored")
+    delivered_at: str | None = Stamp("Announced into the recipient's context")
+    delivered_at_epoch: float | None = Epoch("Announced into the recipient's context")
+    delivered_via: str | None = None
+    read_at: str | None = Stamp("Returned by the recipient's read")
+    read_at_epoch: float | None = Epoch("Returned by the recipient's read")
+    expired_at: str | None = Stamp("Expired unread")
+    expired_at_epoch: float | None = Epoch("Expired unread")

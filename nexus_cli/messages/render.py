@@ -1,0 +1,61 @@
+"""Human output of the message tools. Message text is shown with controls escaped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.human import ago, fields, who
+from ..core.text import visible
+
+
+def sent(r: dict[str, Any]) -> str:
+    dup = (" (a repeat of an earlier request id: the original message is shown, nothing new was "
+           "sent)" if r["duplicate"] else "")
+    return f"sent {r['message_id']} to {who(r['to'])}{dup}\n{r['to']['status']}: {r['outlook']}"
+
+
+def one_message(msg: dict[str, Any]) -> str:
+    head = f"{msg['message_id']} from {who(msg['from'])}, {ago(msg['created_at_epoch'])}"
+    if msg["reply_to"]:
+        head += f", in reply to {msg['reply_to']}"
+    return f"{head}\n{visible(msg['text'])}"
+
+
+def read(r: dict[str, Any]) -> str:
+    if not r["messages"]:
+        return "no unread messages"
+    tail = f"\n\n{r['remaining']} more unread: run `nexus read` again" if r["remaining"] else ""
+    return "\n\n".join(one_message(m) for m in r["messages"]) + tail
+
+
+def ask(r: dict[str, Any]) -> str:
+    clamp = (f" (clamped from {r['timeout_clamped_from']:g} s)" if r["timeout_clamped_from"]
+             else "")
+    if not r["answered"]:
+        return (f"no reply from {who(r['to'])} within {r['timeout_seconds']:g} s{clamp}: question "
+                f"{r['message_id']} stays open; the reply will arrive as a message")
+    reply = r["reply"]
+    return (f"{reply['message_id']} from {who(reply['from'])}, after {r['waited_seconds']:g} s:\n"
+            f"{visible(reply['text'])}")
+
+
+STATES = {
+    "stored": "stored in the recipient's inbox; not yet announced to it",
+    "delivered": "announced into the recipient's context; not yet read",
+    "read": "read by the recipient",
+    "expired": "expired unread",
+    "unknown": "unknown",
+}
+
+
+def status(r: dict[str, Any]) -> str:
+    if r["state"] == "unknown":
+        return f"{r['message_id']}: unknown ({r['reason']})"
+    return fields([
+        ("message", r["message_id"]), ("to", who(r["to"])), ("state", STATES[r["state"]]),
+        ("sent", ago(r["created_at_epoch"])),
+        ("announced", ago(r["delivered_at_epoch"]) + f" (via {r['delivered_via']})"
+         if r["delivered_at_epoch"] else None),
+        ("read", ago(r["read_at_epoch"]) if r["read_at_epoch"] else None),
+        ("expired", ago(r["expired_at_epoch"]) if r["expired_at_epoch"] else None),
+    ])

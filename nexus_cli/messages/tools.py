@@ -1,0 +1,42 @@
+"""The message tools."""
+
+from __future__ import annotations
+
+from ..core.registry import Tool, register
+from . import ask, direct, render
+
+register(Tool(
+    name="send", group="messages", title="Send a message",
+    description="Send a direct message to another session. It is stored at once and announced to "
+    "the recipient by its hooks; the text itself arrives through `read`.",
+    args="SendArgs", result="SendResult", run=direct.send, render=render.sent,
+    positional=("target", "text"), stdin=("text",),
+))
+register(Tool(
+    name="read", group="messages", title="Read my messages",
+    description="Take your unread messages and notices, oldest first, marking them read.",
+    args="ReadArgs", result="ReadResult", run=direct.read, render=render.read,
+))
+register(Tool(
+    name="reply", group="messages", title="Reply to a message",
+    description="Reply to a message that was sent to you; the reply goes to its sender with "
+    "reply_to set.",
+    args="ReplyArgs", result="SendResult", run=direct.reply, render=render.sent,
+    positional=("message_id", "text"), stdin=("text",),
+))
+register(Tool(
+    name="ask", group="messages", title="Ask and wait",
+    description="Send a question and wait for the reply to it (default 60 s; over MCP at most "
+    "50 s, reported as timeout_clamped_from). On time-out (exit 7) the question stays open: the "
+    "late reply arrives as a message, with a notice pointing at it, and wakes you.",
+    args="AskArgs", result="AskResult", run=ask.ask, render=render.ask,
+    positional=("target", "text"), stdin=("text",), exit_false=("answered", 7),
+))
+register(Tool(
+    name="message_status", group="messages", title="Message receipt",
+    description="What happened to a message you sent: stored, delivered into the recipient's "
+    "context, read, or expired, with times. `unknown` for an id that is not yours.",
+    args="MessageStatusArgs", result="MessageStatusResult", run=direct.status,
+    render=render.status, command=("message", "status"), positional=("message_id",),
+    read_only=True, idempotent=True,
+))

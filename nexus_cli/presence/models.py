@@ -1,0 +1,117 @@
+"""Argument and result models of who is here, who am I, what a session is doing, listen mode, handoff: the source of their schemas in
+contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when a tool runs)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..core.models import (AllWorkspaces, Args, Epoch, Profile, PeerRef, Page, Result, Stamp, Status,
+                           Target)
+
+
+class PeersArgs(Args):
+    query: str | None = Field(None, max_length=300,
+                              description="Case-insensitive substring over id, handle, name, cwd.")
+    all_workspaces: bool = AllWorkspaces
+    include_offline: bool = Field(False, description="Also offline sessions active in the last 24 h.")
+    limit: int = Field(30, ge=1, le=100, description="Page size.")
+    offset: int = Field(0, ge=0, description="Skip this many matches.")
+
+
+class ProfileArgs(Args):
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9._@#-]{1,48}$",
+                             description="New name: 1-48 of A-Z a-z 0-9 . _ @ # -, unique among "
+                             "live sessions.")
+    note: str | None = Field(None, max_length=200, description="What you are doing (<= 200 chars).")
+
+
+class StatusArgs(Args):
+    target: str = Target
+    all_workspaces: bool = AllWorkspaces
+
+
+class ListenArgs(Args):
+    state: Literal["on", "off"] = Field(description="on: wait for messages whenever a turn ends.")
+
+
+class WhoamiResult(Result):
+    id: str
+    handle: str
+    name: str
+    client: str
+    source: Literal["option", "env", "ancestry", "mcp", "user"] = Field(
+        description="How the caller was identified.")
+    registered: bool = Field(description="Whether the store knows this session yet.")
+    status: Status | None
+    cwd: str
+    project: str
+    note: str
+    store: str = Field(description="The store directory.")
+
+
+class PeersResult(Page):
+    self_id: str = Field(description="The caller's id.")
+    items: list[Profile]
+
+
+class ProfileResult(Result):
+    profile: Profile
+
+
+class Pending(Result):
+    unread: int = Field(description="Messages waiting in its inbox.")
+    unannounced: int = Field(description="Of those, not yet announced into its context.")
+
+
+class StatusResult(Result):
+    session: Profile
+    state: Status
+    listen_mode: bool
+    last_assistant_text: str | None = Field(description="Tail of its last assistant message "
+                                            "(<= 5000 chars), as its Stop hook saw it.")
+    last_user_text: str | None = Field(description="Tail of its last prompt (<= 1500 chars).")
+    last_tool: str | None
+    last_event: str | None
+    last_turn_end: str | None = Stamp("When its last turn ended")
+    last_turn_end_epoch: float | None = Epoch("When its last turn ended")
+    last_prompt: str | None = Stamp("When it last got a prompt")
+    last_prompt_epoch: float | None = Epoch("When it last got a prompt")
+    pending: Pending
+    transcript_path: str | None
+    successor: str | None = Field(description="The conversation that replaced it, if any.")
+    note: str
+
+
+class ListenResult(Result):
+    listening: bool
+    profile: Profile
+    note: str
+
+
+class HandoffArgs(Args):
+    action: Literal["status", "enable", "disable", "now"] = Field(
+        description="status: show; enable/disable: whether a replacement of this conversation "
+        "(/clear, compaction) inherits its name, mail, obligations and listen mode (default on); "
+        "now: hand over to --to at once.")
+    to: str | None = Field(None, min_length=1, max_length=300,
+                           description="With `now`: the live session that takes over.")
+    all_workspaces: bool = AllWorkspaces
+
+
+class Moved(Result):
+    to: str
+    messages: int = Field(description="Unread messages moved to the successor.")
+    tasks: int = Field(description="Open obligations moved to the successor.")
+    name: str = Field(description="The name the successor took over.")
+
+
+class HandoffResult(Result):
+    session: str
+    enabled: bool
+    predecessor: PeerRef | None
+    successor: PeerRef | None
+    last_handoff_at: str | None = Stamp("The last handoff from or to this session")
+    last_handoff_at_epoch: float | None = Epoch("The last handoff from or to this session")
+    moved: Moved | None = Field(description="What `now` moved.")

@@ -1,0 +1,109 @@
+"""Who am I, who else is here, how I present myself, what a session is doing, listen mode.
+Stdlib only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core import identity, sessions
+from ..core.context import Ctx
+from ..core.errors import NexusError
+from ..core.listing import envelope
+from ..core.settings import LISTEN_WAIT
+from ..delivery import notify
+from ..messages import mailbox
+
+if TYPE_CHECKING:
+    from ..core.models import NoArgs
+    from .models import ListenArgs, PeersArgs, ProfileArgs, StatusArgs
+
+
+def whoami(ctx: Ctx, a: NoArgs) -> dict:
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        row = sessions.get(conn, me.id)
+    return {
+        "id": me.id,
+        "handle": row["handle"] if row else identity.handle_base(me.id),
+        "name": row["name"] if row else identity.base_name(me.id, me.cwd),
+        "client": me.client,
+        "source": me.source,
+        "registered": row is not None,
+        "status": sessions.effective_status(row, ctx.now) if row else None,
+        "cwd": me.cwd,
+        "project": me.project,
+        "note": row["note"] if row else "",
+        "store": ctx.store.root,
+    }
+
+
+def peers(ctx: Ctx, a: PeersArgs) -> dict:
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        rows = sessions.scoped_rows(conn, me, ctx.now, a.all_workspaces, a.include_offline)
+    if a.query:
+        rows = [r for r in rows if sessions.matches(r, a.query)]
+    page = [sessions.profile(r, ctx.now, me.id) for r in rows[a.offset : a.offset + a.limit]]
+    return envelope(page, len(rows), a.offset, a.limit, self_id=me.id)
+
+
+def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
+    if a.name is None and a.note is None:
+        raise NexusError("invalid_argument", "profile", "give a name, a note, or both",
+                         "e.g. `nexus profile --name reviewer --note 'reviewing auth'`")
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        if a.name is not None:
+            holder = sessions.name_holder(conn, a.name, ctx.now, exclude=me.id)
+            if holder:
+                raise NexusError("name_taken", a.name, f"live session {holder} uses it",
+                                 "choose another name")
+            sessions.update(conn, me.id, name=a.name)
+        if a.note is not None:
+            sessions.update(conn, me.id, note=a.note)
+        row = sessions.get(conn, me.id)
+        return {"profile": sessions.profile(row, ctx.now, me.id)}
+
+
+def listen(ctx: Ctx, a: ListenArgs) -> dict:
+    """Listen mode: each time a turn ends, the Stop hook waits for news and continues the turn."""
+    on = a.state == "on"
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        sessions.update(conn, me.id, listening=int(on))
+        if on:
+            for sender in notify.idle(conn, me.id, ctx.now, "started listening"):
+                ctx.wake_later(sender)
+        row = sessions.get(conn, me.id)
+    return {"listening": on, "profile": sessions.profile(row, ctx.now, me.id),
+            "note": f"each time your turn ends, the Stop hook waits up to {LISTEN_WAIT} s for a "
+                    "message and continues the conversation with it" if on else
+                    "turns end normally; messages are announced at the next prompt or tool call"}
+
+
+STATUS_NOTE = ("A finished turn is not a finished task: only an explicit report (or a reply) says "
+               "the work is done. Read-only: this probe never wakes the session.")
+
+
+def status(ctx: Ctx, a: StatusArgs) -> dict:
+    """A read-only progress probe of one session, as its hooks last saw it."""
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        row = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces, allow_self=True)
+        unread, unannounced = mailbox.depth(conn, row["id"])
+    state = sessions.effective_status(row, ctx.now)
+    return {
+        "session": sessions.profile(row, ctx.now, me.id),
+        "state": state,
+        "listen_mode": bool(row["listening"]),
+        "last_assistant_text": row["last_assistant"],
+        "last_user_text": row["last_prompt"],
+        "last_tool": row["last_tool"],
+        "last_event": row["last_event"],
+        "last_turn_end_epoch": row["last_turn_end"],
+        "last_prompt_epoch": row["last_prompt_at"],
+        "pending": {"unread": unread, "unannounced": unannounced},
+        "transcript_path": row["transcript_path"],
+        "successor": row["successor"],
+        "note": STATUS_NOTE,
+    }

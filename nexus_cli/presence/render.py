@@ -1,0 +1,74 @@
+"""Human output of the presence tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.human import Part, Table, ago, fields, page_footer, who
+from ..core.text import one_line, visible
+
+
+def peers(r: dict[str, Any]) -> list[Part] | str:
+    if not r["items"]:
+        return "no sessions in scope (try --include-offline or --all-workspaces)"
+    rows = [["*" if p["self"] else "", p["name"], p["handle"], p["client"], p["status"],
+             ago(p["last_active_at_epoch"]), p["cwd"], p["note"]] for p in r["items"]]
+    table = Table(["", "name", "handle", "client", "status", "active", "cwd", "note"], rows,
+                  wide=("cwd", "note"))
+    return [table, page_footer(r)]
+
+
+def profile(p: dict[str, Any]) -> str:
+    return fields([("name", p["name"]), ("handle", p["handle"]), ("id", p["id"]),
+                   ("client", p["client"]), ("status", p["status"]), ("cwd", p["cwd"]),
+                   ("note", p["note"])])
+
+
+def whoami(r: dict[str, Any]) -> str:
+    how = {"option": "named with --as", "env": "from the client's environment",
+           "ancestry": "from the client process above this one", "mcp": "from the MCP call",
+           "user": "you, at a shell", "hook": "from a hook"}
+    return fields([("you are", f"{one_line(r['name'])} ({r['handle']})"), ("id", r["id"]),
+                   ("known by", how.get(r["source"], r["source"])),
+                   ("registered", "yes" if r["registered"] else "not yet (the first write "
+                    "registers you)"), ("status", r["status"]), ("project", r["project"]),
+                   ("store", r["store"])])
+
+
+def status(r: dict[str, Any]) -> str:
+    s = r["session"]
+    head = f"{who(s)} is {r['state']}" + (" (listen mode on)" if r["listen_mode"] else "")
+    body = fields([
+        ("last prompt", ago(r["last_prompt_epoch"]) if r["last_prompt_epoch"] else None),
+        ("last tool", r["last_tool"]),
+        ("turn ended", ago(r["last_turn_end_epoch"]) if r["last_turn_end_epoch"] else None),
+        ("inbox", f"{r['pending']['unread']} unread, {r['pending']['unannounced']} not yet "
+                  "announced to it"),
+        ("replaced by", r["successor"]),
+        ("transcript", r["transcript_path"]),
+    ])
+    parts = [head, body]
+    if r["last_user_text"]:
+        parts.append("last prompt:\n  " + visible(r["last_user_text"]).replace("\n", "\n  "))
+    if r["last_assistant_text"]:
+        parts.append("last answer:\n  " + visible(r["last_assistant_text"]).replace("\n", "\n  "))
+    parts.append(r["note"])
+    return "\n".join(parts)
+
+
+def listen(r: dict[str, Any]) -> str:
+    return f"listen mode {'on' if r['listening'] else 'off'}: {r['note']}"
+
+
+def handoff(r: dict[str, Any]) -> str:
+    pairs: list[tuple[str, object]] = [("session", r["session"]),
+                                       ("handoff", "on" if r["enabled"] else "off"),
+                                       ("predecessor", who(r["predecessor"]) if r["predecessor"] else None),
+                                       ("successor", who(r["successor"]) if r["successor"] else None),
+                                       ("last handoff", ago(r["last_handoff_at_epoch"])
+                                        if r["last_handoff_at_epoch"] else None)]
+    if r["moved"]:
+        m = r["moved"]
+        pairs.append(("moved", f"{m['messages']} unread messages and {m['tasks']} open tasks to "
+                               f"{m['to']}, with the name {m['name']}"))
+    return fields(pairs)

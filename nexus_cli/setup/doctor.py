@@ -1,0 +1,181 @@
+"""`nexus doctor`: read-only checks, one line each with a fix. Never writes the store or a config."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+from ..clients.claude import config as claude
+from ..clients.codex import config as codex
+from ..core import identity, sessions, settings
+from ..core.context import Ctx
+from ..core.errors import NexusError
+from ..core.proctable import table
+from ..core.store.db import Store
+
+BUDGET = 1.3  # hook hot path vs `python -c "import json, sqlite3"`
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+
+
+def check(name: str, status: str, detail: str, fix: str = "") -> dict:
+    return {"name": name, "status": status, "detail": detail, "fix": fix}
+
+
+def store_checks(store: Store) -> list[dict]:
+    out = []
+    try:
+        if not (store.check_dir() and store.check_file()):
+            return [check("store", "ok", f"{store.root}: not created yet (the first write creates "
+                          "it, private)")]
+        out.append(check("store", "ok", f"{store.path} is private (0700/0600) and a nexus store"))
+    except NexusError as exc:
+        return [check("store", "fail", exc.message, exc.action)]
+    try:
+        with store.read() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0]
+            out.append(check("schema", "ok", f"schema {version} is current"))
+            out.append(check("integrity", "ok" if ok == "ok" else "fail", f"quick_check: {ok}",
+                             "" if ok == "ok" else "stop all agents, then restore from a backup"))
+            out += session_checks(conn, time.time())
+    except NexusError as exc:
+        out.append(check("schema", "fail", exc.message, exc.action))
+    file = settings.path(store.root)
+    if os.path.exists(file):
+        try:
+            with open(file, encoding="utf-8") as fh:
+                json.load(fh)
+            out.append(check("settings", "ok", f"{file}: maxAutoTurns "
+                             f"{settings.load(store.root)['maxAutoTurns']}"))
+        except (OSError, ValueError) as exc:
+            out.append(check("settings", "fail", f"{file} cannot be read: {exc}",
+                             "fix the JSON by hand (defaults are used meanwhile)"))
+    return out
+
+
+def session_checks(conn: Any, now: float) -> list[dict]:
+    rows = sessions.troubled(conn)
+    stuck = [r["name"] for r in rows if r["status"] == "listening"
+             and not table().alive(r["waiter_pid"])]
+    failed = [f"{r['name']}: {r['last_wake_error']}" for r in rows if r["last_wake_error"]]
+    live = sessions.live_count(conn, now)
+    out = [check("sessions", "warn" if stuck else "ok",
+                 f"{live} live; stuck listening (waiter gone): {', '.join(stuck)}" if stuck
+                 else f"{live} live, none stuck", "run `nexus maintenance`" if stuck else "")]
+    if failed:
+        out.append(check("wakes", "warn", "last wake failed for " + "; ".join(failed[:5]),
+                         "check that the client is running; the messages stay unread and "
+                         "announced at the next prompt"))
+    return out
+
+
+def client_version(binary: str) -> str | None:
+    path = shutil.which(binary)
+    if not path:
+        return None
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return f"{path} (version unknown)"
+    return f"{path} {done.stdout.strip().splitlines()[0] if done.stdout.strip() else '(no version)'}"
+
+
+def executable_of(command: str) -> str:
+    words = [w for w in shlex.split(command) if "=" not in w.split("/")[0]]
+    return words[0] if words else ""
+
+
+def install_checks(name: str, module: Any, project: str) -> list[dict]:
+    out = []
+    version = client_version(name)
+    out.append(check(f"{name}", "ok" if version else "warn",
+                     version or f"`{name}` not found on PATH",
+                     "" if version else f"install it (npm i -g {'@anthropic-ai/claude-code' if name == 'claude' else '@openai/codex'}) if you use it"))
+    found = None
+    for scope in ("user", "project"):
+        try:
+            info = module.inspect(scope, project)
+        except NexusError as exc:
+            out.append(check(f"{name} config ({scope})", "fail", exc.message, exc.action))
+            continue
+        if info["hooks"] or info["mcp"]:
+            found = (scope, info)
+            break
+    if found is None:
+        out.append(check(f"{name} hooks", "warn", "not installed",
+                         f"run `nexus install {name}`"))
+        return out
+    scope, info = found
+    missing = [e for e in EVENTS if e not in info["hooks"]]
+    commands = {c for cs in info["hooks"].values() for c in cs}
+    broken = sorted({executable_of(c) for c in commands
+                     if not os.access(executable_of(c), os.X_OK)})
+    if missing or broken:
+        out.append(check(f"{name} hooks", "fail",
+                         f"{info['hooks_file']}: " + (f"missing {', '.join(missing)}" if missing else "")
+                         + (f" not executable: {', '.join(broken)}" if broken else ""),
+                         f"run `nexus install {name} --scope {scope}`"))
+    else:
+        out.append(check(f"{name} hooks", "ok", f"{info['hooks_file']} ({scope}): "
+                         f"{len(EVENTS)} events, {executable_of(sorted(commands)[0])}"))
+    mcp = info["mcp"]
+    if not mcp:
+        out.append(check(f"{name} mcp", "fail", f"{info['mcp_file']}: no nexus server",
+                         f"run `nexus install {name} --scope {scope}`"))
+    elif not os.access(str(mcp.get("command", "")), os.X_OK):
+        out.append(check(f"{name} mcp", "fail", f"{info['mcp_file']}: {mcp.get('command')} "
+                         "is not executable", f"run `nexus install {name} --scope {scope}`"))
+    else:
+        out.append(check(f"{name} mcp", "ok", f"{info['mcp_file']}: {mcp['command']} mcp"))
+    if name == "codex":
+        untrusted = info["untrusted"]
+        out.append(check("codex hook trust", "warn" if untrusted else "ok",
+                         f"{len(untrusted)} of {info['handlers']} nexus hooks not reviewed: Codex "
+                         "skips them" if untrusted else f"all {info['handlers']} nexus hooks reviewed",
+                         "start `codex` and trust the nexus hooks when it asks (or run /hooks)"
+                         if untrusted else ""))
+    return out
+
+
+def timed_hook(runs: int = 7) -> dict:
+    """A no-op hook call (an event nexus ignores) against the interpreter floor."""
+    nexus = os.path.join(os.path.dirname(sys.executable), "nexus")
+    if not os.path.exists(nexus):
+        return check("hook speed", "warn", "no console script beside this interpreter", "")
+    event = json.dumps({"hook_event_name": "Notification", "session_id": "doctor"}).encode()
+
+    def once(cmd: list[str], data: bytes | None) -> float:
+        start = time.perf_counter()
+        subprocess.run(cmd, input=data, capture_output=True)
+        return time.perf_counter() - start
+
+    import statistics
+
+    floor, hook = [], []
+    for _ in range(runs):
+        floor.append(once([sys.executable, "-c", "import json, sqlite3"], None))
+        hook.append(once([nexus, "hook", "claude"], event))
+    ratio = statistics.median(hook) / statistics.median(floor)
+    return check("hook speed", "ok" if ratio <= BUDGET else "warn",
+                 f"no-op hook {statistics.median(hook) * 1000:.1f} ms = {ratio:.2f}x the "
+                 f"interpreter floor (budget {BUDGET}x)",
+                 "" if ratio <= BUDGET else "run `python -m compileall` on the nexus package; "
+                 "avoid editable installs with import hooks")
+
+
+def doctor(ctx: Ctx, a: Any) -> dict:
+    project = identity.project_root(os.getcwd())
+    checks = store_checks(ctx.store)
+    checks += install_checks("claude", claude, project)
+    checks += install_checks("codex", codex, project)
+    if not a.quick:
+        checks.append(timed_hook())
+    failed = sum(c["status"] == "fail" for c in checks)
+    return {"ok": failed == 0, "failed": failed,
+            "warnings": sum(c["status"] == "warn" for c in checks), "checks": checks}

@@ -1,0 +1,55 @@
+"""`nexus install` / `nexus uninstall`: wire a client's hooks and MCP server to this nexus."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..clients import configfile
+from ..clients.claude import config as claude
+from ..clients.codex import config as codex
+from ..core import identity
+from ..core.context import Ctx
+
+CLIENTS = {"claude": claude, "codex": codex}
+
+
+def notes(client: str, scope: str, project: str, install: bool) -> list[str]:
+    if not install:
+        return ["restart the client so it stops calling nexus"]
+    out = ["restart the client (new sessions pick the hooks up; `/hooks` in a running Claude "
+           "Code session reloads them)" if client == "claude" else
+           "restart Codex so it loads the hooks and the MCP server"]
+    if client == "codex":
+        out.append("Codex skips hooks you have not reviewed: start `codex` and choose to trust the "
+                   "new hooks when it asks (or review them with /hooks); `nexus doctor` shows "
+                   "which are trusted (automation: `codex exec --dangerously-bypass-hook-trust`)")
+        if scope == "project":
+            out.append(f"Codex reads {project}/.codex only in trusted projects: add "
+                       f"[projects.\"{project}\"] trust_level = \"trusted\" to "
+                       f"{codex.config_path('user', project)}")
+    return out
+
+
+def _run(ctx: Ctx, a: Any, install: bool) -> dict:
+    project = identity.project_root(os.getcwd())
+    home = os.environ.get("NEXUS_HOME")
+    changes = CLIENTS[a.client].changes(a.scope, project, install, home)
+    files = []
+    for change in changes:
+        action = ("unchanged" if not change.changed else "created" if change.before is None
+                  else "removed" if change.after is None else "updated")
+        backup = None if a.dry_run else configfile.apply(change)
+        files.append({"path": change.path, "action": action, "backup": backup,
+                      "diff": change.diff() if change.changed else ""})
+    return {"client": a.client, "scope": a.scope, "dry_run": a.dry_run,
+            "installed": install, "files": files,
+            "notes": notes(a.client, a.scope, project, install) if not a.dry_run else []}
+
+
+def install(ctx: Ctx, a: Any) -> dict:
+    return _run(ctx, a, True)
+
+
+def uninstall(ctx: Ctx, a: Any) -> dict:
+    return _run(ctx, a, False)

@@ -1,0 +1,28 @@
+"""Wiring the clients up, and checking the set-up."""
+
+from __future__ import annotations
+
+from ..core.registry import Tool, register
+from . import doctor, install, render
+
+register(Tool(
+    name="install", group="clients", title="Wire a client up",
+    description="Install nexus's hooks and MCP server into Claude Code or Codex (idempotent; "
+    "unrelated settings kept; atomic write with a backup; --dry-run shows the diff).",
+    args="InstallArgs", result="InstallResult", run=install.install, render=render.install,
+    positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="uninstall", group="clients", title="Unwire a client",
+    description="Remove exactly what `nexus install` added to a client's configuration.",
+    args="InstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
+    positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="doctor", group="clients", title="Check the set-up",
+    description="Read-only health check: the store, each client's hooks and MCP registration, "
+    "hook trust, hook speed, stuck sessions. One line per check with a fix; exits 1 when any "
+    "check fails.",
+    args="DoctorArgs", result="DoctorResult", run=doctor.doctor, render=render.doctor,
+    read_only=True, idempotent=True, mcp=False, needs_caller=False, exit_false=("ok", 1),
+))

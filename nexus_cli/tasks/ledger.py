@@ -1,0 +1,150 @@
+"""Owner of the `tasks` table: delegated obligations and self-managed tasks in one ledger.
+Stdlib only (the hooks count open obligations; maintenance expires TTLs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from ..core import sessions
+from ..core.errors import NexusError
+from ..core.settings import SELF_TASK_PURGE, TASK_HISTORY
+from ..messages import mailbox
+
+# tasks whose assignee still owes an outcome (delivery_uncertain: a wake for it failed)
+OPEN = ("pending", "dispatched", "running", "delivery_uncertain")
+FINAL = ("completed", "blocked", "failed", "cancelled")
+_OPEN_SQL = "(" + ", ".join(f"'{s}'" for s in OPEN) + ")"
+
+
+def new_id() -> str:
+    return "t-" + os.urandom(6).hex()
+
+
+def get(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+
+
+def _metadata(text: str | None) -> dict[str, Any] | None:
+    """Stored metadata as an object; whatever is stored, a listing never fails on it."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {"unreadable": "the stored metadata is not valid JSON"}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def notification(conn: sqlite3.Connection, row: sqlite3.Row) -> str:
+    """The report's way back: none yet, pending, delivered, or expired unread."""
+    if not row["report_message_id"]:
+        return "none"
+    msg = mailbox.get(conn, row["report_message_id"])
+    if msg is None or msg["delivered_at"] or msg["read_at"]:
+        return "delivered"
+    return "expired" if msg["expired_at"] else "pending"
+
+
+def record(conn: sqlite3.Connection, row: sqlite3.Row, duplicate: bool = False) -> dict:
+    """A task as the tools return it."""
+    return {
+        "id": row["id"], "sender": sessions.ref(conn, row["sender"]),
+        "target": sessions.ref(conn, row["target"]),
+        "requested_target": row["requested_target"], "task": row["task"], "status": row["status"],
+        "mode": row["mode"], "message_id": row["message_id"], "request_id": row["request_id"],
+        "result": row["result"], "notification": notification(conn, row), "error": row["error"],
+        "progress": row["progress"], "result_uri": row["result_uri"],
+        "metadata": _metadata(row["metadata"]),
+        "expires_at_epoch": row["expires_at"],
+        "created_at_epoch": row["created_at"], "updated_at_epoch": row["updated_at"],
+        "closed_at_epoch": row["closed_at"], "duplicate": duplicate,
+    }
+
+
+def by_request(conn: sqlite3.Connection, sender: str, request_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM tasks WHERE sender = ? AND request_id = ?",
+                        (sender, request_id)).fetchone()
+
+
+def make_room(conn: sqlite3.Connection, sender: str) -> None:
+    """Keep at most TASK_HISTORY records per dispatcher: the oldest final, notified one goes; when
+    every record is unfinished the new task is refused rather than an obligation dropped."""
+    count = conn.execute("SELECT count(*) FROM tasks WHERE sender = ?", (sender,)).fetchone()[0]
+    if count < TASK_HISTORY:
+        return
+    marks = ",".join("?" * len(FINAL))
+    for row in conn.execute(f"SELECT * FROM tasks WHERE sender = ? AND status IN ({marks})"
+                            " ORDER BY seq", (sender, *FINAL)):
+        if notification(conn, row) != "pending":
+            conn.execute("DELETE FROM tasks WHERE id = ?", (row["id"],))
+            return
+    raise NexusError("task_history_full", sender,
+                     f"{count} task records and none is both finished and notified",
+                     "close or cancel open tasks (`nexus tasks --sent --open`) before adding more")
+
+
+def insert(conn: sqlite3.Connection, *, sender: str, target: str, requested: str, text: str,
+           status: str, mode: str, now: float, request_id: str | None = None,
+           metadata: dict | None = None, expires_at: float | None = None) -> str:
+    task_id = new_id()
+    conn.execute(
+        "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode, request_id,"
+        " metadata, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (task_id, sender, target, requested, text, status, mode, request_id,
+         json.dumps(metadata) if metadata else None, expires_at, now, now))
+    return task_id
+
+
+def change(conn: sqlite3.Connection, task_id: str, now: float, **fields: object) -> None:
+    """Set fields (and `updated_at`); a final status also sets `closed_at`."""
+    fields["updated_at"] = now
+    if fields.get("status") in FINAL:
+        fields["closed_at"] = now
+    if "metadata" in fields and fields["metadata"] is not None:
+        fields["metadata"] = json.dumps(fields["metadata"])
+    conn.execute(f"UPDATE tasks SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
+                 (*fields.values(), task_id))
+
+
+def count_open(conn: sqlite3.Connection, target: str) -> int:
+    return conn.execute(f"SELECT count(*) FROM tasks WHERE target = ? AND status IN {_OPEN_SQL}",
+                        (target,)).fetchone()[0]
+
+
+def listing(conn: sqlite3.Connection, where: Sequence[str], params: Sequence[object], order: str,
+            limit: int, offset: int) -> tuple[list[sqlite3.Row], int]:
+    clause = " AND ".join(where) or "1"
+    total = conn.execute(f"SELECT count(*) FROM tasks WHERE {clause}", params).fetchone()[0]
+    rows = conn.execute(f"SELECT * FROM tasks WHERE {clause} ORDER BY {order} LIMIT ? OFFSET ?",
+                        (*params, limit, offset)).fetchall()
+    return rows, total
+
+
+def move_open(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> int:
+    """Handoff: the open obligations of a replaced conversation go to its successor."""
+    return conn.execute(f"UPDATE tasks SET target = ?, updated_at = ? WHERE target = ? AND status"
+                        f" IN {_OPEN_SQL}", (new_id, now, old_id)).rowcount
+
+
+def wake_failed(conn: sqlite3.Connection, message_ids: Sequence[str], error: str) -> None:
+    """A wake carrying these task messages failed: their dispatched tasks become uncertain."""
+    marks = ",".join("?" * len(message_ids))
+    conn.execute(f"UPDATE tasks SET status = CASE status WHEN 'dispatched' THEN"
+                 f" 'delivery_uncertain' ELSE status END, error = ? WHERE message_id IN ({marks})",
+                 (error, *message_ids))
+
+
+def expire_ttl(conn: sqlite3.Connection, now: float) -> list[sqlite3.Row]:
+    """Open tasks past their TTL fail ("TTL expired"); finished self tasks go after 7 days.
+    Returns the tasks that failed."""
+    rows = conn.execute(f"SELECT * FROM tasks WHERE expires_at < ? AND status IN {_OPEN_SQL}",
+                        (now,)).fetchall()
+    for row in rows:
+        change(conn, row["id"], now, status="failed", error="TTL expired")
+    conn.execute("DELETE FROM tasks WHERE mode = 'self' AND closed_at < ?",
+                 (now - SELF_TASK_PURGE,))
+    return rows

@@ -1,0 +1,108 @@
+"""Argument and result models of the task ledger: the source of their schemas in
+contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when a tool runs)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..core.models import (TASK_MAX, AllWorkspaces, Args, Epoch, JsonObject, Page, PeerRef, RequestId,
+                           Result, Stamp, Target)
+
+
+TaskStatus = Literal["preparing", "pending", "dispatched", "running", "delivery_uncertain",
+                     "completed", "blocked", "failed", "cancelled"]
+
+
+class DelegateArgs(Args):
+    target: str = Target
+    task: str = Field(min_length=1, max_length=TASK_MAX,
+                      description="Scope, inputs, outputs, acceptance criteria (1-24,000 chars).")
+    request_id: str | None = RequestId
+    mode: Literal["auto", "queue", "steer"] = Field(
+        "auto", description="queue: at the target's next turn; steer: at its next tool call; "
+        "auto: steer a working session, queue for anyone else.")
+    all_workspaces: bool = AllWorkspaces
+
+
+class ReportArgs(Args):
+    task_id: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+    status: Literal["completed", "blocked", "failed"] = Field(description="The explicit outcome.")
+    result: str = Field(min_length=1, max_length=TASK_MAX,
+                        description="What was produced (absolute paths), what was verified, what "
+                        "is still open (1-24,000 chars).")
+
+
+class TasksArgs(Args):
+    id: str | None = Field(None, max_length=64, description="Only this task.")
+    sent: bool = Field(False, description="Only tasks you dispatched.")
+    received: bool = Field(False, description="Only tasks assigned to you.")
+    open: bool = Field(False, description="Obligations you own and have not closed, oldest first.")
+    status: TaskStatus | None = Field(None, description="Only tasks in this status.")
+    limit: int = Field(20, ge=1, le=100, description="Page size.")
+    offset: int = Field(0, ge=0, description="Skip this many matches.")
+
+
+class TaskRecord(Result):
+    id: str
+    sender: PeerRef = Field(description="Who dispatched it.")
+    target: PeerRef = Field(description="Who must report it.")
+    requested_target: str
+    task: str
+    status: TaskStatus
+    mode: Literal["queue", "steer", "self"] = Field(
+        description="queue/steer: delegated, reached at the next turn / tool call; self: a task "
+        "its creator tracks.")
+    message_id: str | None = Field(description="The message that delivered it.")
+    request_id: str | None
+    result: str | None
+    notification: Literal["none", "pending", "delivered"] = Field(
+        description="The report's way back: none yet, stored but not yet in the dispatcher's "
+        "context, or delivered there.")
+    error: str | None = Field(description="Why it failed (error message, TTL expired), or what to "
+                              "inspect before re-dispatching.")
+    progress: float | None = Field(description="0 to 1, as last reported.")
+    result_uri: str | None
+    metadata: dict[str, Any] | None
+    expires_at: str | None = Stamp("When an open task fails for its TTL")
+    expires_at_epoch: float | None = Epoch("When an open task fails for its TTL")
+    created_at: str | None = Stamp("Dispatched")
+    created_at_epoch: float | None = Epoch("Dispatched")
+    updated_at: str | None = Stamp("Last change")
+    updated_at_epoch: float | None = Epoch("Last change")
+    closed_at: str | None = Stamp("Reported")
+    closed_at_epoch: float | None = Epoch("Reported")
+    duplicate: bool = Field(description="True when this was a replay (same request id or report).")
+
+
+class TasksResult(Page):
+    items: list[TaskRecord]
+
+
+class TaskCreateArgs(Args):
+    text: str = Field("", max_length=TASK_MAX, description="What the task is (<= 24,000 chars).")
+    metadata: JsonObject = Field(None, description="A JSON object kept with the task.")
+    ttl: float | None = Field(None, gt=0, le=30 * 24 * 3600,
+                              description="Seconds until an unfinished task fails (TTL expired).")
+
+
+
+class TaskIdArgs(Args):
+    task_id: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+
+
+class TaskUpdateArgs(TaskIdArgs):
+    status: Literal["pending", "running", "completed", "blocked", "failed", "cancelled"] | None = \
+        Field(None, description="The new status.")
+    progress: float | None = Field(None, ge=0, le=1, description="Progress from 0 to 1.")
+    result_uri: str | None = Field(None, max_length=2000, description="Where the result is.")
+    error_message: str | None = Field(None, max_length=2000, description="Why it failed.")
+    metadata: JsonObject = Field(None, description="Replaces the task's metadata (a JSON object).")
+
+
+
+class TaskListArgs(Args):
+    status: TaskStatus | None = Field(None, description="Only tasks in this status.")
+    limit: int = Field(20, ge=1, le=100, description="Page size.")
+    offset: int = Field(0, ge=0, description="Skip this many matches.")

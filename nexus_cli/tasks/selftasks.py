@@ -1,0 +1,85 @@
+"""Tasks a session tracks for itself (or its group) in the same ledger: create, show, update,
+cancel; an optional TTL after which an unfinished task fails. Stdlib only."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from ..core.context import Ctx
+from ..core.errors import NexusError
+from ..messages import mailbox
+from . import ledger
+from .ledger import FINAL, get, record
+
+if TYPE_CHECKING:
+    from .models import TaskCreateArgs, TaskIdArgs, TaskUpdateArgs
+
+
+def _mine(conn: sqlite3.Connection, me: str, task_id: str) -> sqlite3.Row:
+    task = get(conn, task_id)
+    if task is None or me not in (task["sender"], task["target"]):
+        raise NexusError("task_not_found", task_id, "no task with that id involves you",
+                         "list yours with `nexus tasks` or `nexus task list`")
+    return task
+
+
+def create(ctx: Ctx, a: TaskCreateArgs) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        ledger.make_room(conn, me.id)
+        task_id = ledger.insert(conn, sender=me.id, target=me.id, requested=me.id, text=a.text,
+                                status="pending", mode="self", now=ctx.now, metadata=a.metadata,
+                                expires_at=ctx.now + a.ttl if a.ttl else None)
+        return record(conn, get(conn, task_id))
+
+
+def show(ctx: Ctx, a: TaskIdArgs) -> dict:
+    with ctx.read() as conn:
+        return record(conn, _mine(conn, ctx.me(conn).id, a.task_id))
+
+
+def update(ctx: Ctx, a: TaskUpdateArgs) -> dict:
+    """Change only the fields given. A self task is its creator's to change; on a delegated task
+    the assignee may post progress and `running` (final outcomes go through `report`)."""
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        task = _mine(conn, me.id, a.task_id)
+        if task["mode"] != "self":
+            if me.id != task["target"] or a.status not in (None, "running") or a.metadata is not None:
+                raise NexusError("not_assignee", a.task_id,
+                                 "a delegated task takes only progress and `running` from its "
+                                 "assignee", "close it with `nexus report`")
+        elif me.id != task["sender"]:
+            raise NexusError("not_assignee", a.task_id, "only its creator changes a self task",
+                             "ask its creator")
+        if task["status"] in FINAL:
+            raise NexusError("task_already_reported", a.task_id, f"it is {task['status']} already",
+                             "create a new task")
+        fields = {k: getattr(a, k) for k in ("status", "progress", "result_uri", "metadata")
+                  if getattr(a, k) is not None}
+        if a.error_message is not None:
+            fields["error"] = a.error_message
+        ledger.change(conn, task["id"], ctx.now, **fields)
+        if task["mode"] != "self":
+            ctx.wake_later(task["sender"])
+        return record(conn, get(conn, task["id"]))
+
+
+def cancel(ctx: Ctx, a: TaskIdArgs) -> dict:
+    """Cancel an open task you created or dispatched; the assignee of a delegated one is told."""
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        task = _mine(conn, me.id, a.task_id)
+        if me.id != task["sender"]:
+            raise NexusError("not_assignee", a.task_id, "only whoever created or dispatched a "
+                             "task may cancel it", "report it as blocked or failed instead")
+        if task["status"] in FINAL:
+            raise NexusError("task_already_reported", a.task_id, f"it is {task['status']} already",
+                             "nothing to cancel")
+        ledger.change(conn, task["id"], ctx.now, status="cancelled")
+        if task["target"] != me.id:
+            mailbox.notice(conn, task["target"], f"task {task['id']} was cancelled by its "
+                           "dispatcher: stop working on it", ctx.now, reply_to=task["message_id"])
+            ctx.wake_later(task["target"])
+        return record(conn, get(conn, task["id"]))

@@ -1,0 +1,148 @@
+"""What many tests need: session ids, client environments, a synthetic process table, acting as
+a session in-process, and proof that files were not touched."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nexus_cli import catalog, clients
+from nexus_cli.core import caller, proctable
+from nexus_cli.core.context import Ctx
+from nexus_cli.core.proctable import Proc, ProcTable
+from nexus_cli.core.registry import invoke
+from nexus_cli.core.store.db import Store
+
+CLIENT_ENV = tuple(sorted({v for a in clients.ADAPTERS.values()
+                           for v in (*a.ENV_SESSION, *a.ENV_MARKERS)}))
+
+
+def sid(n: int) -> str:
+    """A client session id of the real shape (a lowercase UUID), distinct for each n."""
+    return f"{n:08x}-0000-4000-8000-{n:012x}"
+
+
+def claude_env(session: str) -> dict[str, str]:
+    return {"CLAUDE_CODE_SESSION_ID": session, "CLAUDECODE": "1"}
+
+
+def codex_env(session: str) -> dict[str, str]:
+    return {"CODEX_SESSION_ID": session, "CODEX_THREAD_ID": session}
+
+
+def env_session(env: Mapping[str, str | None]) -> str | None:
+    """The nexus id a client environment names (the nearest client's variables win)."""
+    for name, adapter in clients.ADAPTERS.items():
+        for var in adapter.ENV_SESSION:
+            if env.get(var):
+                return f"{name}:{env[var]}"
+    return None
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under root with its bytes (to prove nothing was touched)."""
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+class FakeTable(ProcTable):
+    """A synthetic process tree for in-process tests: fake client processes (`claude`, `codex`,
+    shells...) that this test process can be placed under. Real pids (waiters, subprocesses)
+    are looked up for real."""
+
+    backend = "fake"
+    _pids = itertools.count(800_001)
+
+    def __init__(self) -> None:
+        self.procs: dict[int, Proc] = {}
+        self.by_session: dict[str, int] = {}
+        self.real = proctable.ProcFS()
+        self._local = threading.local()  # hooks run in threads each sit under their own client
+
+    @property
+    def parent(self) -> int:
+        """This thread's parent in the fake tree (1: no ancestry, like a detached shell)."""
+        return getattr(self._local, "parent", 1)
+
+    @parent.setter
+    def parent(self, pid: int) -> None:
+        self._local.parent = pid
+
+    def spawn(self, name: str, parent: int = 1) -> int:
+        pid = next(self._pids)
+        self.procs[pid] = Proc(pid, parent, name, f"t{pid}")
+        return pid
+
+    def client_of(self, session: str) -> int:
+        """The fake client process of a session id (`claude:<uuid>`), created on first use."""
+        if session not in self.by_session:
+            self.by_session[session] = self.spawn(session.split(":", 1)[0])
+        return self.by_session[session]
+
+    def kill(self, pid: int) -> None:
+        self.procs.pop(pid, None)
+
+    def get(self, pid: int) -> Proc | None:
+        if pid in self.procs:
+            return self.procs[pid]
+        if pid == os.getpid():
+            return Proc(pid, self.parent, "python", "self")
+        return None if pid >= 800_000 else self.real.get(pid)
+
+    def alive(self, pid: int | None, start: str | None = None) -> bool:
+        if pid and pid >= 800_000:
+            return pid in self.procs and (start is None or self.procs[pid].start == start)
+        return super().alive(pid, start)
+
+    @contextmanager
+    def inside(self, pid: int | None) -> Iterator[None]:
+        """Run the block as a child of `pid` (None: as now)."""
+        saved = self.parent
+        if pid is not None:
+            self.parent = pid
+        try:
+            yield
+        finally:
+            self.parent = saved
+
+
+def fake_table() -> FakeTable:
+    table = proctable.table()
+    assert isinstance(table, FakeTable), "the conftest installs a FakeTable for every test"
+    return table
+
+
+def ctx_for(home: str | Path, env: Mapping[str, str] | None = None, explicit: str | None = None,
+            face: str = "cli") -> Ctx:
+    env = dict(env or {})
+
+    def resolve(conn, now):  # noqa: ANN001, ANN202
+        return caller.resolve(conn, now, explicit=explicit, env=env, cwd=os.getcwd())
+
+    return Ctx(Store(str(home)), resolve, face=face)
+
+
+def call(home: str | Path, name: str, args: dict[str, Any] | None = None,
+         env: Mapping[str, str] | None = None, explicit: str | None = None) -> dict[str, Any]:
+    """Run one tool in-process as the session `env` names (inside its fake client process)."""
+    table = fake_table()
+    named = env_session(env or {})
+    with table.inside(table.by_session.get(named) if named else None):
+        return invoke(catalog.load()[name], ctx_for(home, env, explicit), args or {})
