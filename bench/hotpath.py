@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _util import PY, compile_package, console_script, interleaved, table  # noqa: E402
+from _util import PY, compile_package, console_script, interleaved, table
 
 SID = "5e55f00d-0000-4000-8000-00000000beef"
 PEER = "codex:7e57c0de-0000-4000-8000-00000000cafe"

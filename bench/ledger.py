@@ -14,12 +14,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _util import table  # noqa: E402
-
-from nexus_cli import caller  # noqa: E402
-from nexus_cli.context import Ctx  # noqa: E402
-from nexus_cli.registry import TOOLS, invoke, load  # noqa: E402
-from nexus_cli.store.db import Store  # noqa: E402
+from _util import table
+from nexus_cli import caller
+from nexus_cli.context import Ctx
+from nexus_cli.registry import TOOLS, invoke, load
+from nexus_cli.store.db import Store
 
 BOSS, WORKER = "claude:b0550000-0000-4000-8000-000000000001", "codex:c0de0000-0000-4000-8000-000000000002"
 PROJECT = "/work/bench-project"

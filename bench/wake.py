@@ -15,7 +15,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _util import compile_package, console_script, table  # noqa: E402
+from _util import compile_package, console_script, table
 
 WAITER = "5e55f00d-0000-4000-8000-00000000beef"
 

@@ -133,7 +133,7 @@ def ctx_for(home: str | Path, env: Mapping[str, str] | None = None, explicit: st
             face: str = "cli") -> Ctx:
     env = dict(env or {})
 
-    def resolve(conn, now):  # noqa: ANN001, ANN202
+    def resolve(conn, now):
         return caller.resolve(conn, now, explicit=explicit, env=env, cwd=os.getcwd())
 
     return Ctx(Store(str(home)), resolve, face=face)

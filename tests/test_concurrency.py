@@ -14,9 +14,9 @@ import time
 import pytest
 
 from helpers import sid
+from nexus_cli.catalog import load
 from nexus_cli.core import caller
 from nexus_cli.core.context import Ctx
-from nexus_cli.catalog import load
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store import paths
 from nexus_cli.core.store.db import Store

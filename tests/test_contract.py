@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 
 from helpers import claude_env, codex_env, sid
-from nexus_cli.gen import contract, manpages
-from nexus_cli.cli import build
 from nexus_cli.catalog import load
+from nexus_cli.cli import build
+from nexus_cli.gen import contract, manpages
 
 ROOT = Path(__file__).resolve().parents[1]
 

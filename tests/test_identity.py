@@ -8,8 +8,8 @@ import os
 import sys
 
 from helpers import claude_env, codex_env, sid
-from standin import StandIn
 from nexus_cli.core import identity
+from standin import StandIn
 
 
 def test_handles_and_names():

@@ -256,9 +256,9 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
     import threading
     import time
 
+    from nexus_cli.catalog import load
     from nexus_cli.core import caller as caller_mod
     from nexus_cli.core.context import Ctx
-    from nexus_cli.catalog import load
     from nexus_cli.core.registry import TOOLS, invoke
     from nexus_cli.core.store.db import Store
 

@@ -173,9 +173,9 @@ def test_profile_name_is_unique_among_live_sessions(nx, pair):
 
 def as_b(tool: str, args: dict) -> dict:
     """Act as B from another thread (the nx helper's environment is process-wide)."""
+    from nexus_cli.catalog import load
     from nexus_cli.core import caller
     from nexus_cli.core.context import Ctx
-    from nexus_cli.catalog import load
     from nexus_cli.core.registry import TOOLS, invoke
     from nexus_cli.core.store.db import Store
 
@@ -224,9 +224,9 @@ def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
     def later():
         time.sleep(0.5)
         for text in ("first for the human", "second for the human"):
+            from nexus_cli.catalog import load
             from nexus_cli.core import caller
             from nexus_cli.core.context import Ctx
-            from nexus_cli.catalog import load
             from nexus_cli.core.registry import TOOLS, invoke
             from nexus_cli.core.store.db import Store
 

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import sid
+from nexus_cli.catalog import load
 from nexus_cli.core import caller, sessions
 from nexus_cli.core.context import Ctx
 from nexus_cli.core.errors import NexusError
-from nexus_cli.catalog import load
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store.db import Store
 

@@ -214,7 +214,42 @@ def test_a_reusing_store_follows_a_replaced_file_and_still_refuses_a_corrupt_one
     with keeper.write() as conn:
         conn.execute("INSERT INTO meta VALUES ('mark', 'new store')")
     db.write_bytes(b"garbage" * 100)  # overwritten in place: same inode
-    with pytest.raises(Exception) as err:
-        with keeper.read():
-            pass
+    with pytest.raises(Exception) as err, keeper.read():
+        pass
     assert "store_unreadable" in str(err.value)
+
+
+def test_a_write_inside_a_write_is_a_savepoint_of_it(home):
+    store = Store(str(home))
+    with store.write() as outer:
+        outer.execute("INSERT INTO meta VALUES ('a', '1')")
+        with pytest.raises(ValueError), store.write() as inner:
+            assert inner is outer  # no second connection waiting for our own lock
+            inner.execute("INSERT INTO meta VALUES ('b', '2')")
+            raise ValueError("rolled back to the savepoint only")
+        with store.write() as inner:
+            inner.execute("INSERT INTO meta VALUES ('c', '3')")
+        with store.read() as seen:  # a read inside the write sees the write's own view
+            assert {r[0] for r in seen.execute("SELECT key FROM meta")} >= {"a", "c"}
+    with store.read() as conn:
+        keys = {r[0] for r in conn.execute("SELECT key FROM meta")}
+    assert {"a", "c"} <= keys and "b" not in keys
+
+
+def test_migration_scripts_are_cut_into_whole_statements_triggers_included():
+    script = """
+        CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT);
+        CREATE TABLE log (n INTEGER);
+        CREATE TRIGGER docs_ai AFTER INSERT ON docs BEGIN
+            INSERT INTO log VALUES (new.id);
+            INSERT INTO log VALUES (-new.id);
+        END;
+        CREATE INDEX log_n ON log (n)
+    """
+    parts = migrations.statements(script)
+    assert len(parts) == 4 and parts[2].startswith("CREATE TRIGGER") and parts[2].endswith("END;")
+    conn = sqlite3.connect(":memory:")
+    for statement in parts:
+        conn.execute(statement)
+    conn.execute("INSERT INTO docs (body) VALUES ('x')")
+    assert sorted(r[0] for r in conn.execute("SELECT n FROM log")) == [-1, 1]

@@ -15,13 +15,13 @@ import textwrap
 import pytest
 
 from helpers import claude_env, codex_env, sid
-from nexus_cli.core import caller
-from nexus_cli.tasks import ledger
-from nexus_cli.core.context import Ctx
 from nexus_cli.catalog import load
+from nexus_cli.core import caller
+from nexus_cli.core.context import Ctx
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store import paths
 from nexus_cli.core.store.db import Store
+from nexus_cli.tasks import ledger
 
 A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"

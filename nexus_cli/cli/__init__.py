@@ -154,4 +154,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["main", "build", "CODES"]
+__all__ = ["CODES", "build", "main"]

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from .settings import METADATA_BYTES, METADATA_DEPTH, TEXT_MAX, TASK_MAX  # noqa: F401
+from .settings import METADATA_BYTES, METADATA_DEPTH, TASK_MAX, TEXT_MAX  # noqa: F401
 
 
 class Args(BaseModel):

@@ -57,7 +57,7 @@ def _plural(n: int, word: str) -> str:
 def _coerce(schema: Mapping[str, Any], value: object, path: tuple) -> object:
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind else []
-    if not kinds or value is None and "null" in kinds:
+    if not kinds or (value is None and "null" in kinds):
         return value
     if "integer" in kinds:
         if isinstance(value, bool):

@@ -17,7 +17,6 @@ from ..core.registry import Tool, invoke, spec
 from ..core.store.db import Store
 
 
-
 def groups() -> list[str]:
     return sorted({t.group for t in load().values() if t.mcp})
 

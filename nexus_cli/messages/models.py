@@ -7,8 +7,19 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from ..core.models import (TEXT_MAX, AllWorkspaces, Args, Epoch, MessageId, PeerRef, RequestId,
-                           Result, Stamp, Status, Target)
+from ..core.models import (
+    TEXT_MAX,
+    AllWorkspaces,
+    Args,
+    Epoch,
+    MessageId,
+    PeerRef,
+    RequestId,
+    Result,
+    Stamp,
+    Status,
+    Target,
+)
 
 
 class SendArgs(Args):

@@ -7,8 +7,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..core.models import (AllWorkspaces, Args, Epoch, Profile, PeerRef, Page, Result, Stamp, Status,
-                           Target)
+from ..core.models import (
+    AllWorkspaces,
+    Args,
+    Epoch,
+    Page,
+    PeerRef,
+    Profile,
+    Result,
+    Stamp,
+    Status,
+    Target,
+)
 
 
 class PeersArgs(Args):

@@ -7,9 +7,19 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..core.models import (TASK_MAX, AllWorkspaces, Args, Epoch, JsonObject, Page, PeerRef, RequestId,
-                           Result, Stamp, Target)
-
+from ..core.models import (
+    TASK_MAX,
+    AllWorkspaces,
+    Args,
+    Epoch,
+    JsonObject,
+    Page,
+    PeerRef,
+    RequestId,
+    Result,
+    Stamp,
+    Target,
+)
 
 TaskStatus = Literal["preparing", "pending", "dispatched", "running", "delivery_uncertain",
                      "completed", "blocked", "failed", "cancelled"]

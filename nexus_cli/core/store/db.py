@@ -12,6 +12,7 @@ Rules kept here, once:
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import sqlite3
 import stat
@@ -77,9 +78,10 @@ class Store:
         # so a call does not parse the schema again; it is dropped when the file is replaced
         self._ident: tuple[int, int] | None = None
         self._local = None
-        if reuse:
-            import threading
+        import threading
 
+        self._active = threading.local()  # the write transaction open in this thread, if any
+        if reuse:
             self._local = threading.local()
 
     # -- checks ---------------------------------------------------------------------------------
@@ -296,17 +298,30 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """`BEGIN IMMEDIATE` ... `COMMIT`; rolled back (and translated) on any failure."""
+        """`BEGIN IMMEDIATE` ... `COMMIT`; rolled back (and translated) on any failure. A write
+        inside a write (same thread) is a savepoint of the outer one: it never waits for the lock
+        its own thread holds."""
+        outer = getattr(self._active, "conn", None)
+        if outer is not None:
+            with savepoint(outer, self.path):
+                yield outer
+            return
         conn = self.open_write()
+        self._active.conn = conn
         try:
             with transaction(conn, self.path, immediate=True):
                 yield conn
         finally:
+            self._active.conn = None
             self._release(conn)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for read-only work."""
+        """A consistent snapshot for read-only work (inside a write: the write's own view)."""
+        outer = getattr(self._active, "conn", None)
+        if outer is not None:
+            yield outer
+            return
         conn = self.open_read()
         try:
             with transaction(conn, self.path, immediate=False):
@@ -320,6 +335,27 @@ class Store:
         elif self._local is None or all(
                 getattr(self._local, k, (None, None))[1] is not conn for k in ("read", "write")):
             conn.close()
+
+
+_savepoints = itertools.count(1)
+
+
+@contextmanager
+def savepoint(conn: sqlite3.Connection, path: str) -> Iterator[None]:
+    name = f"nx{next(_savepoints)}"
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException as exc:
+        try:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+        except sqlite3.Error:
+            pass
+        if isinstance(exc, sqlite3.Error):
+            raise _translate(exc, path) from None
+        raise
+    conn.execute(f"RELEASE {name}")
 
 
 @contextmanager

@@ -125,6 +125,20 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 CURRENT = MIGRATIONS[-1][0]
 
 
+def statements(script: str) -> list[str]:
+    """A script cut into complete statements (a trigger's body holds `;` of its own)."""
+    out, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip().rstrip(";").strip():
+                out.append(current.strip())
+            current = ""
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
 def pending(version: int) -> list[tuple[int, str, str]]:
     """The migrations a store at `version` still needs (read-only: it only looks)."""
     return [m for m in MIGRATIONS if m[0] > version]
@@ -139,9 +153,8 @@ def apply(conn: sqlite3.Connection, now: float) -> int:
             " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
         )
     for number, name, sql in pending(version):
-        for statement in sql.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+        for statement in statements(sql):
+            conn.execute(statement)
         conn.execute("INSERT INTO migrations VALUES (?, ?, ?)", (number, name, now))
         conn.execute(f"PRAGMA user_version = {number}")
     return CURRENT

@@ -1,0 +1,175 @@
+"""The shape of the code, as tests: dependencies point down the layers and form no circle, and the
+hot paths (hooks, the MCP server's start) never import click, pydantic or rich."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "nexus_cli"
+
+# bottom to top; a module may import its own layer and the ones below, never above
+LAYERS = [
+    ("infra", ["core.errors", "core.timefmt", "core.text", "core.settings", "core.proctable",
+               "core.data", "core.store"]),
+    ("client runtime", ["clients", "clients.claude", "clients.codex", "clients.claude.runtime",
+                        "clients.codex.runtime"]),
+    ("core", ["core"]),
+    ("features", ["messages", "tasks", "delivery", "maintenance", "presence"]),
+    ("setup", ["setup", "clients.configfile", "clients.hookdefs", "clients.claude.config",
+               "clients.codex.config", "catalog"]),
+    ("faces", ["cli", "mcp", "hook", "gen", "__main__"]),
+]
+
+
+def layer_of(module: str) -> int:
+    best, depth = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > depth:
+                best, depth = i, len(prefix)
+    assert best >= 0, f"{module} is in no layer: add it to LAYERS"
+    return best
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts:
+            out[".".join(parts)] = path
+    return out
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every nexus module `name` imports, at the top or inside a function."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".") if package else []
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith("nexus_cli"):
+                target = node.module.removeprefix("nexus_cli").lstrip(".")
+            else:
+                continue
+            for alias in node.names:
+                full = f"{target}.{alias.name}" if target else alias.name
+                found.add(full if full in known else target)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("nexus_cli."):
+                    found.add(alias.name.removeprefix("nexus_cli."))
+    return {m for m in found if m and m in known and m != name}
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def test_dependencies_point_down():
+    upward = [f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+              for a, deps in graph().items() for b in deps
+              if layer_of(b) > layer_of(a) and not b.startswith(a + ".")]
+    assert not upward, "\n".join(upward)
+
+
+def test_there_is_no_import_circle():
+    g = graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(g[node]):
+            if node.startswith(dep + ".") or dep.startswith(node + "."):
+                continue  # a package and its own modules
+            if state.get(dep) == 1:
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state:
+                found = visit(dep)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(g):
+        if node not in state:
+            circle = visit(node)
+            assert circle is None, " -> ".join(circle)
+
+
+HEAVY = ("click", "pydantic", "rich", "portalocker", "tomli_w")
+PROBE = """
+import io, json, os, sys
+sys.argv = ["nexus"] + json.loads(sys.argv[1])
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv.pop().encode()))
+exit_now = os._exit
+
+def leave(code):
+    raise SystemExit(code)
+
+os._exit = leave
+from nexus_cli import __main__
+heavy = %r
+try:
+    __main__.main(sys.argv[1:])
+except SystemExit:
+    pass
+finally:
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
+    os.write(2, ("LOADED " + json.dumps(loaded) + "\\n").encode())
+    exit_now(0)
+""" % (HEAVY,)
+
+
+@pytest.mark.parametrize("argv,stdin", [
+    (["hook", "claude"], {"hook_event_name": "PostToolUse",
+                          "session_id": "00000001-0000-4000-8000-000000000001", "cwd": "/"}),
+    (["hook", "codex", "--wait"], {"hook_event_name": "Notification", "session_id": "x"}),
+    (["hook", "claude"], {"hook_event_name": "SessionStart",
+                          "session_id": "00000001-0000-4000-8000-000000000001", "cwd": "/"}),
+    (["--version"], None),
+])
+def test_hot_paths_import_nothing_heavy(tmp_path, argv, stdin):
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(PACKAGE.parent)}
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps([*argv, json.dumps(stdin)])],
+                          env=env, capture_output=True, text=True, timeout=60)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
+    assert json.loads(line.removeprefix("LOADED ")) == [], done.stderr
+
+
+def test_the_mcp_server_answers_initialize_and_lists_tools_without_heavy_imports(tmp_path):
+    probe = """
+import io, json, os, sys
+from nexus_cli.mcp.server import Server
+out = io.BytesIO()
+server = Server(out)
+server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": {"protocolVersion": "2025-06-18"}}).encode())
+server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode())
+heavy = %r
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in heavy)))
+print(len(json.loads(out.getvalue().splitlines()[1])["result"]["tools"]), flush=True)
+os._exit(0)
+""" % (HEAVY,)
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout, done.stderr
+    loaded, count = done.stdout.splitlines()
+    assert json.loads(loaded) == [] and int(count) > 0, done.stderr
