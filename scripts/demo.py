@@ -1,135 +1,153 @@
-"""A transcript of nexus at work: a Claude Code session and a Codex session (driven through the
-same hook entry points and CLI the real clients use) find each other and exchange messages,
-while the person at the shell watches and joins in. Runs in a throwaway store."""
+"""nexus at work, in under a minute: a Claude Code session and a Codex session in one project find
+each other, talk, and hand each other a task that cannot get lost, while you watch from a shell.
+
+The two sessions are simulated so the demo needs no model and no API key: two stand-in processes
+named `claude` and `codex` play the clients, calling the very hook entry point the real clients
+call (`nexus hook claude|codex`) and running the commands an agent would run from its shell
+tool. (tests/test_realclients.py does the same with the real Claude Code and Codex.) Everything
+happens in a throwaway store that is removed at the end."""
 
 from __future__ import annotations
 
 import json
 import os
 import shlex
-import subprocess
+import shutil
 import sys
 import tempfile
+import textwrap
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from standin import StandIn  # noqa: E402
+
 BIN = os.path.join(os.path.dirname(sys.executable), "nexus")
-WORK = tempfile.mkdtemp(prefix="nexus-demo-")
-PROJECT = os.path.join(WORK, "shop")
-os.makedirs(os.path.join(PROJECT, ".git"))
-BASE = {**{k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX"))},
-        "NEXUS_HOME": os.path.join(WORK, "store"), "COLUMNS": "110"}
-CLAUDE, CODEX = str(uuid.uuid4()), str(uuid.uuid4())
-AS = {"claude": {"CLAUDE_CODE_SESSION_ID": CLAUDE}, "codex": {"CODEX_SESSION_ID": CODEX}, "you": {}}
-# stand-ins for the two client processes (the hooks record them as each session's client pid)
-STAND_IN = {c: subprocess.Popen(["sleep", "300"]) for c in ("claude", "codex")}
+BOLD, DIM, END = ("\033[1m", "\033[2m", "\033[0m") if sys.stdout.isatty() else ("", "", "")
 
 
-def show(title: str) -> None:
-    print(f"\n\033[1m## {title}\033[0m" if sys.stdout.isatty() else f"\n## {title}")
+class Demo:
+    def __init__(self, work: str) -> None:
+        self.project = os.path.join(work, "shop")
+        os.makedirs(os.path.join(self.project, ".git"))
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX"))}
+        self.base = {**base, "NEXUS_HOME": os.path.join(work, "store"), "COLUMNS": "100"}
+        self.ids = {"claude": str(uuid.uuid4()), "codex": str(uuid.uuid4())}
+        self.env = {"claude": {"CLAUDE_CODE_SESSION_ID": self.ids["claude"], "CLAUDECODE": "1"},
+                    "codex": {"CODEX_SESSION_ID": self.ids["codex"]}}
+        self.clients = {c: StandIn(c, os.path.join(work, c)) for c in ("claude", "codex")}
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+
+    def event(self, client: str, name: str, **fields: object) -> str:
+        return json.dumps({"hook_event_name": name, "session_id": self.ids[client],
+                           "cwd": self.project, "transcript_path": None, **fields})
+
+    def hook(self, client: str, name: str, **fields: object) -> str | None:
+        """One hook event, as the client fires it; returns what reaches its model, if anything."""
+        got = self.clients[client].run([BIN, "hook", client], self.base,
+                                       self.event(client, name, **fields), self.project)
+        if got["code"]:
+            sys.exit(f"demo: the {client} hook failed: {got['err']}")
+        if not got["out"]:
+            return None
+        reply = json.loads(got["out"])
+        return reply.get("hookSpecificOutput", {}).get("additionalContext") or reply.get("reason")
+
+    def nexus(self, who: str, *args: str, show: bool = True) -> dict | str:
+        """A command, from an agent's shell tool (`who` = claude|codex) or yours (`you`)."""
+        env = {**self.base, **self.env.get(who, {})}
+        if show:
+            print(f"{DIM}{who}${END} nexus {' '.join(shlex.quote(a) for a in args)}")
+        if who == "you":
+            import subprocess
+
+            done = subprocess.run([BIN, *args], env=env, cwd=self.project, capture_output=True,
+                                  text=True)
+            got = {"code": done.returncode, "out": done.stdout, "err": done.stderr}
+        else:
+            got = self.clients[who].run([BIN, *args], env, "", self.project)
+        if got["code"]:
+            sys.exit(f"demo: `nexus {' '.join(args)}` failed: {got['err']}")
+        if "--json" in args:
+            return json.loads(got["out"])
+        if show:
+            print(textwrap.indent(got["out"].rstrip(), "  "))
+        return got["out"]
 
 
-def hook(client: str, event: str, **fields: object) -> None:
-    payload = {"hook_event_name": event, "session_id": CLAUDE if client == "claude" else CODEX,
-               "cwd": PROJECT, "transcript_path": None, **fields}
-    print(f"[{client} hook] {event}")
-    out = subprocess.run([BIN, "hook", client], input=json.dumps(payload), text=True,
-                         capture_output=True,
-                         env={**BASE, **AS[client], "NEXUS_CLIENT_PID": str(STAND_IN[client].pid)})
-    if out.returncode:
-        sys.exit(f"hook failed: {out.stderr}")
-    if out.stdout:
-        reply = json.loads(out.stdout)
-        text = reply.get("hookSpecificOutput", {}).get("additionalContext") or reply.get("reason")
-        print("  -> into the model's context:\n" + "\n".join("     " + l for l in str(text).splitlines()))
+def say(text: str) -> None:
+    print(f"\n{BOLD}{text}{END}")
 
 
-def nexus(who: str, *args: str) -> dict | None:
-    print(f"[{who}] $ nexus {' '.join(shlex.quote(a) for a in args)}")
-    out = subprocess.run([BIN, *args], text=True, capture_output=True, cwd=PROJECT,
-                         env={**BASE, **AS[who]})
-    if out.returncode:
-        print("  " + out.stderr.strip())
-        sys.exit(f"demo step failed with exit {out.returncode}")
-    if "--json" in args:
-        data = json.loads(out.stdout)
-        print("  (JSON) " + ", ".join(f"{k}: {data[k]}" for k in ("message_id", "id", "status")
-                                      if k in data and not isinstance(data[k], dict)))
-        return data
-    print("\n".join("  " + line for line in out.stdout.rstrip().splitlines()))
-    return None
-
-
-def hook_in_background(client: str, event: str, **fields: object) -> subprocess.Popen:
-    """A hook that blocks (a listening Stop): runs while the others carry on."""
-    payload = {"hook_event_name": event, "session_id": CLAUDE if client == "claude" else CODEX,
-               "cwd": PROJECT, "transcript_path": None, **fields}
-    print(f"[{client} hook] {event} (waiting in the background)")
-    proc = subprocess.Popen([BIN, "hook", client], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, env={**BASE, **AS[client],
-                                            "NEXUS_CLIENT_PID": str(STAND_IN[client].pid)})
-    proc.stdin.write(json.dumps(payload))
-    proc.stdin.close()
-    return proc
+def model_sees(client: str, text: str | None) -> None:
+    print(f"{DIM}-> into {client}'s context:{END}")
+    print(textwrap.indent(text or "(nothing)", "   | "))
 
 
 def main() -> None:
-    show("Two agent sessions start in the same project; their hooks register them")
-    hook("claude", "SessionStart", source="startup")
-    hook("codex", "SessionStart", source="startup")
-    nexus("you", "peers")
+    work = tempfile.mkdtemp(prefix="nexus-demo-")
+    demo = Demo(work)
+    try:
+        story(demo)
+    finally:
+        demo.close()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{DIM}(the demo's store was in {work}, now removed){END}")
 
-    show("Claude Code asks Codex for a review (from its shell tool)")
-    hook("claude", "UserPromptSubmit", prompt="refactor checkout, then get it reviewed")
-    sent = nexus("claude", "send", "codex", "Please review checkout.py: I split pay() in two.",
-                 "--request-id", "review-1", "--json")
-    nexus("claude", "send", "codex", "Please review checkout.py: I split pay() in two.",
-          "--request-id", "review-1")
-    hook("claude", "Stop", stop_hook_active=False, last_assistant_message="Asked codex for a review.")
 
-    show("Codex's next prompt; it reads and replies")
-    hook("codex", "UserPromptSubmit", prompt="continue")
-    nexus("claude", "message", "status", sent["message_id"])
-    got = nexus("codex", "read", "--json")
-    nexus("codex", "reply", got["messages"][0]["message_id"], "Reviewed: looks right, one nit in refund().")
-    nexus("claude", "message", "status", sent["message_id"])
+def story(d: Demo) -> None:
+    say("1. Two agents start in the same project. Their hooks register them; each is greeted.")
+    print(f"{DIM}(simulated: stand-in processes named claude and codex play the clients){END}")
+    d.hook("codex", "SessionStart", source="startup")
+    model_sees("claude", d.hook("claude", "SessionStart", source="startup"))
+    d.nexus("you", "peers")
 
-    show("Claude reads the answer; the person at the shell joins in")
-    nexus("claude", "read")
-    nexus("you", "send", "claude@shop", "Thanks both. Ship it after lunch.")
-    nexus("claude", "read")
-    nexus("claude", "profile", "--name", "checkout-dev", "--note", "refactoring checkout")
+    say("2. Claude asks Codex for a review, from its shell tool. The message is stored at once.")
+    d.hook("claude", "UserPromptSubmit", prompt="refactor checkout, then get it reviewed")
+    sent = d.nexus("claude", "send", "codex", "Please review checkout.py: I split pay() in two.",
+                   "--json")
+    print(f"  stored as {sent['message_id']}; codex is {sent['to']['status']}: {sent['outlook']}")
+    d.hook("claude", "Stop", stop_hook_active=False, last_assistant_message="Asked for a review.")
 
-    show("Claude delegates a tracked task to Codex and waits, listening")
-    task = nexus("claude", "delegate", "codex", "Add a regression test for refund(); report the "
-                 "file and the test run.", "--json")
-    nexus("claude", "listen", "on")
-    stop = hook_in_background("claude", "Stop", stop_hook_active=False,
-                              last_assistant_message="Delegated the test; waiting for the report.")
-    while "listening" not in subprocess.run([BIN, "status", "checkout-dev", "--json"], cwd=PROJECT,
-                                            env=BASE, capture_output=True, text=True).stdout:
+    say("3. Codex's next prompt carries the announcement; it reads and replies.")
+    model_sees("codex", d.hook("codex", "UserPromptSubmit", prompt="continue"))
+    got = d.nexus("codex", "read", "--json")
+    d.nexus("codex", "reply", got["messages"][0]["message_id"], "Looks right; one nit in refund().")
+    d.nexus("claude", "message", "status", sent["message_id"])
+    d.nexus("claude", "read")
+
+    say("4. A task that cannot get lost: Claude delegates, then listens. Its turn ends, and its "
+        "Stop hook waits for news instead of letting the conversation go idle.")
+    task = d.nexus("claude", "delegate", "codex", "Add a regression test for refund(); report the "
+                   "file and the test run.", "--json")
+    print(f"  task {task['id']}: record and message committed together")
+    d.nexus("claude", "listen", "on", show=False)
+    waiting = d.clients["claude"].start(
+        [BIN, "hook", "claude"], d.base,
+        d.event("claude", "Stop", stop_hook_active=False, last_assistant_message="Delegated."),
+        d.project)
+    for _ in range(1200):  # until the waiting hook shows the session as listening
+        if "is listening" in d.nexus("you", "status", "claude@shop", show=False):
+            break
         time.sleep(0.05)
-    nexus("you", "status", "checkout-dev")
+    else:
+        sys.exit("demo: claude's Stop hook did not start waiting")
+    d.nexus("you", "status", "claude@shop")
 
-    show("Codex's next prompt carries the obligation; it reports")
-    hook("codex", "UserPromptSubmit", prompt="what next?")
-    nexus("codex", "tasks", "--open")
-    nexus("codex", "report", task["id"], "--status", "completed", "--result",
-          f"{PROJECT}/tests/test_refund.py added; 14 passed")
-    reply = json.loads(stop.stdout.read())
-    stop.wait(30)
-    print("[claude hook] Stop returned: the conversation continues with\n"
-          + "\n".join("     " + line for line in reply["reason"].splitlines()))
-    nexus("claude", "listen", "off")
-    nexus("claude", "read")
-    nexus("claude", "tasks")
-    nexus("you", "peers")
-    print(f"\n(store: {BASE['NEXUS_HOME']})")
+    say("5. Codex's next prompt shows the obligation; it does the work and reports.")
+    model_sees("codex", d.hook("codex", "UserPromptSubmit", prompt="what next?"))
+    d.nexus("codex", "report", task["id"], "--status", "completed", "--result",
+            f"{d.project}/tests/test_refund.py added; 14 passed")
+
+    say("6. The report wakes Claude at once: its waiting Stop hook continues the conversation.")
+    done = d.clients["claude"].collect(waiting)
+    model_sees("claude", json.loads(done["out"])["reason"])
+    d.nexus("claude", "listen", "off", show=False)
+    d.nexus("claude", "tasks")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:
-        for proc in STAND_IN.values():
-            proc.kill()
+    main()

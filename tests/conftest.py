@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # standin.py
+
 from helpers import CLIENT_ENV, FakeTable, Run, env_session
 from nexus_cli.cli import main as cli_main
 from nexus_cli.core import proctable

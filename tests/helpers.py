@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from nexus_cli.core.context import Ctx
 from nexus_cli.core.proctable import Proc, ProcTable
 from nexus_cli.core.registry import invoke
 from nexus_cli.core.store.db import Store
+from nexus_cli.hook import entry
 
 CLIENT_ENV = tuple(sorted({v for a in clients.ADAPTERS.values()
                            for v in (*a.ENV_SESSION, *a.ENV_MARKERS)}))
@@ -96,6 +98,21 @@ class FakeTable(ProcTable):
             self.by_session[session] = self.spawn(session.split(":", 1)[0])
         return self.by_session[session]
 
+    def export(self) -> str:
+        """This tree as JSON, for a subprocess of the test to install with `FakeTable.adopt`."""
+        return json.dumps({"procs": [list(p) for p in self.procs.values()],
+                           "by_session": self.by_session})
+
+    @classmethod
+    def adopt(cls, exported: str) -> FakeTable:
+        """In a test's subprocess: install the parent's fake tree (in-process, like the conftest)."""
+        table = cls()
+        data = json.loads(exported)
+        table.procs = {p[0]: Proc(*p) for p in data["procs"]}
+        table.by_session = data["by_session"]
+        proctable.use(table)
+        return table
+
     def kill(self, pid: int) -> None:
         self.procs.pop(pid, None)
 
@@ -129,20 +146,50 @@ def fake_table() -> FakeTable:
     return table
 
 
-def ctx_for(home: str | Path, env: Mapping[str, str] | None = None, explicit: str | None = None,
-            face: str = "cli") -> Ctx:
+def ctx_for(home: str | Path | None, env: Mapping[str, str] | None = None,
+            explicit: str | None = None, face: str = "cli", cwd: str | None = None) -> Ctx:
+    """A Ctx acting as the session `env` names, from inside its fake client process."""
     env = dict(env or {})
+    table = fake_table()
+    named = env_session(env)
 
     def resolve(conn, now):
-        return caller.resolve(conn, now, explicit=explicit, env=env, cwd=os.getcwd())
+        with table.inside(table.by_session.get(named) if named else None):
+            return caller.resolve(conn, now, explicit=explicit, env=env, cwd=cwd or os.getcwd())
 
-    return Ctx(Store(str(home)), resolve, face=face)
+    return Ctx(Store(str(home) if home else None), resolve, face=face)
 
 
 def call(home: str | Path, name: str, args: dict[str, Any] | None = None,
          env: Mapping[str, str] | None = None, explicit: str | None = None) -> dict[str, Any]:
     """Run one tool in-process as the session `env` names (inside its fake client process)."""
+    return invoke(catalog.load()[name], ctx_for(home, env, explicit), args or {})
+
+
+def run_hook_in_thread(client: str, event: str, session: str, wait: bool = False, env=None,
+                       **fields):
+    data = {"hook_event_name": event, "session_id": session, "cwd": os.getcwd(), **fields}
+    box: dict = {}
+
     table = fake_table()
-    named = env_session(env or {})
-    with table.inside(table.by_session.get(named) if named else None):
-        return invoke(catalog.load()[name], ctx_for(home, env, explicit), args or {})
+    pid = table.client_of(f"{client}:{session}")
+
+    def target():
+        with table.inside(pid):
+            box["reply"] = entry.handle(client, data, Store(), {**os.environ, **(env or {})},
+                                          time.time(), wait=wait)
+        box["at"] = time.monotonic()
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def wait_listening(nx, env, target_id, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        items = nx("peers", "--json", env=env).json["items"]
+        if any(p["id"] == target_id and p["status"] == "listening" for p in items):
+            return
+        time.sleep(0.02)
+    raise AssertionError("never listening")

@@ -13,10 +13,8 @@ import time
 
 import pytest
 
-from helpers import sid
+from helpers import ctx_for, sid
 from nexus_cli.catalog import load
-from nexus_cli.core import caller
-from nexus_cli.core.context import Ctx
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store import paths
 from nexus_cli.core.store.db import Store
@@ -24,10 +22,6 @@ from nexus_cli.core.store.db import Store
 pytestmark = pytest.mark.slow
 SENDERS, PER_SENDER, READERS = 8, 375, 2
 RECIPIENT = f"codex:{sid(100)}"
-
-
-def ctx_for(home: str, env: dict) -> Ctx:
-    return Ctx(Store(home), lambda conn, now: caller.resolve(conn, now, env=env, cwd="/"))
 
 
 def _send(home: str, n: int, start: mp.Event) -> None:
@@ -92,29 +86,29 @@ def test_eight_senders_two_readers_each_message_read_exactly_once(hook, home, tm
 
 WRITER = textwrap.dedent("""
     import sys
-    from nexus_cli.core import caller
-    from nexus_cli.core.context import Ctx
+    from helpers import FakeTable, ctx_for
     from nexus_cli.catalog import load
     from nexus_cli.core.registry import TOOLS, invoke
-    from nexus_cli.core.store.db import Store
+    FakeTable.adopt(sys.argv[3])
     load()
     env = {"CLAUDE_CODE_SESSION_ID": sys.argv[1]}
     i = 0
     while True:
-        ctx = Ctx(Store(), lambda c, now: caller.resolve(c, now, env=env, cwd="/"))
+        ctx = ctx_for(None, env, cwd="/")
         r = invoke(TOOLS["send"], ctx, {"target": sys.argv[2], "text": "n%d" % i})
         print(r["message_id"], flush=True)  # printed only after COMMIT
         i += 1
 """)
 
 
-def test_kill_9_mid_write_loses_nothing_committed(hook, home):
+def test_kill_9_mid_write_loses_nothing_committed(hook, home, fake):
     hook("codex", "SessionStart", sid(100), source="startup")
     hook("claude", "SessionStart", sid(1), source="startup")
     committed: list[str] = []
     for _round in range(3):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, sid(1), RECIPIENT],
-                                stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, sid(1), RECIPIENT, fake.export()],
+                                stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
         while len(committed) < (_round + 1) * 150:
             line = proc.stdout.readline()
             assert line, "writer died"

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import claude_env, codex_env, fake_table, sid, tree_bytes
+from helpers import claude_env, codex_env, run_hook_in_thread, sid, tree_bytes, wait_listening
 from nexus_cli.core import settings
 from nexus_cli.core.store.db import Store
 from nexus_cli.hook import entry as hookrun
@@ -94,35 +94,6 @@ def test_settings_file_that_does_not_parse_is_ignored_not_rewritten(home, hook, 
     (home / "settings.json").write_text("{nope")
     assert settings.load(str(home))["maxAutoTurns"] == 8
     assert (home / "settings.json").read_text() == "{nope"
-
-
-def run_hook_in_thread(client: str, event: str, session: str, wait: bool = False, env=None,
-                       **fields):
-    data = {"hook_event_name": event, "session_id": session, "cwd": os.getcwd(), **fields}
-    box: dict = {}
-
-    table = fake_table()
-    pid = table.client_of(f"{client}:{session}")
-
-    def target():
-        with table.inside(pid):
-            box["reply"] = hookrun.handle(client, data, Store(), {**os.environ, **(env or {})},
-                                          time.time(), wait=wait)
-        box["at"] = time.monotonic()
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    return thread, box
-
-
-def wait_listening(nx, env, target_id, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        items = nx("peers", "--json", env=env).json["items"]
-        if any(p["id"] == target_id and p["status"] == "listening" for p in items):
-            return
-        time.sleep(0.02)
-    raise AssertionError("never listening")
 
 
 def test_listening_stop_is_continued_by_a_message(nx, hook, pair):

@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+from standin import client_wrapper
+
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None
     or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0,
@@ -21,8 +23,9 @@ SCRIPT = textwrap.dedent("""
     set -u
     mount -t tmpfs -o size=400k tmpfs "$MNT"
     mkdir -m 700 "$NEXUS_HOME"
-    hook() { echo "{\\"hook_event_name\\": \\"SessionStart\\", \\"session_id\\": \\"$2\\", \\"cwd\\": \\"$MNT\\"}" | $PY -m nexus_cli hook $1 > /dev/null; }
-    hook claude aaaaaaaa-0000-4000-8000-000000000001 && hook codex bbbbbbbb-0000-4000-8000-000000000002
+    # this script runs below a stand-in claude (the client of A); B's commands run below a codex
+    hook() { echo "{\\"hook_event_name\\": \\"SessionStart\\", \\"session_id\\": \\"$2\\", \\"cwd\\": \\"$MNT\\"}" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null; }
+    hook claude aaaaaaaa-0000-4000-8000-000000000001 && hook codex bbbbbbbb-0000-4000-8000-000000000002 "$CODEX"
     export CLAUDE_CODE_SESSION_ID=aaaaaaaa-0000-4000-8000-000000000001
     $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "before the disk filled" --json > "$OUT/first.json"
     dd if=/dev/zero of="$MNT/filler" bs=4k count=1000 2>/dev/null
@@ -33,11 +36,11 @@ SCRIPT = textwrap.dedent("""
     cp "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"
     mount -o remount,ro "$MNT"
     $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "on read-only media" > /dev/null 2> "$OUT/ro.err"; echo $? > "$OUT/ro.rc"
-    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= $PY -m nexus_cli peers --json > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
+    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli peers --json --include-offline > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
     echo '{"hook_event_name": "Stop", "session_id": "aaaaaaaa-0000-4000-8000-000000000001", "cwd": "/"}' | $PY -m nexus_cli hook claude > /dev/null 2> "$OUT/hook.err"; echo $? > "$OUT/hook.rc"
     cmp -s "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"; echo $? > "$OUT/same.rc"
     mount -o remount,rw "$MNT"
-    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= $PY -m nexus_cli read --json > "$OUT/read.json"
+    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --json > "$OUT/read.json"
     $PY -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('pragma integrity_check').fetchone()[0])" "$NEXUS_HOME/nexus.db" > "$OUT/integrity"
 """)
 
@@ -47,16 +50,18 @@ def test_full_and_read_only_disks(tmp_path):
     mnt.mkdir()
     out.mkdir()
     env = {**os.environ, "MNT": str(mnt), "OUT": str(out), "NEXUS_HOME": str(mnt / "nexus"),
-           "PY": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path), "NEXUS_CLIENT_PID": "1"}
-    done = subprocess.run(["unshare", "-m", "bash", "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=120)
+           "PY": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path),
+           "CODEX": client_wrapper(str(tmp_path), "codex")}
+    claude = client_wrapper(str(tmp_path), "claude")
+    done = subprocess.run(["unshare", "-m", claude, "bash", "-c", SCRIPT], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     r = lambda name: (out / name).read_text().strip()  # noqa: E731
     assert r("full.rc") == "6" and "store_full" in r("full.err") and "Traceback" not in r("full.err")
     assert r("full2.rc") == "6" and "store_full" in r("full2.err")
     assert r("ro.rc") == "6" and "store_readonly" in r("ro.err")
     assert r("peers.rc") == "0", r("peers.err")  # reading still works on read-only media
-    assert {p["id"] for p in json.loads(r("peers.json"))["items"]} >= {"claude:aaaaaaaa-0000-4000-8000-000000000001"}
+    assert {p["id"] for p in json.loads(r("peers.json"))["items"]} >= {"claude:aaaaaaaa-0000-4000-8000-000000000001"}, (r("peers.json"), r("peers.err"))
     assert r("hook.rc") == "1" and "store_readonly" in r("hook.err")  # non-blocking for the client
     assert r("same.rc") == "0"  # not a byte changed
     got = json.loads(r("read.json"))["messages"]

@@ -15,20 +15,36 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError as McpError
 
-from helpers import sid, tree_bytes
+from helpers import call, sid, tree_bytes
+from standin import client_wrapper, hook_events
 
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
-def server_params(home, env: dict | None = None, args: tuple = ()) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "nexus_cli", "mcp", *args],
-        env={"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})})
+SERVER = [sys.executable, "-m", "nexus_cli", "mcp"]
+
+
+def work(home) -> str:
+    return str(home.parent / "work")  # where the hook fixture's sessions stand
+
+
+def server_params(home, as_: str | None = None, args: tuple = (),
+                  bind: tuple[str, ...] = ()) -> StdioServerParameters:
+    """The server as a client starts it: `as_` (claude:<id> / codex:<id>) names the session of a
+    stand-in client process that registers itself through the real hooks, then starts the server
+    below it; without it, the server runs below no client (as the Inspector or a shell starts it)."""
+    env = {"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    if as_ is None:
+        return StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=env)
+    client, session_id = as_.split(":", 1)
+    wrapper = client_wrapper(str(home.parent), client)
+    env["STANDIN_HOOKS"] = hook_events(client, session_id, work(home), bind)
+    return StdioServerParameters(command=wrapper, args=[*SERVER, *args], env=env)
 
 
 @asynccontextmanager
-async def session(home, env=None, args=()):
-    async with stdio_client(server_params(home, env, args)) as (read, write):
+async def session(home, as_=None, args=(), bind=()):
+    async with stdio_client(server_params(home, as_, args, bind)) as (read, write):
         async with ClientSession(read, write) as s:
             await s.initialize()
             yield s
@@ -66,10 +82,8 @@ def test_tools_list_is_the_registry(home):
 
 
 def test_every_tool_called_with_validated_structured_content(home, pair):
-    claude = {"CLAUDE_CODE_SESSION_ID": sid(1)}
-
     async def go():
-        async with session(home, env=claude) as s:
+        async with session(home, A_ID, bind=("toolu_A1",)) as s:
             out = {}
             for name, args in [("whoami", {}), ("peers", {}), ("profile", {"note": "mcp test"}),
                                ("send", {"target": "codex", "text": "over mcp"})]:
@@ -85,7 +99,7 @@ def test_every_tool_called_with_validated_structured_content(home, pair):
     mid = out["send"]["message_id"]
 
     async def codex_side():
-        async with session(home) as s:
+        async with session(home, B_ID) as s:
             meta = {"sessionId": sid(2), "threadId": sid(2)}
             got = await s.call_tool("read", {}, meta=meta)
             assert not got.is_error and got.structured_content["messages"][0]["from"]["id"] == A_ID
@@ -96,7 +110,7 @@ def test_every_tool_called_with_validated_structured_content(home, pair):
     assert run(codex_side)["messages"][0]["text"] == "over mcp"
 
     async def status():
-        async with session(home, env=claude) as s:
+        async with session(home, A_ID) as s:
             r = await s.call_tool("message_status", {"message_id": mid})
             return r.structured_content
 
@@ -114,7 +128,7 @@ def test_bad_arguments_are_tool_errors_and_nothing_is_written(home, pair, args, 
     before = tree_bytes(home)
 
     async def go():
-        async with session(home, env={"CLAUDE_CODE_SESSION_ID": sid(1)}) as s:
+        async with session(home, A_ID) as s:
             r = await s.call_tool("send", args)
             ok = await s.call_tool("whoami", {})  # the server keeps serving
             return r, ok
@@ -151,7 +165,7 @@ def test_a_call_cannot_act_as_another_session(home, pair):
     conn.close()
 
     async def go():
-        async with session(home, env={"CLAUDE_CODE_SESSION_ID": sid(1)}) as s:
+        async with session(home, A_ID) as s:
             forged = await s.call_tool("send", {"target": "claude", "text": "forged"}, meta=hook_b)
             codex_meta = await s.call_tool("whoami", {}, meta={"sessionId": sid(2)})
             return forged, codex_meta
@@ -236,10 +250,11 @@ def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
         pytest.skip("mcp-inspector not installed (scripts/clients.sh)")
     hook("claude", "SessionStart", sid(1), source="startup")
     hook("codex", "SessionStart", sid(2), source="startup")
-    nexus = [sys.executable, "-m", "nexus_cli", "mcp"]
+    wrapper = client_wrapper(str(tmp_path), "claude")
     env = {**os.environ, "HOME": str(tmp_path)}
-    base = [inspector, "--cli", "-e", f"NEXUS_HOME={home}", "-e", f"CLAUDE_CODE_SESSION_ID={sid(1)}",
-            "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}", *nexus]
+    base = [inspector, "--cli", "-e", f"NEXUS_HOME={home}",
+            "-e", f"STANDIN_HOOKS={hook_events('claude', sid(1), work(home))}",
+            "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}", wrapper, *SERVER]
     listed = subprocess.run([*base, "--method", "tools/list"], capture_output=True, text=True,
                             env=env, timeout=60, cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
@@ -256,21 +271,12 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
     import threading
     import time
 
-    from nexus_cli.catalog import load
-    from nexus_cli.core import caller as caller_mod
-    from nexus_cli.core.context import Ctx
-    from nexus_cli.core.registry import TOOLS, invoke
-    from nexus_cli.core.store.db import Store
-
-    load()
-
     def answer():
         env = {"CODEX_SESSION_ID": sid(2)}
-        ctx = lambda: Ctx(Store(str(home)), lambda c, now: caller_mod.resolve(c, now, env=env, cwd="/"))  # noqa: E731
         for _ in range(300):
-            got = invoke(TOOLS["read"], ctx(), {})["messages"]
+            got = call(home, "read", {}, env=env)["messages"]
             if got:
-                invoke(TOOLS["reply"], ctx(), {"message_id": got[0]["message_id"], "text": "yes"})
+                call(home, "reply", {"message_id": got[0]["message_id"], "text": "yes"}, env=env)
                 return
             time.sleep(0.05)
 
@@ -278,7 +284,7 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
     helper.start()
 
     async def go():
-        async with session(home, env={"CLAUDE_CODE_SESSION_ID": sid(1)}) as s:
+        async with session(home, A_ID) as s:
             return await s.call_tool("ask", {"target": B_ID, "text": "ready?", "timeout": 600})
 
     r = run(go)
@@ -289,31 +295,45 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
 
 
 def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pair):
+    import sqlite3
     import time
 
-    env = {**os.environ, "NEXUS_HOME": str(home), "CLAUDE_CODE_SESSION_ID": sid(1)}
-    proc = subprocess.Popen([sys.executable, "-m", "nexus_cli", "mcp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    from e2e.harness import wait_until
+
+    env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),
+           "STANDIN_HOOKS": hook_events("claude", sid(1), work(home))}
+    proc = subprocess.Popen([client_wrapper(str(home.parent), "claude"), *SERVER],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open("/tmp/exp/mcp.err", "w"), env=env, text=True)
 
     def send(msg: dict) -> None:
         proc.stdin.write(json.dumps(msg) + "\n")
         proc.stdin.flush()
 
+    def ask_state() -> str | None:
+        conn = sqlite3.connect(str(home / "nexus.db"))
+        try:
+            row = conn.execute("SELECT ask_state FROM messages WHERE text = 'long?'").fetchone()
+        finally:
+            conn.close()
+        return row[0] if row else None
+
     send(json.loads(INIT))
     assert json.loads(proc.stdout.readline())["id"] == 1
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-          "params": {"name": "ask", "arguments": {"target": B_ID, "text": "long?", "timeout": 40}}})
-    time.sleep(0.5)
-    started = time.monotonic()
+          "params": {"name": "ask", "arguments": {"target": B_ID, "text": "long?",
+                                                  "timeout": 600}}})
+    wait_until(lambda: ask_state() == "waiting", timeout=60, what="the question stored")
     send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
     send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
     assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": 6, "result": {}}
     send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "whoami",
                                                                         "arguments": {}}})
-    reply = json.loads(proc.stdout.readline())
-    assert reply["id"] == 7 and time.monotonic() - started < 5  # the ask was not answered: 5 never came
+    assert json.loads(proc.stdout.readline())["id"] == 7
+    # the wait ended on the cancellation (far sooner than its 600 s): the question stays open
+    wait_until(lambda: ask_state() == "timed_out", timeout=60, what=lambda: f"the cancelled wait ending ({ask_state()})")
     proc.stdin.close()
     rest = proc.stdout.read()
-    proc.wait(10)
+    proc.wait(30)
     assert '"id":5' not in rest.replace(" ", "")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import claude_env, codex_env, sid, tree_bytes
+from helpers import call, claude_env, codex_env, sid, tree_bytes
 
 A, B = claude_env(sid(1)), codex_env(sid(2))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
@@ -173,15 +173,7 @@ def test_profile_name_is_unique_among_live_sessions(nx, pair):
 
 def as_b(tool: str, args: dict) -> dict:
     """Act as B from another thread (the nx helper's environment is process-wide)."""
-    from nexus_cli.catalog import load
-    from nexus_cli.core import caller
-    from nexus_cli.core.context import Ctx
-    from nexus_cli.core.registry import TOOLS, invoke
-    from nexus_cli.core.store.db import Store
-
-    load()
-    ctx = Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/"))
-    return invoke(TOOLS[tool], ctx, args)
+    return call(None, tool, args, env=B)
 
 
 def test_ask_returns_the_correlated_reply(nx, pair):
@@ -224,18 +216,9 @@ def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
     def later():
         time.sleep(0.5)
         for text in ("first for the human", "second for the human"):
-            from nexus_cli.catalog import load
-            from nexus_cli.core import caller
-            from nexus_cli.core.context import Ctx
-            from nexus_cli.core.registry import TOOLS, invoke
-            from nexus_cli.core.store.db import Store
-
-            load()
-            ctx = Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/"))
-            me = invoke(TOOLS["peers"], ctx, {"query": "user:", "all_workspaces": True})["items"]
+            me = as_b("peers", {"query": "user:", "all_workspaces": True})["items"]
             status.append(me[0]["status"] if me else None)
-            invoke(TOOLS["send"], Ctx(Store(), lambda c, now: caller.resolve(c, now, env=B, cwd="/")),
-                   {"target": me[0]["id"], "text": text, "all_workspaces": True})
+            as_b("send", {"target": me[0]["id"], "text": text, "all_workspaces": True})
 
     status: list = []
     nx("send", "codex", "register me first")  # the person at the shell becomes a session

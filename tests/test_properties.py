@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import sid
+from helpers import claude_env, codex_env, ctx_for, fake_table, sid
 from nexus_cli.catalog import load
 from nexus_cli.core import caller, sessions
 from nexus_cli.core.context import Ctx
@@ -37,10 +37,14 @@ def fresh_store():
 
 
 def add_session(conn, sid: str, name: str, now: float) -> None:
-    conn.execute("INSERT INTO sessions (id, client, handle, name, cwd, project, status, created_at,"
-                 " last_active) VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?)",
+    """A session as its hooks would register it, run by its own (fake) client process."""
+    table = fake_table()
+    pid = table.client_of(sid) if sid.split(":")[0] in ("claude", "codex") else None
+    conn.execute("INSERT INTO sessions (id, client, handle, name, cwd, project, status, client_pid,"
+                 " client_start, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?,"
+                 " ?, ?)",
                  (sid, sid.split(":")[0], "s-" + sid.split(":")[1].zfill(12), name, PROJECT,
-                  PROJECT, now, now))
+                  PROJECT, pid, table.procs[pid].start if pid else None, now, now))
 
 
 def model_resolve(names: dict[str, str], me: str, target: str) -> str:
@@ -82,9 +86,9 @@ def test_target_resolution_matches_the_model(names, data):
 
 
 def ctx(store: Store, sid: str) -> Ctx:
-    env = {"CLAUDE_CODE_SESSION_ID": sid.split(":", 1)[1]} if sid.startswith("claude") else \
-        {"CODEX_SESSION_ID": sid.split(":", 1)[1]}
-    return Ctx(store, lambda c, now: caller.resolve(c, now, env=env, cwd=PROJECT))
+    env = claude_env(sid.split(":", 1)[1]) if sid.startswith("claude") else \
+        codex_env(sid.split(":", 1)[1])
+    return ctx_for(store.root, env, cwd=PROJECT)
 
 
 A, B, C = f"claude:{sid(1)}", f"codex:{sid(2)}", f"codex:{sid(3)}"

@@ -253,3 +253,25 @@ def test_migration_scripts_are_cut_into_whole_statements_triggers_included():
         conn.execute(statement)
     conn.execute("INSERT INTO docs (body) VALUES ('x')")
     assert sorted(r[0] for r in conn.execute("SELECT n FROM log")) == [-1, 1]
+
+
+READ_VALUE = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+              "print(c.execute(\"SELECT value FROM meta WHERE key = 'k'\").fetchone()[0]); c.close()")
+
+
+def test_a_long_lived_connection_keeps_its_wal_while_other_processes_come_and_go(home):
+    """Reading the header with open()/close() while this process held SQLite connections dropped
+    SQLite's POSIX locks; another process closing its connection then took itself for the last
+    user, checkpointed and deleted the WAL, and this process's later commits were lost."""
+    import subprocess
+    import sys
+
+    store = Store(str(home), reuse=True)  # like the MCP server: one connection kept per thread
+    with store.write() as conn:
+        conn.execute("INSERT INTO meta VALUES ('k', '1')")
+    for value in ("2", "3", "4"):
+        with store.write() as conn:  # every write checks the file again
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'k'", (value,))
+        seen = subprocess.run([sys.executable, "-c", READ_VALUE, store.path], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        assert seen == value  # another process sees every commit, and its exit loses none

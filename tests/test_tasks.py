@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from helpers import claude_env, codex_env, sid
+from helpers import claude_env, codex_env, ctx_for, run_hook_in_thread, sid, wait_listening
 from nexus_cli.catalog import load
 from nexus_cli.core import caller
 from nexus_cli.core.context import Ctx
@@ -110,7 +110,7 @@ def _report(home: str, task_id: str, n: int, start, out) -> None:
     load()
     env = {"CODEX_SESSION_ID": sid(2)}
     start.wait()
-    ctx = Ctx(Store(home), lambda c, now: caller.resolve(c, now, env=env, cwd="/"))
+    ctx = ctx_for(home, env, cwd="/")
     try:
         r = invoke(TOOLS["report"], ctx, {"task_id": task_id, "status": "completed",
                                           "result": f"result {n}"})
@@ -123,7 +123,7 @@ def _delegate(home: str, n: int, start, out) -> None:
     load()
     env = {"CLAUDE_CODE_SESSION_ID": sid(1)}
     start.wait()
-    ctx = Ctx(Store(home), lambda c, now: caller.resolve(c, now, env=env, cwd="/"))
+    ctx = ctx_for(home, env, cwd="/")
     r = invoke(TOOLS["delegate"], ctx, {"target": B_ID, "task": "same job", "request_id": "once",
                                         "all_workspaces": True})
     out.put((r["id"], r["duplicate"]))
@@ -167,16 +167,15 @@ def test_concurrent_delegates_with_one_request_id_make_one_task(nx, trio, home):
 
 KILLER = textwrap.dedent("""
     import sys
-    from nexus_cli.core import caller
-    from nexus_cli.core.context import Ctx
+    from helpers import FakeTable, ctx_for
     from nexus_cli.catalog import load
     from nexus_cli.core.registry import TOOLS, invoke
-    from nexus_cli.core.store.db import Store
+    FakeTable.adopt(sys.argv[3])
     load()
     a = {"CLAUDE_CODE_SESSION_ID": sys.argv[1]}
     b = {"CODEX_SESSION_ID": sys.argv[2]}
     def ctx(env):
-        return Ctx(Store(), lambda c, now: caller.resolve(c, now, env=env, cwd="/"))
+        return ctx_for(None, env, cwd="/")
     i = 0
     while True:
         t = invoke(TOOLS["delegate"], ctx(a), {"target": "codex:" + sys.argv[2], "task": "t%d" % i,
@@ -188,11 +187,12 @@ KILLER = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_kill_9_mid_delegate_or_report_leaves_nothing_half_written(trio, home):
+def test_kill_9_mid_delegate_or_report_leaves_nothing_half_written(trio, home, fake):
     committed = []
     for _round in range(3):
-        proc = subprocess.Popen([sys.executable, "-c", KILLER, sid(1), sid(2)],
-                                stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+        proc = subprocess.Popen([sys.executable, "-c", KILLER, sid(1), sid(2), fake.export()],
+                                stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
         while len(committed) < (_round + 1) * 40:
             line = proc.stdout.readline()
             assert line, "writer died"
@@ -217,29 +217,13 @@ def test_kill_9_mid_delegate_or_report_leaves_nothing_half_written(trio, home):
 
 
 def test_a_report_continues_a_listening_dispatcher(nx, hook, trio):
-    import threading
-    import time
-
-    from nexus_cli.hook import entry as hookrun
-
     t = nx("delegate", "codex", "job", "--json", env=A).json["id"]
     nx("listen", "on", env=A)
-    box = {}
-
-    def stop():
-        box["r"] = hookrun.handle("claude", {"hook_event_name": "Stop", "session_id": sid(1),
-                                             "cwd": os.getcwd(), "stop_hook_active": False},
-                                  Store(), os.environ, time.time())
-
-    th = threading.Thread(target=stop, daemon=True)
-    th.start()
-    for _ in range(200):
-        if any(p["status"] == "listening" for p in nx("peers", "--json", env=B).json["items"]):
-            break
-        time.sleep(0.02)
+    th, box = run_hook_in_thread("claude", "Stop", sid(1), stop_hook_active=False)
+    wait_listening(nx, B, A_ID)
     nx("report", t, "--status", "completed", "--result", "all done", env=B)
-    th.join(10)
-    out, code, _ = box["r"]
+    th.join(30)
+    out, code, _ = box["reply"]
     assert out["decision"] == "block" and f"Report on task {t}" in out["reason"]
 
 

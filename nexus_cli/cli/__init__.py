@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..core import registry
+from ..core import events, registry
 from ..core.context import Ctx, cli_resolver
 from ..core.errors import CODES, Exit, NexusError
 from ..core.store.db import Store
@@ -77,6 +77,7 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
         if not ctx.delivered:
             output.emit(tool, result, as_json)
     except NexusError as exc:
+        events.refused(ctx.store, exc, "cli", command=" ".join(tool.path))
         output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))
     except OSError as exc:  # stdout closed or full: nothing was consumed (see Ctx.hand_over)

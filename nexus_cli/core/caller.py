@@ -1,33 +1,109 @@
-"""Who is calling a command: an explicit `--as`, the client's environment, the process
-ancestry (a registered client pid above us), else the shell user. Stdlib only."""
+"""Who is calling, and whether a hook event may be believed. Stdlib only (the hooks use it).
+
+The process tree decides. A command, an MCP server or a hook runs below some client process
+(Claude Code, Codex); the nearest one is who it belongs to:
+
+- inside a client that nexus registered, the caller is that client's current session. The
+  client's session variables (`CLAUDE_CODE_SESSION_ID`, `CODEX_SESSION_ID`, ...) must name it,
+  or a session of a client further up (a nested agent inherits its parent's variables: those
+  are ignored); any other name is `impersonation_refused`. `--as` may only name itself.
+- inside a client nexus has not registered (its hooks have not run), its own variables name it.
+- below no client at all, a process that carries client session variables left its session's
+  tree (setsid, a double fork) and is refused; without them it is the person at the shell,
+  `user:<login>`, who may act for another session with `--as` only from an interactive terminal
+  (a script or a detached agent cannot reach that).
+
+A hook event is believed only from its session's own client process: the first event of a
+session records that process (pid and start time); a live one is never replaced, a dead one
+only by a SessionStart (a resume in a new process), which is recorded in the event log."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from .. import clients
-from . import identity, sessions
+from . import events, identity, sessions
 from .errors import NexusError
-from .proctable import table
+from .proctable import Proc, table
 from .sessions import Caller
 
 
-def from_env(env: Mapping[str, str]) -> str | None:
-    for client, value in clients.env_claims(env):
-        if value.strip():
-            return identity.session_id(client, value.strip())
+class Found(NamedTuple):
+    proc: Proc  # the nearest client process above us
+    client: str  # its kind
+    depth: int  # its place in the ancestry (0: our parent)
+    current: sqlite3.Row | None  # the session it runs now, when nexus registered it
+    hosted: frozenset[str]  # every session it ran, and their successors
+
+
+def kind_of(proc: Proc) -> str | None:
+    for name, adapter in clients.ADAPTERS.items():
+        if adapter.is_client(proc):
+            return name
     return None
 
 
-def from_ancestry(conn: sqlite3.Connection, now: float, pid: int | None = None) -> str | None:
-    """The live session whose client process is our nearest ancestor."""
-    for ancestor in table().ancestors(pid):
-        found = sessions.live_of_client_pid(conn, ancestor.pid, now)
-        if found:
-            return found
+def nearest_client(conn: sqlite3.Connection, chain: Sequence[Proc], now: float) -> Found | None:
+    """The nearest ancestor that is a client process: registered by its hooks (a session names
+    its pid and start time), or recognised by its name."""
+    for depth, proc in enumerate(chain):
+        rows = sessions.of_process(conn, proc)
+        if rows:
+            return Found(proc, rows[0]["client"], depth, sessions.current_of(conn, rows, now),
+                         hosted_by(conn, proc) or frozenset())
+        kind = kind_of(proc)
+        if kind:
+            return Found(proc, kind, depth, None, frozenset())
     return None
+
+
+def env_claims(env: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(client, session id, variable) for each client session variable in the environment.
+    A value that is not a session id of that client is bad input."""
+    out = []
+    for name, adapter in clients.ADAPTERS.items():
+        for var in adapter.ENV_SESSION:
+            value = env.get(var, "")
+            if not value:
+                continue
+            try:
+                out.append((name, identity.session_id(name, value), var))
+            except NexusError:
+                shown = value.encode("utf-8", "backslashreplace").decode()[:80]
+                raise NexusError("invalid_input", var, f"{shown!r} is not a {name} session id",
+                                 f"unset {var}, or set it to the id of the session") from None
+    return out
+
+
+def hosted_by(conn: sqlite3.Connection, proc: Proc) -> frozenset[str] | None:
+    """The sessions a registered client process ran (and their successors); None when nexus has
+    not registered it."""
+    rows = sessions.of_process(conn, proc)
+    if not rows:
+        return None
+    return frozenset({r["id"] for r in rows} |
+                     {sessions.follow_successors(conn, r["id"]) for r in rows})
+
+
+def further_up(conn: sqlite3.Connection, claim: tuple[str, str, str], chain: Sequence[Proc],
+               below: int) -> bool:
+    """Whether a claimed session belongs to a client process further up than `below`: a
+    variable a nested agent inherited from the agent that started it."""
+    client, sid, _ = claim
+    for proc in chain[below + 1:]:
+        hosted = hosted_by(conn, proc)
+        if hosted is not None and sid in hosted:
+            return True
+        if hosted is None and kind_of(proc) == client:
+            return True  # a client nexus has not registered: its variables are its own
+    return False
+
+
+def refuse(claimed: str, reason: str, action: str = "a session can only act as itself") -> NexusError:
+    return NexusError("impersonation_refused", claimed, reason, action)
 
 
 def caller_for(conn: sqlite3.Connection, sid: str, source: str, cwd: str) -> Caller:
@@ -38,8 +114,61 @@ def caller_for(conn: sqlite3.Connection, sid: str, source: str, cwd: str) -> Cal
     return Caller(sid, cwd, identity.project_root(cwd), source)
 
 
+def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
+           chain: Sequence[Proc]) -> tuple[str, str] | None:
+    """(session id, how it was found) of the client process this one runs below, or None when it
+    runs below no client. Raises when the environment names a session that is not it."""
+    found = nearest_client(conn, chain, now)
+    claims = env_claims(env)
+    if found is None:
+        if claims:
+            client, sid, var = claims[0]
+            raise refuse(sid, f"{var} names {sid}, but this process does not run below any "
+                         f"{client} process (it left its session's process tree: setsid, nohup "
+                         "or a double fork)", "run nexus from the agent's own shell tool")
+        return None
+    if found.current is not None:
+        me = found.current["id"]
+        for claim in claims:
+            if claim[1] in found.hosted:
+                me = sessions.follow_successors(conn, claim[1])  # it names one of ours: that one
+                continue
+            if further_up(conn, claim, chain, found.depth):
+                continue  # inherited from the agent that started this one: not ours, not an error
+            raise refuse(claim[1], f"this process runs inside {me} (the {found.client} process "
+                         f"{found.proc.pid}), but {claim[2]} names {claim[1]}")
+        return me, "ancestry" if not claims else "env"
+    # a client nexus has not registered (no hooks ran yet): its own variable names it
+    own = [c for c in claims if c[0] == found.client and not further_up(conn, c, chain, found.depth)]
+    if not own:
+        raise NexusError(
+            "caller_unknown", f"{found.client} process {found.proc.pid}",
+            f"this runs inside a {found.client} session that nexus has not registered (its hooks "
+            "have not run)", f"run `nexus install {found.client}`, then restart the client")
+    sid = own[0][1]
+    row = sessions.get(conn, sid)
+    if row is not None and sessions.client_alive(row) and row["client_pid"] != found.proc.pid:
+        raise refuse(sid, f"{sid} runs in process {row['client_pid']}, not in the "
+                     f"{found.client} process {found.proc.pid} this runs below")
+    return sessions.follow_successors(conn, sid), "env"
+
+
+def at_terminal() -> bool:
+    """Whether a person is typing this command: standard input is a terminal and this process is
+    in its foreground group (an agent's tool never is, nor a detached process)."""
+    try:
+        return os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        return False
+
+
 def lookup_exact(conn: sqlite3.Connection, value: str) -> str:
     """`--as` takes an exact id, handle or name; a user id need not be registered yet."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NexusError("invalid_argument", "--as", "not valid text",
+                         "pass a session id, handle or name") from None
     row = conn.execute(
         "SELECT id FROM sessions WHERE id = ?1 OR handle = ?1 OR name = ?1"
         " ORDER BY (id = ?1) DESC, (handle = ?1) DESC, last_active DESC LIMIT 1",
@@ -47,37 +176,43 @@ def lookup_exact(conn: sqlite3.Connection, value: str) -> str:
     ).fetchone()
     if row:
         return row[0]
-    client, rest = identity.split_id(value)
-    if client in (*identity.CLIENTS, identity.USER) and rest:
-        return value
-    raise NexusError("target_not_found", value, "no session has that id, handle or name",
+    if ":" in value:
+        return identity.check_id(value)
+    raise NexusError("target_not_found", identity.bad_id(value, "").key,
+                     "no session has that id, handle or name",
                      "pass an exact id such as claude:<session id>, or a handle from `nexus peers`")
 
 
 def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
-            env: Mapping[str, str] | None = None, cwd: str | None = None) -> Caller:
+            env: Mapping[str, str] | None = None, cwd: str | None = None,
+            chain: Sequence[Proc] | None = None) -> Caller:
     env = os.environ if env is None else env
     cwd = cwd or os.getcwd()
-    detected, source = from_env(env), "env"
-    if detected is None:
-        detected, source = from_ancestry(conn, now), "ancestry"
-    if detected is not None:
-        detected = sessions.follow_successors(conn, detected)
+    chain = table().ancestors() if chain is None else chain
+    found = inside(conn, now, env, chain)
+    if found is not None:
+        me, source = found
+        if explicit:
+            wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
+            if wanted != me:
+                raise refuse(wanted, f"this process runs inside session {me} and may only act as "
+                             "itself", "drop --as; a session can only send, read and reply as itself")
+            source = "option"
+        return caller_for(conn, me, source, cwd)
+    person = identity.user_id()
     if explicit:
         wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
-        if detected is not None and wanted != detected:
-            raise NexusError(
-                "impersonation_refused", explicit,
-                f"this process runs inside session {detected} and may only act as itself",
-                "drop --as; a session can only send, read and reply as itself",
-            )
+        if wanted != person:
+            if not at_terminal():
+                raise refuse(wanted, "acting for another session needs a person at an "
+                             "interactive terminal; scripts and agents act only as themselves",
+                             f"run it yourself at a terminal, or drop --as to act as {person}")
         return caller_for(conn, wanted, "option", cwd)
-    if detected is not None:
-        return caller_for(conn, detected, source, cwd)
-    return Caller(identity.user_id(), cwd, identity.project_root(cwd), "user")
+    return Caller(person, cwd, identity.project_root(cwd), "user")
 
 
 # -- over MCP -----------------------------------------------------------------------------------
+
 
 def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float) -> str | None:
     """The session a `tools/call` says it comes from: Claude Code's `claudecode/toolUseId` (bound
@@ -95,41 +230,63 @@ def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float) 
     return None
 
 
-def anchors(conn: sqlite3.Connection, env: Mapping[str, str], pids: list[int]) -> set[str]:
-    """The sessions this process can prove it belongs to: its environment's session (and that
-    one's successors) and every session whose client process is one of its ancestors."""
-    found: set[str] = set()
-    env_id = from_env(env)
-    if env_id:
-        found.add(sessions.follow_successors(conn, env_id))
-    found |= {r["id"] for r in sessions.by_client_pids(conn, pids)}
-    return found
-
-
 def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],
-                env: Mapping[str, str], pids: list[int], cwd: str) -> Caller:
-    """The caller of an MCP tool call. `_meta` names it; a claim that contradicts what the server
-    process itself belongs to is refused, so no call can act as another session."""
+                env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
+    """The caller of an MCP tool call: the conversation its `_meta` names, which must be one the
+    client process that started this server runs; without `_meta`, that client's session."""
     claimed = from_meta(conn, meta, now)
-    known = anchors(conn, env, pids)
+    found = nearest_client(conn, chain, now)
     if claimed is not None:
         claimed = sessions.follow_successors(conn, claimed)
-        if known and claimed not in known:
-            raise NexusError(
-                "impersonation_refused", claimed,
-                f"this MCP server belongs to {', '.join(sorted(known))}, not to that session",
-                "a session can only act as itself",
-            )
+        if found is not None and found.current is not None:
+            if claimed not in found.hosted:
+                raise refuse(claimed, f"this MCP server belongs to {found.current['id']} (the "
+                             f"{found.client} process {found.proc.pid}), not to that session")
+            return caller_for(conn, claimed, "mcp", cwd)
+        row = sessions.get(conn, claimed)
+        if row is not None and sessions.client_alive(row) and \
+                (found is None or row["client_pid"] != found.proc.pid):
+            raise refuse(claimed, f"{claimed} runs in process {row['client_pid']}, which did "
+                         "not start this MCP server")
+        if found is None:
+            raise refuse(claimed, "this MCP server runs below no client process, so no call to it "
+                         "can act as a session", "start it from Claude Code or Codex")
         return caller_for(conn, claimed, "mcp", cwd)
-    env_id = from_env(env)
-    if env_id:
-        return caller_for(conn, sessions.follow_successors(conn, env_id), "env", cwd)
-    detected = from_ancestry(conn, now, os.getpid())
-    if detected:
-        return caller_for(conn, detected, "ancestry", cwd)
+    me = inside(conn, now, env, chain)
+    if me is not None:
+        return caller_for(conn, me[0], me[1], cwd)
     raise NexusError(
         "caller_unknown", "tools/call",
         "the calling conversation could not be identified (no hook binding, session id or "
         "registered client process)",
         "run `nexus install claude` or `nexus install codex`, then restart the client",
     )
+
+
+# -- hook events ----------------------------------------------------------------------------------
+
+
+def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc: Proc | None,
+               chain: Sequence[Proc], now: float) -> str | None:
+    """Whether a hook event for `sid`, run below `proc`, may be believed; returns the session that
+    started this one's client (a nested agent's parent), if any. Raises `hook_refused`."""
+    if proc is None:
+        raise NexusError("hook_refused", sid, f"no {client} process runs this hook",
+                         f"hooks are for {client} to call; nothing was recorded")
+    row = sessions.get(conn, sid)
+    if row is not None and row["client_pid"] is not None and \
+            (row["client_pid"], row["client_start"]) != (proc.pid, proc.start):
+        if sessions.client_alive(row):
+            raise NexusError("hook_refused", sid,
+                             f"the session runs in {client} process {row['client_pid']}, not in "
+                             f"process {proc.pid}", "nothing was recorded")
+        if event != "SessionStart":
+            raise NexusError("hook_refused", sid,
+                             f"the session's {client} process {row['client_pid']} has exited; "
+                             "only a SessionStart (a resume) may move it to another process",
+                             "nothing was recorded")
+        events.record(conn, now, sid, "session.moved", sid, from_pid=row["client_pid"],
+                      to_pid=proc.pid)
+    depth = next((i for i, p in enumerate(chain) if p.pid == proc.pid), len(chain))
+    above = nearest_client(conn, chain[depth + 1:], now)
+    return above.current["id"] if above and above.current is not None else None

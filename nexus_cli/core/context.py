@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import sessions
+from . import events, identity, sessions
 from .sessions import Caller
 from .store.db import Store
 from .timefmt import stamp
@@ -37,6 +37,7 @@ class Ctx:
         self.upkeep = upkeep  # lazy maintenance, run inside the first write when due
         self.deliver = deliver  # writes a consuming tool's result out before its COMMIT
         self.delivered = False
+        self._recorded = False
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -60,6 +61,12 @@ class Ctx:
             self._caller = self.resolver(conn, self.now)
         if register:
             sessions.ensure(conn, self._caller.id, self._caller.cwd, self.now)
+            if self._caller.source == "option" and self._caller.id != identity.user_id() \
+                    and not self._recorded:
+                # the person acting for a session: written down, so it can be seen afterwards
+                events.record(conn, self.now, identity.user_id(), "security.act_as",
+                              self._caller.id)
+                self._recorded = True
         return self._caller
 
     @property

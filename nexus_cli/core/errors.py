@@ -43,6 +43,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "name_taken": (Exit.CONFLICT, "Another live session already uses that name."),
     "caller_unknown": (Exit.FORBIDDEN, "The caller could not be identified for a tool that needs one."),
     "impersonation_refused": (Exit.FORBIDDEN, "A session tried to act as another session."),
+    "hook_refused": (Exit.FORBIDDEN, "A hook event did not come from its session's own client "
+                                     "process."),
     "store_unreadable": (Exit.STORE, "The store file exists but cannot be read as a nexus store."),
     "store_newer": (Exit.STORE, "The store was written by a newer nexus with a newer schema."),
     "store_outdated": (Exit.STORE, "The store predates this nexus; a write command migrates it."),

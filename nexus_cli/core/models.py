@@ -45,6 +45,8 @@ class Profile(PeerRef):
     status: Status
     last_active_at: str | None = Stamp("Last activity")
     last_active_at_epoch: float | None = Epoch("Last activity")
+    parent: str | None = Field(None, description="The session whose agent started this one "
+                               "(a nested agent), if any.")
     self: bool = Field(description="True for the calling session.")
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections import namedtuple
-from collections.abc import Iterable
 
 from . import identity
 from .errors import NexusError, invalid
-from .proctable import table
+from .proctable import Proc, table
 from .settings import BINDING_PURGE, BINDING_TTL, RECENT_OFFLINE, STALE_AFTER
 
 PROMPT_TAIL = 1500
@@ -122,7 +121,7 @@ def unique_handle(conn: sqlite3.Connection, sid: str) -> str:
 
 
 def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
-           client_pid: int | None = None, touch: bool = True) -> sqlite3.Row:
+           client: Proc | None = None, touch: bool = True, parent: str | None = None) -> sqlite3.Row:
     """The session's row, created (with a unique name and handle) when missing, revived when
     offline."""
     row = get(conn, sid)
@@ -130,9 +129,11 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
         name = unique_name(conn, identity.base_name(sid, cwd), now)
         conn.execute(
             "INSERT INTO sessions (id, client, handle, name, cwd, project, status, client_pid,"
-            " created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?)",
+            " client_start, parent, created_at, last_active)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?)",
             (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd,
-             identity.project_root(cwd) if cwd else "", client_pid, now, now),
+             identity.project_root(cwd) if cwd else "", client.pid if client else None,
+             client.start if client else None, parent, now, now),
         )
     elif touch:
         revive(conn, row, now)
@@ -152,9 +153,9 @@ def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> None:
 
 
 def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
-                 client_pid: int | None) -> sqlite3.Row | None:
-    """Apply one hook event to its session's row. Returns the row, or None when the event is one
-    nexus does not track (nothing is written then)."""
+                 client: Proc, parent: str | None = None) -> sqlite3.Row | None:
+    """Apply one hook event, run by the client process `client`, to its session's row. Returns
+    the row, or None when the event is one nexus does not track (nothing is written then)."""
     event = data["hook_event_name"]
     status = EVENT_STATUS.get(event)
     if status is None:
@@ -162,10 +163,9 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
     if event == "SessionEnd" and get(conn, sid) is None:
         return None  # the end of a conversation nexus never saw (`claude mcp list` sends one)
     cwd = data.get("cwd") or ""
-    row = ensure(conn, sid, cwd, now, client_pid)
-    sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now}
-    if client_pid:
-        sets["client_pid"] = client_pid
+    row = ensure(conn, sid, cwd, now, client, parent=parent)
+    sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now,
+                               "client_pid": client.pid, "client_start": client.start}
     if isinstance(data.get("transcript_path"), str):
         sets["transcript_path"] = data["transcript_path"]
     if event == "UserPromptSubmit":
@@ -201,20 +201,24 @@ def newest_live_of_process(conn: sqlite3.Connection, client: str, client_pid: in
     return row[0] if row else None
 
 
-def by_client_pids(conn: sqlite3.Connection, pids: Iterable[int]) -> list[sqlite3.Row]:
-    pids = list(pids)
-    if not pids:
-        return []
-    marks = ",".join("?" * len(pids))
-    return conn.execute(f"SELECT * FROM sessions WHERE client_pid IN ({marks})"
-                        " ORDER BY last_active DESC", pids).fetchall()
+def of_process(conn: sqlite3.Connection, proc: Proc) -> list[sqlite3.Row]:
+    """The sessions this very process ran (a reused pid with another start time does not count),
+    most recently active first."""
+    return conn.execute("SELECT * FROM sessions WHERE client_pid = ? AND (client_start = ? OR"
+                        " client_start IS NULL) ORDER BY last_active DESC",
+                        (proc.pid, proc.start)).fetchall()
 
 
-def live_of_client_pid(conn: sqlite3.Connection, pid: int, now: float) -> str | None:
-    row = conn.execute(
-        f"SELECT id FROM sessions WHERE client_pid = :pid AND {LIVE_SQL}"
-        " ORDER BY last_active DESC LIMIT 1", {"pid": pid, **stale(now)}).fetchone()
-    return row[0] if row else None
+def current_of(conn: sqlite3.Connection, hosted: list[sqlite3.Row], now: float) -> sqlite3.Row:
+    """Of the sessions one client process ran, the one it runs now: the most recently active live
+    one (after /clear its successor), else the most recent."""
+    live = [r for r in hosted if effective_status(r, now) != "offline"]
+    pick = (live or hosted)[0]
+    return get(conn, follow_successors(conn, pick["id"])) or pick
+
+
+def client_alive(row: sqlite3.Row) -> bool:
+    return bool(row["client_pid"]) and table().alive(row["client_pid"], row["client_start"])
 
 
 def hand_over(conn: sqlite3.Connection, old: sqlite3.Row, new_id: str, now: float) -> None:
@@ -313,6 +317,7 @@ def profile(row: sqlite3.Row, now: float, caller_id: str = "") -> dict:
         "note": row["note"],
         "status": effective_status(row, now),
         "last_active_at_epoch": row["last_active"],
+        "parent": row["parent"],
         "self": row["id"] == caller_id,
     }
 

@@ -7,7 +7,6 @@ import os
 import time
 
 from ..core import sessions
-from ..core.proctable import table
 from ..core.store import wake
 from ..core.store.db import Store
 from ..messages import mailbox
@@ -21,7 +20,7 @@ def _state(conn, sid: str, me: int) -> str | None:
     row = sessions.get(conn, sid)
     if row is None or row["waiter_pid"] != me or row["status"] == "offline":
         return "activity"
-    if row["client_pid"] and not table().alive(row["client_pid"]):
+    if row["client_pid"] and not sessions.client_alive(row):
         return "gone"
     if row["last_event"] not in ("Stop", None):
         return "activity"

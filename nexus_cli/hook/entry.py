@@ -13,7 +13,7 @@ import sys
 import time
 
 from .. import clients
-from ..core import identity, sessions
+from ..core import caller, events, identity, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
 from ..core.store import wake
@@ -73,12 +73,17 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         raise bad("session_id", exc.reason) from None
     if wait and event != "Stop":
         return QUIET
-    proc = clients.ADAPTERS[client].hook_client(table().ancestors(), env)
-    client_pid = proc.pid if proc else None
+    chain = table().ancestors()
+    proc = clients.ADAPTERS[client].hook_client(chain, env)
     with store.write() as conn:
-        row = sessions.record_event(conn, sid, data, now, client_pid)
+        if event == "SessionEnd" and sessions.get(conn, sid) is None:
+            return QUIET  # the end of a conversation nexus never saw (`claude mcp list` sends one)
+        parent = caller.admit_hook(conn, sid, event, client, proc, chain, now)
+        assert proc is not None
+        row = sessions.record_event(conn, sid, data, now, proc, parent)
         if row is None:
             return QUIET
+        client_pid = proc.pid
         if wait:  # the idle wait records the Stop too (the synchronous one may not have run yet)
             outcome = handlers.Outcome()
         else:
@@ -104,11 +109,13 @@ def main(argv: list[str], linger: bool = False) -> int:
         print(f"nexus hook: {USAGE}", file=sys.stderr)
         return 1
     client = argv[0]
+    store = Store(linger=linger)
     try:
         data = parse(sys.stdin.buffer.read())
-        reply, code, err = handle(client, data, Store(linger=linger), os.environ, time.time(),
+        reply, code, err = handle(client, data, store, os.environ, time.time(),
                                   wait="--wait" in argv)
     except NexusError as exc:
+        events.refused(store, exc, f"{client} hook", pid=os.getpid())
         print(f"nexus hook: {exc.message}", file=sys.stderr)
         return 1
     except Exception as exc:  # never a traceback on the client's screen

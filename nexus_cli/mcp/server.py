@@ -50,7 +50,7 @@ class Server:
         self._tools: dict[str, Any] = {}
         self._listing: list[dict] = []
         self._load_error: BaseException | None = None
-        self._ancestors = [p.pid for p in table().ancestors()]
+        self._ancestors = table().ancestors()  # the client that started us is among them
 
     # -- output ---------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..catalog import load
-from ..core import caller
+from ..core import caller, events
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.registry import Tool, invoke, spec
@@ -61,7 +61,7 @@ def store() -> Store:
 
 
 def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, str],
-             ancestors: list[int], cancelled: threading.Event) -> dict:
+             ancestors: list, cancelled: threading.Event) -> dict:
     cwd = os.getcwd()
 
     def resolve(conn: Any, now: float) -> caller.Caller:
@@ -72,6 +72,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     try:
         result = invoke(tool, ctx, args)
     except NexusError as exc:
+        events.refused(ctx.store, exc, "mcp", tool=tool.name)
         return error_result(exc)
     return {"content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
             "structuredContent": result, "isError": False}

@@ -67,9 +67,9 @@ class TaskRecord(Result):
     message_id: str | None = Field(description="The message that delivered it.")
     request_id: str | None
     result: str | None
-    notification: Literal["none", "pending", "delivered"] = Field(
+    notification: Literal["none", "pending", "delivered", "expired"] = Field(
         description="The report's way back: none yet, stored but not yet in the dispatcher's "
-        "context, or delivered there.")
+        "context, delivered there, or expired unread after 24 h.")
     error: str | None = Field(description="Why it failed (error message, TTL expired), or what to "
                               "inspect before re-dispatching.")
     progress: float | None = Field(description="0 to 1, as last reported.")

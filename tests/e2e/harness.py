@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sqlite3
 import subprocess
 import sys
 import time
@@ -80,6 +81,12 @@ class World:
         if check and done.returncode:
             raise AssertionError(f"nexus {' '.join(args)} failed: {done.stderr}")
         return done
+
+    def db(self) -> sqlite3.Connection:
+        """The store, read directly (the test at its shell is not any agent session)."""
+        conn = sqlite3.connect(str(self.store / "nexus.db"))
+        conn.row_factory = sqlite3.Row
+        return conn
 
     def install(self) -> None:
         self.nexus("install", "claude")

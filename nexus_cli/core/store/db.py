@@ -25,6 +25,23 @@ from . import migrations, paths
 
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# One descriptor per store file, opened for reading headers and never closed: closing any
+# descriptor of a file drops every POSIX lock this process holds on it, SQLite's included, and
+# another process would then take itself for the store's last user, checkpoint it and delete the
+# WAL under our feet (later commits here would be lost). Keeping it open also keeps its inode.
+_HEADER_FDS: dict[tuple[int, int], int] = {}
+
+
+def _header_fd(path: str, ident: tuple[int, int]) -> int:
+    fd = _HEADER_FDS.get(ident)
+    if fd is None:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != ident:  # replaced between the look and the open
+            os.close(fd)  # never had a lock: a file this process had not opened before
+            raise FileNotFoundError(path)
+        _HEADER_FDS[ident] = fd
+    return fd
 
 
 def _fail(code: str, path: str, reason: str, action: str) -> NexusError:
@@ -60,7 +77,7 @@ def _translate(exc: BaseException, path: str) -> NexusError:
         return _fail("store_readonly", path, "the store could not be opened for writing",
                      "check the directory's permissions and the file system")
     return _fail("store_unreadable", path, f"SQLite says: {exc}",
-                 "the file was left untouched; run `nexus doctor`, then move it aside")
+                 "the file was left untouched; `nexus doctor` checks it")
 
 
 class Store:
@@ -110,13 +127,19 @@ class Store:
         return True
 
     def check_file(self) -> bool:
-        """Validate `nexus.db` without opening it with SQLite: False when absent."""
+        """Validate `nexus.db` before SQLite opens it: False when absent. The store's files are
+        never symbolic links (SQLite would follow one out of the private directory)."""
         try:
-            st = os.stat(self.path)
+            st = os.lstat(self.path)
         except FileNotFoundError:
             return False
         except OSError as exc:
             raise _translate(exc, self.path) from None
+        for path, mode in ((self.path, st.st_mode), *self._sides()):
+            if stat.S_ISLNK(mode):
+                raise _fail("store_insecure", path, "it is a symbolic link",
+                            "replace the link with the file itself; nexus never follows a link "
+                            "out of its private directory")
         if not stat.S_ISREG(st.st_mode):
             raise _fail("store_unreadable", self.path, "not a regular file",
                         "move it aside; nexus will create a new store")
@@ -130,18 +153,37 @@ class Store:
         app_id = int.from_bytes(header[68:72], "big")
         if app_id != migrations.APPLICATION_ID:
             raise _fail("store_unreadable", self.path, "an SQLite database, but not a nexus store",
-                        "point NEXUS_HOME elsewhere or move the file aside")
+                        "point NEXUS_HOME elsewhere (the file was left untouched)")
         return True
 
+    def _sides(self) -> list[tuple[str, int]]:
+        out = []
+        for suffix in ("-wal", "-shm"):
+            try:
+                out.append((self.path + suffix, os.lstat(self.path + suffix).st_mode))
+            except OSError:
+                pass
+        return out
+
+    def _wal_size(self) -> int:
+        try:
+            return os.stat(self.path + "-wal").st_size
+        except OSError:
+            return 0
+
     def _header_checked(self) -> bytes:
-        """The 100-byte header, after checking the file holds every page it declares. A checkpoint
-        in progress can briefly declare more pages than are written yet: only a shortfall that
-        persists over a few looks is a truncated file."""
+        """The 100-byte header, after checking the file holds every page it declares. Pages a
+        checkpoint has not copied yet (cut short by a full disk, or still running) are in the WAL:
+        a shortfall counts as truncation only without a WAL, and only if it persists."""
+        assert self._ident is not None
         for attempt in range(6):
             try:
-                with open(self.path, "rb") as fh:
-                    header = fh.read(100)
-                    size = os.fstat(fh.fileno()).st_size
+                fd = _header_fd(self.path, self._ident)
+                header = os.pread(fd, 100, 0)
+                size = os.fstat(fd).st_size
+            except FileNotFoundError:
+                raise _fail("store_busy", self.path, "the file was replaced while nexus looked at it",
+                            "retry") from None
             except OSError as exc:
                 raise _translate(exc, self.path) from None
             if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
@@ -149,17 +191,17 @@ class Store:
                           "the file is truncated" if SQLITE_MAGIC.startswith(header[:16]) else
                           "not an SQLite database")
                 raise _fail("store_unreadable", self.path, reason,
-                            "the file was left untouched; move it aside to start a new store")
+                            "the file was left untouched; `nexus doctor` says what it holds")
             page_size = int.from_bytes(header[16:18], "big")
             page_size = 65536 if page_size == 1 else page_size
             pages = int.from_bytes(header[28:32], "big")
             valid = header[24:28] == header[92:96]
-            if not (valid and pages and size < page_size * pages):
+            if not (valid and pages and size < page_size * pages) or self._wal_size():
                 return header
             time.sleep(0.01 * (attempt + 1))
         raise _fail("store_unreadable", self.path,
-                    f"the file is truncated ({size} of {page_size * pages} bytes)",
-                    "the file was left untouched; restore it from a backup or move it aside")
+                    f"the file is truncated ({size} of {page_size * pages} bytes) and no WAL holds "
+                    "the rest", "the file was left untouched; restore it from a backup")
 
     # -- connections ----------------------------------------------------------------------------
 

@@ -122,6 +122,33 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
 )
 
+MIGRATIONS += (
+    (
+        3,
+        "identity: client start times, nested sessions, one handle per session; the event log; "
+        "retired messages",
+        """
+        ALTER TABLE sessions ADD COLUMN client_start TEXT;
+        ALTER TABLE sessions ADD COLUMN parent TEXT;
+        UPDATE sessions SET handle = handle || '-' || substr(replace(id, '-', ''), -8)
+            WHERE rowid NOT IN (SELECT min(rowid) FROM sessions GROUP BY handle);
+        DROP INDEX sessions_by_handle;
+        CREATE UNIQUE INDEX sessions_by_handle ON sessions (handle);
+        CREATE INDEX sessions_by_parent ON sessions (parent) WHERE parent IS NOT NULL;
+        ALTER TABLE messages ADD COLUMN expired_why TEXT;
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT,
+            detail TEXT
+        );
+        CREATE INDEX events_by_action ON events (action, seq);
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 
