@@ -88,3 +88,15 @@ def test_there_are_bad_cases_for_every_tool_with_arguments():
     with_args = {s["name"] for s in specs().values()
                  if any(kind(p) != "boolean" for p in s["inputSchema"]["properties"].values())}
     assert with_args <= covered, with_args - covered
+
+
+def test_text_that_is_not_utf_8_is_bad_input(nx, hook, chdir_work, home):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    before = tree_bytes(home)
+    for args, env in ((("send", "claude", "bad \udcff bytes"), {}),
+                      (("whoami", "--as", "claude:\udcff"), {}),
+                      (("whoami",), {"CLAUDE_CODE_SESSION_ID": "\udcff\udcfe"})):
+        r = nx(*args, env=env)
+        assert r.code == 2 and "Traceback" not in r.err and r.err.startswith("nexus: "), (args, r)
+    assert {k: v for k, v in tree_bytes(home).items() if k.endswith("nexus.db")} == \
+        {k: v for k, v in before.items() if k.endswith("nexus.db")}

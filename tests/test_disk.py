@@ -67,3 +67,57 @@ def test_full_and_read_only_disks(tmp_path):
     got = json.loads(r("read.json"))["messages"]
     assert [m["text"] for m in got] == ["before the disk filled"]  # nothing lost, nothing half-written
     assert r("integrity") == "ok"
+
+
+FILL = textwrap.dedent("""
+    set -u
+    mount -t tmpfs -o size=2m tmpfs "$MNT"
+    mkdir -m 700 "$NEXUS_HOME"
+    A=aaaaaaaa-0000-4000-8000-000000000001
+    B=bbbbbbbb-0000-4000-8000-000000000002
+    hook() { echo "{\\"hook_event_name\\": \\"SessionStart\\", \\"session_id\\": \\"$2\\", \\"cwd\\": \\"$MNT\\"}" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null; }
+    hook claude $A && hook codex $B "$CODEX"
+    export CLAUDE_CODE_SESSION_ID=$A
+    free=$(df --output=avail -k "$MNT" | tail -1)
+    dd if=/dev/zero of="$MNT/filler" bs=1k count=$((free - 300)) 2>/dev/null
+    body=$(head -c 3000 /dev/zero | tr '\\0' x)
+    : > "$OUT/acked"
+    for i in $(seq 1 400); do
+        if $PY -m nexus_cli send codex:$B "$i $body" --json > "$OUT/one.json" 2> "$OUT/refused.err"; then
+            $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['message_id'])" "$OUT/one.json" >> "$OUT/acked"
+        else
+            echo $? > "$OUT/refused.rc"; break
+        fi
+    done
+    rm "$MNT/filler"
+    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 --json > "$OUT/read1.json" 2> "$OUT/read1.err"; echo $? > "$OUT/read1.rc"
+    for n in 2 3 4 5 6 7 8 9; do
+        CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 --json > "$OUT/read$n.json" 2>> "$OUT/read1.err"
+    done
+    $PY -m nexus_cli send codex:$B "after the disk freed up" --json > "$OUT/after.json" 2> "$OUT/after.err"; echo $? > "$OUT/after.rc"
+""")
+
+
+def test_a_full_disk_loses_nothing_acknowledged_and_the_store_recovers_by_itself(tmp_path):
+    """Fill the disk, send until refused, free the space: every message acknowledged before is
+    read, and the store takes new ones, with no command in between."""
+    mnt, out = tmp_path / "mnt", tmp_path / "out"
+    mnt.mkdir()
+    out.mkdir()
+    env = {**os.environ, "MNT": str(mnt), "OUT": str(out), "NEXUS_HOME": str(mnt / "nexus"),
+           "PY": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path),
+           "CODEX": client_wrapper(str(tmp_path), "codex")}
+    claude = client_wrapper(str(tmp_path), "claude")
+    done = subprocess.run(["unshare", "-m", claude, "bash", "-c", FILL], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    r = lambda name: (out / name).read_text().strip()  # noqa: E731
+    acked = r("acked").split()
+    assert acked and r("refused.rc") == "6", (len(acked), r("refused.err"))
+    assert "store_full" in r("refused.err") and "Traceback" not in r("refused.err")
+    assert "move" not in r("refused.err")  # no advice that would drop the store
+    assert r("read1.rc") == "0", r("read1.err")
+    seen = [m["message_id"] for n in range(1, 10)
+            for m in json.loads(r(f"read{n}.json"))["messages"]]
+    assert set(acked) <= set(seen)
+    assert r("after.rc") == "0", r("after.err")

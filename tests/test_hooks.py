@@ -160,3 +160,19 @@ def test_the_end_of_a_conversation_never_seen_leaves_no_ghost(hook, home):
     hook("claude", "SessionStart", sid(1), source="startup")
     assert hook("claude", "SessionEnd", sid(2), reason="other").code == 0
     assert set(rows(home)) == {f"claude:{sid(1)}"}
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"hook_event_name": "Stop", "session_id": "x", "n": ' + b"7" * 5000 + b"}",
+    b'{"hook_event_name": "Stop", "a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"hook_event_name": "Stop", "session_id": "\xff\xfe"}',
+    b'{"hook_event_name": "UserPromptSubmit", "session_id": "00000001-0000-4000-8000-000000000001",'
+    b' "cwd": "/", "prompt": "\\ud800"}',
+    b'{"hook_event_name": "Stop", "session_id": "00000001-0000-4000-8000-000000000001\\n"}',
+    b"[]", b"null", b"",
+])
+def test_bad_hook_input_is_invalid_input_never_an_internal_error(hook, home, raw):
+    r = hook("claude", "Stop", sid(1), raw=raw)
+    assert r.code == 1 and r.out == "" and "invalid_input" in r.err, r.err
+    assert "internal_error" not in r.err and "Traceback" not in r.err
+    assert not (home / "nexus.db").exists()  # nothing written

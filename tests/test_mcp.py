@@ -337,3 +337,27 @@ def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pa
     rest = proc.stdout.read()
     proc.wait(30)
     assert '"id":5' not in rest.replace(" ", "")
+
+
+def test_any_malformed_line_gets_its_json_rpc_answer_and_the_server_lives_on(home):
+    replies = raw(home, [
+        INIT,
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": [1]}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": {"a": 1}}}),
+        "[" * 100_000 + "]" * 100_000,
+        '{"a": ' * 50_000 + "1" + "}" * 50_000,
+        json.dumps({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}),
+        json.dumps({"jsonrpc": "2.0", "id": [1], "method": "ping"}),
+        json.dumps({"jsonrpc": "2.0", "id": True, "method": "ping"}),
+        json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping", "params": [1, 2]}),
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": 7}),
+        '{"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"x": "\\ud800"}}',
+        json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}),
+    ])
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    nulls = [r["error"]["code"] for r in replies if r.get("id") is None]
+    assert nulls == [-32700, -32700, -32600, -32600, -32600]  # two parse errors, three bad ids
+    assert by_id[5]["error"]["code"] == -32600 and by_id[6]["error"]["code"] == -32600
+    assert by_id[7]["result"] == {} and by_id[8]["result"] == {}  # still serving

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -177,7 +178,6 @@ def as_b(tool: str, args: dict) -> dict:
 
 
 def test_ask_returns_the_correlated_reply(nx, pair):
-    import threading
     import time
 
     def answer():
@@ -210,7 +210,6 @@ def test_ask_times_out_and_the_late_reply_points_back(nx, pair):
 
 
 def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
-    import threading
     import time
 
     def later():
@@ -230,3 +229,78 @@ def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
     got = [json.loads(line) for line in r.out.splitlines()]
     assert [m["text"] for m in got] == ["first for the human", "second for the human"]
     assert status[0] == "listening"
+
+
+EVIL = "a\x1b]0;pwned\x07b\x1b[2Jc\x9b31md\re\u202eT\x00"
+FORGED = ("\x1b]0;pwned", "\x1b[2J", "\x9b31m", "\x07", "\r", "\u202e", "\x00")
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_peer_text_never_reaches_a_terminal_raw(nx, pair, monkeypatch, tty):
+    import sys
+
+    nx("profile", "--note", EVIL, env=B)
+    mid = nx("send", "codex", EVIL, "--json", env=A).json["message_id"]
+    nx("delegate", "codex", EVIL, env=A)
+    nx("send", "claude", EVIL, env=B)
+    outputs = []
+    with monkeypatch.context() as mp:
+        if tty:
+            mp.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+        for args, env in ((["peers"], A), (["status", "codex"], A), (["tasks"], A),
+                          (["message", "status", mid], A), (["read"], B), (["read"], A)):
+            r = nx(*args, env=env)
+            assert r.code == 0, (args, r.err)
+            outputs.append(r.out)
+    for out in outputs:
+        for seq in FORGED:
+            assert seq not in out, (seq, out)
+    assert "\\x1b]0;pwned" in "".join(outputs)  # shown, visibly escaped
+    # --json stays exact
+    nx("send", "codex", EVIL, env=A)
+    assert nx("read", "--json", env=B).json["messages"][0]["text"] == EVIL
+
+
+@pytest.mark.parametrize("redirect", [">&-", "> /dev/full"])
+@pytest.mark.parametrize("command", ["read", "watch --timeout 2"])
+def test_output_that_cannot_be_written_consumes_nothing(nx, pair, home, redirect, command):
+    import subprocess
+    import sys
+
+    me = nx("whoami", "--json").json["id"]
+    nx("send", "claude", "registering the person")
+    nx("send", me, "for the person", env=A)
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(["sh", "-c", f"{sys.executable} -m nexus_cli {command} {redirect}"],
+                          env=env, capture_output=False, stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+    assert done.returncode == 74 and "output_failed" in done.stderr, done.stderr
+    got = nx("read", "--json").json["messages"]
+    assert [m["text"] for m in got] == ["for the person"]  # still unread: nothing was lost
+
+
+def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair, home):
+    import subprocess
+    import sys
+    import time
+
+    me = nx("whoami", "--json").json["id"]
+    nx("send", "claude", "registering the person")
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    asker = subprocess.Popen(["sh", "-c", f"{sys.executable} -m nexus_cli ask claude 'ready?' "
+                              "--timeout 120 > /dev/full"], env=env, stderr=subprocess.PIPE,
+                             text=True)
+    deadline = time.monotonic() + 60
+    while True:
+        got = [m for m in call(None, "read", {}, env=A)["messages"] if m["text"] == "ready?"]
+        if got:
+            call(None, "reply", {"message_id": got[0]["message_id"], "text": "yes"}, env=A)
+            break
+        assert time.monotonic() < deadline, "the question never arrived"
+        time.sleep(0.05)
+    _, err = asker.communicate(timeout=120)
+    assert asker.returncode == 74 and "output_failed" in err, err
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["yes"]
+    assert me

@@ -275,3 +275,19 @@ def test_a_long_lived_connection_keeps_its_wal_while_other_processes_come_and_go
         seen = subprocess.run([sys.executable, "-c", READ_VALUE, store.path], check=True,
                               capture_output=True, text=True).stdout.strip()
         assert seen == value  # another process sees every commit, and its exit loses none
+
+
+@pytest.mark.parametrize("name", ["nexus.db", "nexus.db-wal"])
+def test_a_symlinked_store_file_is_refused_and_nothing_is_created(nx, home, tmp_path, name):
+    if name != "nexus.db":
+        assert nx("send", "user:someone", "create the store first").code in (0, 3)
+    home.mkdir(mode=0o700, exist_ok=True)
+    target = tmp_path / "elsewhere" / "stolen.db"
+    target.parent.mkdir()
+    (home / name).unlink(missing_ok=True)
+    (home / name).symlink_to(target)  # dangling: SQLite would create it, 0644, outside
+    for args in (("peers",), ("send", "user:x", "hi"), ("whoami",)):
+        r = nx(*args, "--json")
+        assert r.code == 6 and r.json["error"]["code"] == "store_insecure", (args, r.out)
+        assert "symbolic link" in r.json["error"]["reason"]
+    assert not target.exists()

@@ -305,3 +305,29 @@ def test_delegated_task_progress_and_cancellation(nx, trio):
     notices = [m for m in nx("read", "--json", env=B).json["messages"] if m["kind"] == "notice"]
     assert notices and t in notices[0]["text"] and "cancelled" in notices[0]["text"]
     assert nx("report", t, "--status", "completed", "--result", "late", env=B).code == 4
+
+
+@pytest.mark.parametrize("metadata", [
+    "[" * 300 + "]" * 300, '{"a": ' * 300 + "1" + "}" * 300,
+    json.dumps({"blob": "x" * 20_000}), json.dumps({f"k{i}": i for i in range(5000)}),
+])
+def test_metadata_is_bounded_at_validation_and_nothing_is_written(nx, trio, home, metadata):
+    before = sqlite3.connect(paths.db_path(str(home))).execute(
+        "SELECT count(*) FROM tasks").fetchone()[0]
+    r = nx("task", "create", "bounded", "--metadata", metadata, "--json", env=A)
+    assert r.code == 2 and r.json["error"]["key"] == "--metadata", r.out
+    assert sqlite3.connect(paths.db_path(str(home))).execute(
+        "SELECT count(*) FROM tasks").fetchone()[0] == before
+
+
+def test_listings_survive_any_stored_metadata(nx, trio, home):
+    t = nx("task", "create", "odd", "--json", env=A).json["id"]
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn.execute("UPDATE tasks SET metadata = ? WHERE id = ?", ("[" * 5000 + "]" * 5000, t))
+    conn.commit()
+    r = nx("tasks", "--json", env=A)
+    assert r.code == 0 and r.json["items"][0]["metadata"] == {
+        "unreadable": "the stored metadata is not valid JSON"}
+    conn.execute("UPDATE tasks SET metadata = '[1, 2]' WHERE id = ?", (t,))
+    conn.commit()
+    assert nx("task", "get", t, "--json", env=A).json["metadata"] == {"value": [1, 2]}

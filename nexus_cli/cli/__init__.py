@@ -81,10 +81,7 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
         output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))
     except OSError as exc:  # stdout closed or full: nothing was consumed (see Ctx.hand_over)
-        err = NexusError("output_failed", "stdout", exc.strerror or str(exc),
-                         "nothing was consumed; rerun with a working standard output")
-        output.emit_error(err, False)
-        sys.exit(int(err.exit_code))
+        sys.exit(output.failed(exc))
     if tool.exit_false and result.get(tool.exit_false[0]) is False:
         sys.exit(tool.exit_false[1])
 
@@ -92,7 +89,7 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
 def upkeep():
     from ..maintenance import expiry
 
-    return expiry.lazily
+    return expiry.LAZY
 
 
 def tool_command(spec: dict[str, Any]) -> click.Command:

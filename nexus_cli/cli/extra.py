@@ -83,8 +83,10 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
     except NexusError as exc:
         output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))
+    except OSError as exc:
+        sys.exit(output.failed(exc))
     except KeyboardInterrupt:
-        pass
+        sys.exit(130)
 
 
 watch.man_group = "messages"  # type: ignore[attr-defined]

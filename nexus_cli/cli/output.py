@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import sys
 from typing import Any
 
@@ -58,6 +59,22 @@ def emit(tool: Tool, result: dict[str, Any], as_json: bool) -> None:
             for part in parts:
                 out.write((part.plain() if isinstance(part, Table) else part) + "\n")
     out.flush()
+
+
+def failed(exc: OSError) -> int:
+    """The result could not be written (stdout closed, full, a broken pipe): say so on stderr,
+    point stdout at /dev/null so nothing is retried at exit, and give the exit code. The write
+    happened inside the transaction (Ctx.hand_over), so nothing was consumed."""
+    err = NexusError("output_failed", "stdout", exc.strerror or str(exc),
+                     "nothing was consumed; rerun with a working standard output")
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+    emit_error(err, False)
+    return int(err.exit_code)
 
 
 def emit_error(exc: NexusError, as_json: bool) -> None:

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from . import events, identity, sessions
 from .sessions import Caller
@@ -20,7 +20,14 @@ from .store.db import Store
 from .timefmt import stamp
 
 Resolver = Callable[[sqlite3.Connection, float], Caller]
-Upkeep = Callable[[sqlite3.Connection, float], list[str]]
+
+
+class Upkeep(Protocol):
+    """Lazy maintenance (maintenance.expiry.LAZY): cheap to ask, rare to run."""
+
+    def due(self, conn: sqlite3.Connection, now: float) -> bool: ...
+
+    def run(self, conn: sqlite3.Connection, now: float) -> list[str]: ...
 
 
 class Ctx:
@@ -42,17 +49,39 @@ class Ctx:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         with self.store.write() as conn:
-            if self.upkeep is not None:
-                for sid in self.upkeep(conn, self.now):
+            upkeep, self.upkeep = self.upkeep, None
+            if upkeep is not None:
+                for sid in upkeep.run(conn, self.now):
                     self.wake_later(sid)
-                self.upkeep = None
             yield conn
         self.after_commit()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
+        if self.upkeep is not None:
+            self._upkeep_before_read()
         with self.store.read() as conn:
             yield conn
+
+    def _upkeep_before_read(self) -> None:
+        """A read-only command honours expiry too: when maintenance is due (at most once a
+        minute) it runs in its own short write first. Where the store cannot be written
+        (read-only media, busy), the read goes on."""
+        from .errors import NexusError
+
+        upkeep, self.upkeep = self.upkeep, None
+        try:
+            if not (self.store.check_dir() and self.store.check_file()):
+                return
+            with self.store.read() as conn:
+                if not upkeep.due(conn, self.now):
+                    return
+            with self.store.write() as conn:
+                for sid in upkeep.run(conn, self.now):
+                    self.wake_later(sid)
+            self.after_commit()
+        except NexusError:
+            pass
 
     def me(self, conn: sqlite3.Connection, register: bool = False) -> Caller:
         """The caller; with `register` (inside a write), its session row is created or revived

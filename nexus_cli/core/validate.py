@@ -124,6 +124,10 @@ def check(schema: Mapping[str, Any], value: object, defs: Mapping[str, Any] | No
     if "enum" in schema and value not in schema["enum"]:
         raise Problem(path, "must be one of: " + ", ".join(map(str, schema["enum"])))
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Problem(path, "is not valid text (it holds bytes that are not UTF-8)") from None
         n = len(value)
         if "minLength" in schema and n < schema["minLength"]:
             raise Problem(path, "must not be empty" if schema["minLength"] == 1 else

@@ -7,24 +7,45 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..core import identity, sessions
+from ..core import events, identity, sessions
 from ..core.settings import EXPIRE_AFTER, MAINTAIN_EVERY
 from ..core.text import one_line
+from ..delivery import notify
 from ..messages import mailbox
 from ..tasks import ledger
 
 
+EXPIRED = {  # what the sender of an unread message is told when it expires, by kind
+    "message": "your message {id} to {to} expired unread after 24 h",
+    "task": "your task {task} for {to} was not read within 24 h; it stays open in the ledger: "
+            "check on {to} (`nexus status`) before dispatching it again",
+    "report": "your report on task {task} was not read by {to} within 24 h; it stays in the "
+              "task's record",
+}
+
+
 def expire_messages(conn: sqlite3.Connection, now: float, limit: int = 500) -> list[str]:
-    """Unread messages older than 24 h expire; each sender gets a notice. Returns whom to wake."""
+    """Unread messages older than 24 h expire; whoever sent one is told. Returns whom to wake."""
     woken = []
     for r in mailbox.expirable(conn, now - EXPIRE_AFTER, limit):
-        mailbox.expire(conn, r["id"], now)
-        if r["kind"] == "message" and r["sender"] != identity.SYSTEM_ID:
+        mailbox.expire(conn, r["id"], now, "unread after 24 h")
+        if r["sender"] != identity.SYSTEM_ID and r["kind"] in EXPIRED:
             to = sessions.get(conn, r["recipient"])
-            mailbox.notice(conn, r["sender"],
-                           f"your message {r['id']} to {one_line(to['name']) if to else r['recipient']}"
-                           " expired unread after 24 h", now, reply_to=r["id"])
+            text = EXPIRED[r["kind"]].format(id=r["id"], task=r["task_id"],
+                                             to=one_line(to["name"]) if to else r["recipient"])
+            mailbox.notice(conn, r["sender"], text, now, reply_to=r["id"])
             woken.append(r["sender"])
+    return woken
+
+
+def offline_watchers(conn: sqlite3.Connection, now: float) -> list[str]:
+    """`--notify-when-idle` for recipients that went offline without a SessionEnd (30 minutes
+    without activity): their senders are told now. Returns whom to wake."""
+    woken = []
+    for sid in mailbox.idle_watched(conn):
+        row = sessions.get(conn, sid)
+        if row is None or sessions.effective_status(row, now) == "offline":
+            woken += notify.idle(conn, sid, now, "went offline (no activity for 30 minutes)")
     return woken
 
 
@@ -42,10 +63,24 @@ def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     `wake`, the sessions whose waiters should look again."""
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(now),))
     expired, failed = expire_messages(conn, now, limit), expire_tasks(conn, now)
+    watched = offline_watchers(conn, now)
+    events.trim(conn)
     return {"expired": len(expired), "tasks_expired": len(failed),
-            "bindings_purged": sessions.purge_bindings(conn, now), "wake": expired + failed}
+            "bindings_purged": sessions.purge_bindings(conn, now),
+            "wake": expired + failed + watched}
 
 
-def lazily(conn: sqlite3.Connection, now: float) -> list[str]:
-    """Lazy maintenance: at most once per MAINTAIN_EVERY seconds. Returns whom to wake."""
-    return maintain(conn, now)["wake"] if due(conn, now) else []
+class Lazy:
+    """Maintenance run lazily inside normal commands, hooks and MCP calls: at most once per
+    MAINTAIN_EVERY seconds (`core.context.Ctx` calls it)."""
+
+    def due(self, conn: sqlite3.Connection, now: float) -> bool:
+        return due(conn, now)
+
+    def run(self, conn: sqlite3.Connection, now: float) -> list[str]:
+        """Whom to wake."""
+        return maintain(conn, now)["wake"] if due(conn, now) else []
+
+
+LAZY = Lazy()
+lazily = LAZY.run

@@ -31,6 +31,12 @@ INSTRUCTIONS = (
 )
 
 
+def valid_id(mid: Any) -> bool:
+    """A JSON-RPC id: a string, a number or null (never an object, a list or a boolean)."""
+    return mid is None or isinstance(mid, str) or (
+        isinstance(mid, int | float) and not isinstance(mid, bool))
+
+
 def log(text: str) -> None:
     sys.stderr.write(f"nexus mcp: {text}\n")
     sys.stderr.flush()
@@ -97,30 +103,41 @@ class Server:
     # -- dispatch -------------------------------------------------------------------------------
 
     def handle_line(self, line: bytes) -> None:
+        """One line from the client, whatever it holds: the answer JSON-RPC 2.0 gives for it (none
+        for a notification), and the server lives on."""
         if not line.strip():
             return
         try:
-            message = json.loads(line)
-        except ValueError as exc:
-            self.error(None, PARSE_ERROR, f"Parse error: {exc}")
-            return
-        if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
-            if not message:
-                self.error(None, INVALID_REQUEST, "Invalid Request: empty batch")
-            for item in message:
-                self.handle(item)
-            return
-        self.handle(message)
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+                self.error(None, PARSE_ERROR, f"Parse error: {reason}")
+                return
+            if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
+                if not message:
+                    self.error(None, INVALID_REQUEST, "Invalid Request: empty batch")
+                for item in message:
+                    self.handle(item)
+                return
+            self.handle(message)
+        except Exception as exc:  # never die on one line
+            log(f"a line failed: {type(exc).__name__}: {exc}")
+            self.error(None, INTERNAL, "Internal error")
 
     def handle(self, message: Any) -> None:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            self.error(message.get("id") if isinstance(message, dict) else None,
-                       INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object")
+            mid = message.get("id") if isinstance(message, dict) else None
+            self.error(mid if valid_id(mid) else None, INVALID_REQUEST,
+                       "Invalid Request: expected a JSON-RPC 2.0 object")
             return
         method = message.get("method")
         if method is None:
             return  # a response to a request we never make: nothing to do
         mid, is_request = message.get("id"), "id" in message
+        if is_request and not valid_id(mid):
+            self.error(None, INVALID_REQUEST, "Invalid Request: id must be a string or a number")
+            return
         params = message.get("params")
         if params is None:
             params = {}
@@ -142,7 +159,8 @@ class Server:
         if method == "notifications/initialized":
             self.initialized = True
         elif method == "notifications/cancelled":
-            event = self.inflight.get(params.get("requestId"))
+            request = params.get("requestId")
+            event = self.inflight.get(request) if valid_id(request) else None
             if event is not None:
                 event.set()
 

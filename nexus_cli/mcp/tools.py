@@ -15,6 +15,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.registry import Tool, invoke, spec
 from ..core.store.db import Store
+from ..maintenance import expiry
 
 
 def groups() -> list[str]:
@@ -67,7 +68,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     def resolve(conn: Any, now: float) -> caller.Caller:
         return caller.resolve_mcp(conn, now, meta, env, ancestors, cwd)
 
-    ctx = Ctx(store(), resolve, face="mcp")
+    ctx = Ctx(store(), resolve, face="mcp", upkeep=expiry.LAZY)
     ctx.cancelled = cancelled
     try:
         result = invoke(tool, ctx, args)

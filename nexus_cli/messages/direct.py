@@ -134,4 +134,5 @@ def status(ctx: Ctx, a: MessageStatusArgs) -> dict:
             "delivered_via": msg["delivered_via"],
             "read_at_epoch": msg["read_at"],
             "expired_at_epoch": msg["expired_at"],
+            "expired_why": msg["expired_why"],
         }

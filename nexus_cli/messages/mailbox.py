@@ -126,5 +126,13 @@ def expirable(conn: sqlite3.Connection, before: float, limit: int) -> list[sqlit
                         " ORDER BY created_at LIMIT ?", (before, limit)).fetchall()
 
 
-def expire(conn: sqlite3.Connection, mid: str, now: float) -> None:
-    conn.execute("UPDATE messages SET expired_at = ? WHERE id = ?", (now, mid))
+def expire(conn: sqlite3.Connection, mid: str, now: float, why: str) -> None:
+    """Take a message out of its recipient's inbox unread (aged out, or its task closed)."""
+    conn.execute("UPDATE messages SET expired_at = ?, expired_why = ? WHERE id = ? AND"
+                 f" {UNREAD}", (now, why, mid))
+
+
+def idle_watched(conn: sqlite3.Connection) -> list[str]:
+    """Recipients someone asked to hear about (`--notify-when-idle`), not yet told."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT recipient FROM messages WHERE"
+                                       " notify_when_idle = 1 AND notified_at IS NULL")]

@@ -112,3 +112,5 @@ class MessageStatusResult(Result):
     read_at_epoch: float | None = Epoch("Returned by the recipient's read")
     expired_at: str | None = Stamp("Expired unread")
     expired_at_epoch: float | None = Epoch("Expired unread")
+    expired_why: str | None = Field(None, description="Why it left the inbox unread: it aged out, "
+                                    "or the task it carried was closed.")

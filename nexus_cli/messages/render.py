@@ -57,5 +57,6 @@ def status(r: dict[str, Any]) -> str:
         ("announced", ago(r["delivered_at_epoch"]) + f" (via {r['delivered_via']})"
          if r["delivered_at_epoch"] else None),
         ("read", ago(r["read_at_epoch"]) if r["read_at_epoch"] else None),
-        ("expired", ago(r["expired_at_epoch"]) if r["expired_at_epoch"] else None),
+        ("expired", ago(r["expired_at_epoch"]) + f" ({r['expired_why']})"
+         if r["expired_at_epoch"] else None),
     ])

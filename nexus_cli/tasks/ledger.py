@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -80,6 +81,7 @@ def make_room(conn: sqlite3.Connection, sender: str) -> None:
     for row in conn.execute(f"SELECT * FROM tasks WHERE sender = ? AND status IN ({marks})"
                             " ORDER BY seq", (sender, *FINAL)):
         if notification(conn, row) != "pending":
+            retire(conn, row["id"], time.time(), "its task left the ledger (history full)")
             conn.execute("DELETE FROM tasks WHERE id = ?", (row["id"],))
             return
     raise NexusError("task_history_full", sender,
@@ -100,14 +102,22 @@ def insert(conn: sqlite3.Connection, *, sender: str, target: str, requested: str
 
 
 def change(conn: sqlite3.Connection, task_id: str, now: float, **fields: object) -> None:
-    """Set fields (and `updated_at`); a final status also sets `closed_at`."""
+    """Set fields (and `updated_at`). A final status also sets `closed_at`, and retires the task's
+    message if it is still unread: a closed task is never announced as work to do again."""
     fields["updated_at"] = now
     if fields.get("status") in FINAL:
         fields["closed_at"] = now
+        retire(conn, task_id, now, f"its task was {fields['status']}")
     if "metadata" in fields and fields["metadata"] is not None:
         fields["metadata"] = json.dumps(fields["metadata"])
     conn.execute(f"UPDATE tasks SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
                  (*fields.values(), task_id))
+
+
+def retire(conn: sqlite3.Connection, task_id: str, now: float, why: str) -> None:
+    row = conn.execute("SELECT message_id FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row and row[0]:
+        mailbox.expire(conn, row[0], now, why)
 
 
 def count_open(conn: sqlite3.Connection, target: str) -> int:

@@ -224,13 +224,16 @@ class Store:
             os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             conn = self._connect(tmp)
             try:
+                # built with a rollback journal, so a full disk fails the COMMIT itself (a WAL
+                # checkpoint at close would fail silently); switched to WAL once complete
                 conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
-                conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("BEGIN IMMEDIATE")
                 migrations.apply(conn, time.time())
                 conn.execute("COMMIT")
+                conn.execute("PRAGMA journal_mode = WAL")
             finally:
                 conn.close()
+            self._check_complete(tmp)
             try:
                 os.link(tmp, self.path)
             except FileExistsError:
@@ -243,6 +246,23 @@ class Store:
                     os.unlink(leftover)
                 except OSError:
                     pass
+
+    @staticmethod
+    def _check_complete(tmp: str) -> None:
+        """The new store holds every page it declares and left nothing in a WAL, else the disk
+        filled up while it was built: nothing is linked into place."""
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            header = os.pread(fd, 100, 0)
+            size = os.fstat(fd).st_size
+            os.fsync(fd)
+        finally:
+            os.close(fd)  # the temporary file: no SQLite connection of ours has it open
+        page_size = int.from_bytes(header[16:18], "big") if len(header) == 100 else 0
+        pages = int.from_bytes(header[28:32], "big") if len(header) == 100 else 0
+        leftover = os.path.exists(tmp + "-wal") and os.path.getsize(tmp + "-wal") > 0
+        if not pages or size < (65536 if page_size == 1 else page_size) * pages or leftover:
+            raise OSError(errno.ENOSPC, "the new store could not be written completely")
 
     def _version(self, conn: sqlite3.Connection) -> int:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
