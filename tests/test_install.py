@@ -228,3 +228,97 @@ def test_doctor_sees_which_codex_hooks_were_reviewed(nx, fakehome):
     by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
     assert by_name["codex hook trust"]["status"] == "ok"
     assert nx("install", "codex", "--json").json["files"][1]["action"] == "unchanged"
+
+
+@pytest.mark.parametrize("client,name,content", [
+    ("claude", ".claude/settings.json", {"hooks": {"Stop": "my-hook"}}),
+    ("claude", ".claude/settings.json", {"hooks": [{"Stop": []}]}),
+    ("claude", ".claude/settings.json", {"hooks": {"Stop": ["not a group"]}}),
+    ("claude", ".claude/settings.json", {"permissions": {"allow": "Bash(*)"}}),
+    ("claude", ".claude/settings.json", {"permissions": ["allow everything"]}),
+    ("claude", ".claude.json", {"mcpServers": [{"name": "x"}]}),
+    ("claude", ".claude.json", {"mcpServers": {"nexus": "x"}}),
+    ("codex", ".codex/hooks.json", {"hooks": {"Stop": "my-hook"}}),
+    ("codex", ".codex/config.toml", "[mcp_servers]\nnexus = 5\n"),
+    ("codex", ".codex/config.toml", "mcp_servers = [1, 2]\n"),
+])
+def test_a_shape_nexus_does_not_understand_is_refused_byte_for_byte(nx, fakehome, client, name,
+                                                                   content):
+    path = fakehome / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    before = snapshot(fakehome)
+    for command in ("install", "uninstall"):
+        r = nx(command, client, "--json")
+        assert r.code == 8 and r.json["error"]["code"] == "config_invalid", (command, r.out)
+        assert "unexpected shape" in r.json["error"]["reason"]
+        assert snapshot(fakehome) == before
+    r = nx("doctor", "--quick", "--json")  # reports it, never crashes
+    assert r.code == 1 and "Traceback" not in r.err
+    failed = [c for c in r.json["checks"] if c["status"] == "fail"]
+    assert failed and all("nexus install" not in c["fix"] for c in failed)
+
+
+def test_uninstall_removes_only_what_carries_nexus_s_own_shape(nx, fakehome):
+    (fakehome / ".claude").mkdir()
+    mine = {"hooks": {"Stop": [{"hooks": [{"type": "command",
+                                           "command": "audit.sh && nexus hook claude"}]}]}}
+    (fakehome / ".claude" / "settings.json").write_text(json.dumps(mine))
+    assert nx("install", "claude").code == 0
+    assert nx("uninstall", "claude").code == 0
+    assert json.loads((fakehome / ".claude" / "settings.json").read_text()) == mine
+    backup = json.loads((fakehome / ".claude" / "settings.json.nexus-backup").read_text())
+    assert backup["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]  # not mangled either
+
+
+def test_a_symlinked_config_is_edited_at_its_target(nx, fakehome, tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text('{"model": "opus"}')
+    (fakehome / ".claude").mkdir()
+    (fakehome / ".claude" / "settings.json").symlink_to(dotfiles / "settings.json")
+    assert nx("install", "claude").code == 0
+    assert (fakehome / ".claude" / "settings.json").is_symlink()
+    data = json.loads((dotfiles / "settings.json").read_text())
+    assert data["model"] == "opus" and "hooks" in data
+    assert nx("uninstall", "claude").code == 0
+    assert json.loads((dotfiles / "settings.json").read_text()) == {"model": "opus"}
+
+
+def test_a_read_only_file_is_respected(nx, fakehome):
+    (fakehome / ".claude").mkdir()
+    settings = fakehome / ".claude" / "settings.json"
+    settings.write_text("{}")
+    settings.chmod(0o444)
+    before = snapshot(fakehome)
+    r = nx("install", "claude", "--json")
+    assert r.code == 8 and r.json["error"]["code"] == "config_unwritable"
+    assert "read-only (mode 0444)" in r.json["error"]["reason"]
+    assert snapshot(fakehome) == before
+
+
+def test_an_install_touching_two_files_writes_both_or_neither(nx, fakehome, monkeypatch):
+    (fakehome / ".claude").mkdir()
+    (fakehome / ".claude" / "settings.json").write_text('{"model": "opus"}')
+    (fakehome / ".claude.json").write_text('{"numStartups": 1}')
+    (fakehome / ".claude.json").chmod(0o444)
+    before = snapshot(fakehome)
+    r = nx("install", "claude")
+    assert r.code == 8 and "nothing was changed" in r.err
+    assert snapshot(fakehome) == before  # settings.json was not written first
+    (fakehome / ".claude.json").chmod(0o644)
+    real = configfile._atomic
+    calls = []
+
+    def second_write_fails(target, text, mode):
+        calls.append(target)
+        if target.endswith(".claude.json"):
+            raise OSError(errno.EIO, "Input/output error")
+        return real(target, text, mode)
+
+    monkeypatch.setattr(configfile, "_atomic", second_write_fails)
+    r = nx("install", "claude")
+    assert r.code == 8 and "Input/output error" in r.err
+    monkeypatch.setattr(configfile, "_atomic", real)
+    assert json.loads((fakehome / ".claude" / "settings.json").read_text()) == {"model": "opus"}
+    assert json.loads((fakehome / ".claude.json").read_text()) == {"numStartups": 1}

@@ -12,8 +12,8 @@ import sys
 
 from ..core import data
 
-# a handler nexus installed: `<anything>/nexus hook <client>` (optionally with NEXUS_HOME=...)
-OURS = re.compile(r"(^|[\s/])nexus hook (claude|codex)\b")
+# a handler nexus installed is exactly `[NEXUS_HOME=<dir>] <path>/nexus hook <client> [--wait]`
+ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
 
 
 def definition(client: str) -> dict:
@@ -51,8 +51,43 @@ def hooks(client: str, prefix: str) -> dict:
 
 
 def is_ours(handler: object) -> bool:
-    return isinstance(handler, dict) and isinstance(handler.get("command"), str) and bool(
-        OURS.search(handler["command"]))
+    """Whether a handler is one nexus installed: its command is exactly the shape nexus writes.
+    A user's own handler that merely mentions nexus (`audit.sh && nexus hook claude`) is not."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    try:
+        words = shlex.split(handler["command"])
+    except ValueError:
+        return False
+    if words and ENV_PREFIX.match(words[0]):
+        words = words[1:]
+    return (len(words) in (3, 4) and os.path.basename(words[0]) == "nexus"
+            and words[1] == "hook" and words[2] in ("claude", "codex")
+            and words[3:] in ([], ["--wait"]))
+
+
+def check_shape(path: str, config: dict) -> None:
+    """Refuse a hook table of a shape nexus does not understand (it would be mangled by an edit):
+    `hooks` an object of event -> list of groups, each group an object whose `hooks` is a list."""
+    from .configfile import shape_error
+
+    table = config.get("hooks")
+    if table is None:
+        return
+    if not isinstance(table, dict):
+        raise shape_error(path, f"`hooks` is a {kind(table)}, not an object")
+    for event, groups in table.items():
+        if not isinstance(groups, list):
+            raise shape_error(path, f"`hooks.{event}` is a {kind(groups)}, not a list")
+        for i, group in enumerate(groups):
+            if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+                raise shape_error(path, f"`hooks.{event}[{i}]` is not an object with a list "
+                                  "of handlers")
+
+
+def kind(value: object) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", int: "number",
+            float: "number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def strip(table: object) -> dict:

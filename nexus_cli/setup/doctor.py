@@ -97,19 +97,28 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
     out.append(check(f"{name}", "ok" if version else "warn",
                      version or f"`{name}` not found on PATH",
                      "" if version else f"install it (npm i -g {'@anthropic-ai/claude-code' if name == 'claude' else '@openai/codex'}) if you use it"))
-    found = None
+    found, broken = None, False
     for scope in ("user", "project"):
         try:
             info = module.inspect(scope, project)
         except NexusError as exc:
-            out.append(check(f"{name} config ({scope})", "fail", exc.message, exc.action))
+            out.append(check(f"{name} config ({scope})", "fail", f"{exc.key}: {exc.reason}",
+                             exc.action))
+            broken = True
+            continue
+        except Exception as exc:  # whatever is in a client's file, doctor reports, never crashes
+            out.append(check(f"{name} config ({scope})", "fail",
+                             f"could not be read: {type(exc).__name__}: {exc}",
+                             "look at the file by hand"))
+            broken = True
             continue
         if info["hooks"] or info["mcp"]:
             found = (scope, info)
             break
     if found is None:
-        out.append(check(f"{name} hooks", "warn", "not installed",
-                         f"run `nexus install {name}`"))
+        if not broken:
+            out.append(check(f"{name} hooks", "warn", "not installed",
+                             f"run `nexus install {name}`"))
         return out
     scope, info = found
     missing = [e for e in EVENTS if e not in info["hooks"]]

@@ -35,11 +35,11 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
     project = identity.project_root(os.getcwd())
     home = os.environ.get("NEXUS_HOME")
     changes = CLIENTS[a.client].changes(a.scope, project, install, home)
+    backups = [None] * len(changes) if a.dry_run else configfile.apply_all(changes)
     files = []
-    for change in changes:
+    for change, backup in zip(changes, backups, strict=True):
         action = ("unchanged" if not change.changed else "created" if change.before is None
                   else "removed" if change.after is None else "updated")
-        backup = None if a.dry_run else configfile.apply(change)
         files.append({"path": change.path, "action": action, "backup": backup,
                       "diff": change.diff() if change.changed else ""})
     return {"client": a.client, "scope": a.scope, "dry_run": a.dry_run,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .. import hookdefs
-from ..configfile import Change, finish, load_json, plan
+from ..configfile import Change, finish, load_json, plan, shape_error
 
 ALLOW = "mcp__nexus"  # lets the agent call every nexus tool without a permission prompt
 
@@ -32,6 +32,25 @@ def server_entry(command: str, home: str | None) -> dict:
     return {"type": "stdio", "command": command, "args": ["mcp"], "env": {"NEXUS_HOME": home} if home else {}}
 
 
+def check_settings(path: str, config: dict) -> None:
+    hookdefs.check_shape(path, config)
+    perms = config.get("permissions")
+    if perms is not None and not isinstance(perms, dict):
+        raise shape_error(path, f"`permissions` is a {hookdefs.kind(perms)}, not an object")
+    allow = perms.get("allow") if isinstance(perms, dict) else None
+    if allow is not None and not (isinstance(allow, list) and all(isinstance(r, str) for r in allow)):
+        raise shape_error(path, "`permissions.allow` is not a list of rules")
+
+
+def check_servers(path: str, config: dict) -> None:
+    servers = config.get("mcpServers")
+    if servers is not None and not isinstance(servers, dict):
+        raise shape_error(path, f"`mcpServers` is a {hookdefs.kind(servers)}, not an object")
+    ours = servers.get("nexus") if isinstance(servers, dict) else None
+    if ours is not None and not isinstance(ours, dict):
+        raise shape_error(path, f"`mcpServers.nexus` is a {hookdefs.kind(ours)}, not an object")
+
+
 def with_allow(config: dict, install: bool) -> dict:
     out = dict(config)
     perms = out.get("permissions")
@@ -39,7 +58,7 @@ def with_allow(config: dict, install: bool) -> dict:
         if not install:
             return out
         perms = {}
-    allow = perms.get("allow") if isinstance(perms.get("allow"), list) else []
+    allow = perms.get("allow") or []
     allow = [r for r in allow if r != ALLOW] + ([ALLOW] if install else [])
     perms = {**perms, "allow": allow}
     if not allow:
@@ -53,13 +72,15 @@ def with_allow(config: dict, install: bool) -> dict:
 
 def edit_settings(path: str, text: str | None, install: bool, prefix: str) -> str | None:
     old = load_json(path, text)
+    check_settings(path, old)
     return finish(text, old, with_allow(hookdefs.edited(old, "claude", install, prefix), install))
 
 
 def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str | None) -> str | None:
     old = load_json(path, text)
+    check_servers(path, old)
     new = dict(old)
-    servers = dict(old.get("mcpServers") or {}) if isinstance(old.get("mcpServers"), dict) else {}
+    servers = dict(old.get("mcpServers") or {})
     if install:
         servers["nexus"] = server_entry(command, home)
     else:
@@ -87,7 +108,10 @@ def inspect(scope: str, project: str) -> dict:
     settings = settings_path(scope, project)
     mcp = mcp_path(scope, project)
     conf = load_json(settings, read_text(settings))
-    servers = load_json(mcp, read_text(mcp)).get("mcpServers") or {}
+    check_settings(settings, conf)
+    servers_conf = load_json(mcp, read_text(mcp))
+    check_servers(mcp, servers_conf)
+    servers = servers_conf.get("mcpServers") or {}
     return {"hooks_file": settings, "hooks": hookdefs.installed(conf), "mcp_file": mcp,
             "mcp": servers.get("nexus") if isinstance(servers, dict) else None,
             "allowed": ALLOW in ((conf.get("permissions") or {}).get("allow") or [])}

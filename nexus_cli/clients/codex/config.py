@@ -9,7 +9,7 @@ import tomllib
 
 from ...core.errors import NexusError
 from .. import hookdefs
-from ..configfile import Change, config_error, finish, load_json, plan
+from ..configfile import Change, config_error, finish, load_json, plan, shape_error
 
 TABLE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*nexus\s*(\]|\.)")
 HEADER = re.compile(r"^\s*\[")
@@ -39,11 +39,18 @@ def server_table(command: str, home: str | None) -> dict:
 
 
 def parse(path: str, text: str) -> dict:
+    """config.toml as data, refused when it does not parse or nexus's part has an odd shape."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise config_error(path, f"not valid TOML ({exc})",
-                           "fix the file by hand; nexus never rewrites a file it cannot read") from None
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise config_error(path, f"not valid TOML ({exc})") from None
+    servers = data.get("mcp_servers")
+    if servers is not None and not isinstance(servers, dict):
+        raise shape_error(path, f"`mcp_servers` is a {hookdefs.kind(servers)}, not a table")
+    ours = servers.get("nexus") if isinstance(servers, dict) else None
+    if ours is not None and not isinstance(ours, dict):
+        raise shape_error(path, f"`mcp_servers.nexus` is a {hookdefs.kind(ours)}, not a table")
+    return data
 
 
 def without_nexus_table(text: str) -> str:
@@ -80,7 +87,7 @@ def edit_config(path: str, text: str | None, install: bool, command: str,
     import tomli_w
 
     original = parse(path, text or "")
-    servers = original.get("mcp_servers") if isinstance(original.get("mcp_servers"), dict) else {}
+    servers = original.get("mcp_servers") or {}
     ours = server_table(command, home) if install else None
     if servers.get("nexus") == ours:
         return text  # already so: every byte stays
@@ -105,6 +112,7 @@ def edit_config(path: str, text: str | None, install: bool, command: str,
 
 def edit_hooks(path: str, text: str | None, install: bool, prefix: str) -> str | None:
     old = load_json(path, text)
+    hookdefs.check_shape(path, old)
     return finish(text, old, hookdefs.edited(old, "codex", install, prefix))
 
 
@@ -127,6 +135,7 @@ def inspect(scope: str, project: str) -> dict:
     servers = conf.get("mcp_servers") if isinstance(conf.get("mcp_servers"), dict) else {}
     state = (conf.get("hooks") or {}).get("state") if isinstance(conf.get("hooks"), dict) else None
     hook_conf = load_json(hooks, read_text(hooks))
+    hookdefs.check_shape(hooks, hook_conf)
     # Codex records a reviewed handler as [hooks.state."<hooks.json>:<event>:<group>:<handler>"]
     keys = [f"{hooks}:{re.sub(r'(?<!^)(?=[A-Z])', '_', event).lower()}:{gi}:{hi}"
             for event, gi, hi in hookdefs.positions(hook_conf)]
