@@ -20,7 +20,7 @@ LAYERS = [
     ("client runtime", ["clients", "clients.claude", "clients.codex", "clients.claude.runtime",
                         "clients.codex.runtime"]),
     ("core", ["core"]),
-    ("features", ["messages", "tasks", "delivery", "maintenance", "presence"]),
+    ("features", ["messages", "tasks", "delivery", "maintenance", "presence", "activity"]),
     ("setup", ["setup", "clients.configfile", "clients.hookdefs", "clients.claude.config",
                "clients.codex.config", "catalog"]),
     ("faces", ["cli", "mcp", "hook", "gen", "__main__"]),

@@ -94,6 +94,7 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     run("uninstall", "uninstall", "codex", "--dry-run")
     run("doctor", "doctor", "--quick")
     run("maintenance", "maintenance")
+    run("list_events", "events", "--action", "security")
     assert seen == set(load()), set(load()) - seen
 
 
@@ -133,3 +134,9 @@ def test_tools_have_honest_annotations(tool):
     if t.read_only:
         assert not t.destructive
     assert t.annotations["openWorldHint"] is False
+
+
+def test_the_readme_carries_the_security_model_word_for_word():
+    from nexus_cli.gen import prose
+
+    assert prose.SECURITY in (ROOT / "README.md").read_text()

@@ -275,3 +275,14 @@ def test_successor_inherits_the_callers_identity(nx, hook, chdir_work, fake):
     # a process still carrying the old id (the MCP server's stale environment) is the new one
     w = nx("whoami", "--json", env=claude_env(sid(1)), inside=claude).json
     assert w["id"] == f"claude:{sid(2)}"
+
+
+def test_the_security_log_lists_what_was_refused(nx, pair, fake):
+    nx("read", env=codex_env(B), inside=fake.client_of(A_ID))
+    r = nx("events", "--action", "security", "--json")
+    assert r.code == 0 and r.json["total"] == 1
+    event = r.json["events"][0]
+    assert event["action"] == "security.impersonation_refused" and event["target"] == B_ID
+    assert any(p.startswith("claude:") for p in event["detail"]["processes"])
+    assert nx("events", "--action", "security.impersonation_refused", "--json").json["total"] == 1
+    assert nx("events", "--action", "securit", "--json").json["total"] == 0  # whole segments only

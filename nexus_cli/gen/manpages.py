@@ -1,26 +1,51 @@
-"""man/: `nexus(1)` and one page per command group, generated from the live click tree and the
-registry. `nexus man` writes them; `nexus man --check` (and a test) fails on drift."""
+"""man/: `nexus(1)` and one page per command group, generated from the live click tree, the
+registry and the shared prose. `python -m nexus_cli.gen` writes them; a test fails on drift."""
 
 from __future__ import annotations
+
+import re
 
 import click
 
 from .. import __version__
 from ..catalog import load
-from . import generated
+from ..core.errors import Exit
+from . import generated, prose
 
 GROUP_TITLES = {
     "sessions": "finding sessions and presenting yourself",
     "messages": "direct messages between sessions",
+    "tasks": "delegated tasks, reports and self-managed tasks",
     "store": "the per-user store",
     "clients": "wiring Claude Code and Codex to nexus",
+    "workspace": "the shared workspace: the activity log",
     "integration": "entry points the clients call",
 }
 
 
 def esc(text: str) -> str:
+    """Plain text for roff, with Markdown's `code` and **bold** set in bold."""
     out = text.replace("\\", "\\e").replace("-", "\\-")
+    out = re.sub(r"\*\*(.+?)\*\*", r"\\fB\1\\fR", out)
+    out = re.sub(r"`([^`]+)`", r"\\fB\1\\fR", out)
     return "\n".join(("\\&" + line) if line[:1] in ".'" else line for line in out.splitlines())
+
+
+def markdown(text: str) -> list[str]:
+    """Paragraphs and `- ` bullets of Markdown as roff."""
+    out: list[str] = []
+    for block in text.strip().split("\n\n"):
+        items = re.split(r"\n(?=- )", block)
+        if items[0].startswith("- "):
+            for item in items:
+                out += [".IP \\(bu 2", esc(" ".join(item[2:].split()))]
+        else:
+            out += [".PP", esc(" ".join(block.split()))]
+    return out
+
+
+def table(rows: list[tuple[str, str]]) -> list[str]:
+    return [line for name, meaning in rows for line in (".TP", f"\\fB{esc(name)}\\fR", esc(meaning))]
 
 
 def _commands(root: click.Group) -> list[tuple[str, click.Command]]:
@@ -76,19 +101,24 @@ def render(root: click.Group) -> dict[str, str]:
                  ".SH DESCRIPTION", esc(root.help or ""), ".SH COMMANDS"]
     for path, cmd in commands:
         main_body += [".TP", f"\\fBnexus {esc(path)}\\fR", esc(cmd.get_short_help_str(200))]
-    main_body += [".SH ENVIRONMENT", ".TP", "\\fBNEXUS_HOME\\fR",
-                  "The store directory (default: $XDG_DATA_HOME/nexus).", ".SH SEE ALSO",
-                  ", ".join(f"\\fBnexus\\-{g}\\fR(1)" for g in sorted(groups))]
+    from ..cli import EXIT_MEANINGS
+
+    main_body += [".SH EXIT STATUS", *table([(str(int(c)), EXIT_MEANINGS[c]) for c in Exit]),
+                  ".SH ENVIRONMENT", *table(prose.ENVIRONMENT),
+                  ".SH FILES", *table(prose.FILES),
+                  ".SH SECURITY", *markdown(prose.SECURITY),
+                  ".SH EXAMPLES", *table(prose.EXAMPLES),
+                  ".SH SEE ALSO", ", ".join(f"\\fBnexus\\-{g}\\fR(1)" for g in sorted(groups))]
     pages["nexus.1"] = page("nexus", "nexus", "coordinate coding-agent sessions on one machine",
                             main_body)
     for group, members in sorted(groups.items()):
         body = []
         for path, cmd in members:
             body += [".SH " + esc(f"nexus {path}").upper(), ".nf", esc(_usage(path, cmd)), ".fi",
-                     esc(cmd.help or ""), *_options(cmd)]
+                     *markdown(cmd.help or ""), *_options(cmd)]
         body += [".SH SEE ALSO", "\\fBnexus\\fR(1)"]
         pages[f"nexus-{group}.1"] = page(f"nexus-{group}", f"nexus-{group}",
-                                         GROUP_TITLES.get(group, group), body)
+                                         GROUP_TITLES[group], body)
     return pages
 
 

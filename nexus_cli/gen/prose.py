@@ -1,0 +1,72 @@
+"""Prose that appears both in the README and in the man pages, kept once here (a test checks
+that the README carries it word for word)."""
+
+from __future__ import annotations
+
+SECURITY = """\
+nexus keeps the agents of one user on one machine honest with each other. What it guarantees,
+and what it does not:
+
+- **A session acts only as itself.** The process tree decides who calls: the nearest Claude Code
+  or Codex process above a command, an MCP server or a hook. The client's session variables
+  (`CLAUDE_CODE_SESSION_ID`, `CODEX_SESSION_ID`, `CODEX_THREAD_ID`) must name that client's
+  session, or one of a client further up (a nested agent inherits them: they are ignored);
+  anything else is refused (`impersonation_refused`, exit 5). An MCP call's `_meta` must name a
+  session of the client that started the server. From inside a session, `--as` may only name
+  itself.
+- **The person is the person.** A command with no client above it and no client session
+  variables is you, `user:<login>`. Acting for a session with `--as` needs an interactive
+  terminal with the command in its foreground: an agent does not reach that power by unsetting
+  a variable, detaching (`setsid`, a double fork, `nohup`) or piping. A process that left its
+  session's tree but kept its variables is refused.
+- **Hook events are believed only from their session's own client process.** The first event
+  records that process (pid and start time, so a reused pid does not count); an event for the
+  session from any other process is refused (`hook_refused`). A session whose client exited moves
+  to a new process only with a SessionStart (how `--resume` works), and the move is recorded. A
+  hook fed by hand at a shell is refused and registers nothing.
+- **Text from peers is data.** Ids are checked whole against each client's id shape; a handle
+  names one session (extended on collision); names, notes and message lines are quoted, one line
+  each, with control characters shown escaped, in every announcement and every line printed for
+  people; `--json` keeps text exact.
+- **The store is private** (0700/0600, refused otherwise); its files are never symbolic links; a
+  file that cannot be read is never overwritten.
+- **It is written down.** Refused impersonations and hook events, the person acting for a
+  session, and sessions moved to another process are in the event log:
+  `nexus events --action security`, `nexus events --action session`.
+- **What it cannot stop:** a process of yours with direct file access can read and write the
+  store, edit the clients' configuration, or run its own program named `claude`. A per-user file
+  cannot keep out its own user; a server that holds roles can (team mode).
+"""
+
+ENVIRONMENT = [
+    ("NEXUS_HOME", "The store directory (default: `$XDG_DATA_HOME/nexus`, else "
+                   "`~/.local/share/nexus`; `~/Library/Application Support/nexus` on macOS)."),
+    ("XDG_DATA_HOME", "Where the store lives when `NEXUS_HOME` is not set."),
+    ("CLAUDE_CODE_SESSION_ID", "Set by Claude Code for its hooks, Bash tool and MCP servers: the "
+                               "session a command runs in (checked against the process tree)."),
+    ("CODEX_SESSION_ID, CODEX_THREAD_ID", "Set by Codex for its shell tool: the thread a command "
+                                          "runs in (checked against the process tree)."),
+    ("NEXUS_CODEX_COMMAND", "The command that queues a turn for an idle Codex thread (default: "
+                            "`codex`, else the running client's own binary)."),
+    ("NEXUS_PROCESS_TABLE", "`ps` reads the process table with ps(1) instead of /proc."),
+    ("NEXUS_DEBUG", "Show the traceback of an internal error."),
+]
+
+FILES = [
+    ("$NEXUS_HOME/nexus.db", "The store (SQLite, WAL mode, 0600), with its -wal and -shm files."),
+    ("$NEXUS_HOME/settings.json", "Settings, e.g. `{\"maxAutoTurns\": 8}` (read, never written)."),
+    ("$NEXUS_HOME/wake/", "The wake channels (FIFOs) of waiting hooks."),
+    ("~/.claude/settings.json, ~/.claude.json", "Where `nexus install claude` puts the hooks and "
+                                                "the MCP server."),
+    ("~/.codex/hooks.json, ~/.codex/config.toml", "Where `nexus install codex` puts them."),
+]
+
+EXAMPLES = [
+    ("nexus peers", "Who is here (this project)."),
+    ("nexus send codex@shop \"please review checkout.py\"", "A message, by name, handle or id."),
+    ("nexus read", "Your unread messages, oldest first."),
+    ("nexus delegate codex@shop \"add a test for refund()\" && nexus listen on",
+     "An obligation, then wait for its report."),
+    ("nexus status codex@shop", "What a session is doing, without waking it."),
+    ("nexus events --action security", "What was refused."),
+]
