@@ -5,7 +5,9 @@ shell tool and MCP."""
 from __future__ import annotations
 
 import json
+import shlex
 import os
+import re
 import uuid
 
 import pytest
@@ -250,3 +252,35 @@ def test_an_ask_answered_after_its_timeout_wakes_the_asker(world):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert world.reached("a1", "late reply to your question") and world.reached("a1", "port 8080")
+
+
+@pytest.mark.parametrize("outer,inner", [("claude", "codex"), ("codex", "claude"),
+                                         ("claude", "claude"), ("codex", "codex")])
+def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
+    """An agent started from another agent's shell tool: its `nexus whoami` is itself, what it
+    sends comes from it, and its `nexus read` takes nothing of the outer agent's mail."""
+    o_id = start(world, outer, "o1")
+    world.nexus("send", o_id, "for the outer agent only")
+    evidence = tmp_path / "inner-whoami.json"
+    inner_cmd = (world.claude_cmd("i1", "work", session_id=str(uuid.uuid4()))
+                 if inner == "claude" else world.codex_cmd("i1", "work"))
+    world.script(
+        o2=[{"shell": shlex.join(inner_cmd)}, {"text": "the inner agent is done"}],
+        i1=[{"shell": f"{NEXUS} whoami --json > {evidence}"},
+            {"shell": f"{NEXUS} send {o_id} 'hello from the inner agent'"},
+            {"shell": f"{NEXUS} read --json"}, {"tool": "mcp__nexus__whoami", "input": {}},
+            {"text": "done"}])
+    resume(world, o_id, "o2")
+    who = json.loads(evidence.read_text())
+    assert who["id"] != o_id and who["id"].startswith(f"{inner}:") and who["registered"]
+    # its MCP server (started by the inner client) answers as the inner session too
+    mcp_whoami = re.compile(r'id\\*":\s*\\*"' + re.escape(who["id"]) + r'\\*".{0,400}?'
+                            r'source\\*":\s*\\*"mcp')
+    assert any(mcp_whoami.search(json.dumps(e["body"])) for e in world.requests("i1"))
+    rows = world.db().execute("SELECT sender, text, read_at FROM messages WHERE recipient = ?"
+                              " ORDER BY seq", (o_id,)).fetchall()
+    by_text = {r["text"]: r for r in rows}
+    assert by_text["hello from the inner agent"]["sender"] == who["id"]
+    assert by_text["for the outer agent only"]["read_at"] is None  # the inner read took none
+    parent = world.db().execute("SELECT parent FROM sessions WHERE id = ?", (who["id"],))
+    assert parent.fetchone()["parent"] == o_id
