@@ -53,3 +53,60 @@ def table(rows: list[tuple[str, str, str, str]], ratio: str = "vs floor") -> Non
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(4)]
     for r in [head, *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(ROOT, "scripts"), os.path.join(ROOT, "tests")]
+
+
+def event(name: str, session: str, **extra: object) -> bytes:
+    import json
+
+    return json.dumps({"hook_event_name": name, "session_id": session, "cwd": os.getcwd(),
+                       "transcript_path": None, **extra}).encode()
+
+
+class Client:
+    """A stand-in client process (named claude or codex, scripts/standin.py): commands run as
+    its children have it in their ancestry, as an agent's commands have the real client. Every
+    timed command runs through it, the interpreter floor included, so its overhead cancels out."""
+
+    def __init__(self, name: str, session: str, env: dict[str, str]) -> None:
+        from standin import StandIn
+
+        self.name, self.session, self.env = name, session, env
+        self.proc = StandIn(name)
+        nexus = console_script()
+        got = self.run([nexus, "hook", name], event("SessionStart", session, source="startup"))
+        assert got["code"] == 0, got["err"]
+
+    @property
+    def agent_env(self) -> dict[str, str]:
+        var = "CLAUDE_CODE_SESSION_ID" if self.name == "claude" else "CODEX_SESSION_ID"
+        return {**self.env, var: self.session}
+
+    def run(self, argv: Sequence[str], stdin: bytes = b"") -> dict:
+        return self.proc.run(list(argv), self.agent_env, stdin.decode())
+
+    def timed(self, argv: Sequence[str], stdin: bytes = b"") -> float:
+        """Seconds from asking the stand-in to its child's exit (the pipe round trip included)."""
+        start = time.perf_counter()
+        got = self.run(argv, stdin)
+        elapsed = time.perf_counter() - start
+        assert got["code"] in (0, 2), got["err"]  # 2: a hook's asyncRewake answer
+        return elapsed
+
+    def close(self) -> None:
+        self.proc.close()
+
+
+def interleaved_in(client: Client, cases: dict[str, tuple[Sequence[str], bytes]], runs: int,
+                   warmup: int = 3) -> dict[str, float]:
+    """`interleaved`, each command run as a child of the stand-in client."""
+    samples: dict[str, list[float]] = {k: [] for k in cases}
+    for i in range(warmup + runs):
+        for key, (cmd, stdin) in cases.items():
+            t = client.timed(cmd, stdin)
+            if i >= warmup:
+                samples[key].append(t)
+    return {k: statistics.median(v) for k, v in samples.items()}

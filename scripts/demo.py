@@ -20,7 +20,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from standin import StandIn  # noqa: E402
+from standin import StandIn
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nexus")
 BOLD, DIM, END = ("\033[1m", "\033[2m", "\033[0m") if sys.stdout.isatty() else ("", "", "")

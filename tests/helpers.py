@@ -123,6 +123,9 @@ class FakeTable(ProcTable):
             return Proc(pid, self.parent, "python", "self")
         return None if pid >= 800_000 else self.real.get(pid)
 
+    def ancestors(self, pid: int | None = None, limit: int = 64) -> list[Proc]:
+        return self._walk(os.getpid() if pid is None else pid, limit)  # never cached: it moves
+
     def alive(self, pid: int | None, start: str | None = None) -> bool:
         if pid and pid >= 800_000:
             return pid in self.procs and (start is None or self.procs[pid].start == start)

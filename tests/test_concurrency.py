@@ -17,7 +17,6 @@ from helpers import ctx_for, sid
 from nexus_cli.catalog import load
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store import paths
-from nexus_cli.core.store.db import Store
 
 pytestmark = pytest.mark.slow
 SENDERS, PER_SENDER, READERS = 8, 375, 2

@@ -296,7 +296,6 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
 
 def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pair):
     import sqlite3
-    import time
 
     from e2e.harness import wait_until
 

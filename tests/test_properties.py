@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from helpers import claude_env, codex_env, ctx_for, fake_table, sid
 from nexus_cli.catalog import load
-from nexus_cli.core import caller, sessions
+from nexus_cli.core import sessions
 from nexus_cli.core.context import Ctx
 from nexus_cli.core.errors import NexusError
 from nexus_cli.core.registry import TOOLS, invoke

@@ -5,9 +5,9 @@ shell tool and MCP."""
 from __future__ import annotations
 
 import json
-import shlex
 import os
 import re
+import shlex
 import uuid
 
 import pytest

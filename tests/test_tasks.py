@@ -16,8 +16,6 @@ import pytest
 
 from helpers import claude_env, codex_env, ctx_for, run_hook_in_thread, sid, wait_listening
 from nexus_cli.catalog import load
-from nexus_cli.core import caller
-from nexus_cli.core.context import Ctx
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store import paths
 from nexus_cli.core.store.db import Store
@@ -285,7 +283,6 @@ def test_self_managed_tasks_share_the_ledger(nx, trio, home):
     assert nx("task", "cancel", t["id"], env=A).code == 4
     # a TTL makes an unfinished task fail at the next maintenance
     short = nx("task", "create", "quick", "--ttl", "1", "--json", env=A).json["id"]
-    from nexus_cli.core.store.db import Store
     from nexus_cli.maintenance import expiry
 
     with Store(str(home)).write() as conn:

@@ -53,7 +53,7 @@ def nearest_client(conn: sqlite3.Connection, chain: Sequence[Proc], now: float) 
         rows = sessions.of_process(conn, proc)
         if rows:
             return Found(proc, rows[0]["client"], depth, sessions.current_of(conn, rows, now),
-                         hosted_by(conn, proc) or frozenset())
+                         hosted(conn, rows))
         kind = kind_of(proc)
         if kind:
             return Found(proc, kind, depth, None, frozenset())
@@ -78,14 +78,17 @@ def env_claims(env: Mapping[str, str]) -> list[tuple[str, str, str]]:
     return out
 
 
+def hosted(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> frozenset[str]:
+    """The sessions a client process ran, and their successors."""
+    return frozenset({r["id"] for r in rows} | {sessions.follow_successors(conn, r["id"])
+                                                for r in rows if r["successor"]})
+
+
 def hosted_by(conn: sqlite3.Connection, proc: Proc) -> frozenset[str] | None:
     """The sessions a registered client process ran (and their successors); None when nexus has
     not registered it."""
     rows = sessions.of_process(conn, proc)
-    if not rows:
-        return None
-    return frozenset({r["id"] for r in rows} |
-                     {sessions.follow_successors(conn, r["id"]) for r in rows})
+    return hosted(conn, rows) if rows else None
 
 
 def further_up(conn: sqlite3.Connection, claim: tuple[str, str, str], chain: Sequence[Proc],

@@ -49,9 +49,22 @@ class ProcTable:
         return proc is not None and proc.start == start
 
     def ancestors(self, pid: int | None = None, limit: int = 64) -> list[Proc]:
-        """The processes above `pid` (default: this one), nearest first, ending before pid 1."""
+        """The processes above `pid` (default: this one), nearest first, ending before pid 1.
+        This process's own chain is kept while its parent stays the same (no process can take
+        the pid of a living ancestor, and losing one re-parents us)."""
+        if pid is None:
+            parent = os.getppid()
+            cached = getattr(self, "_own", None)
+            if cached is not None and cached[0] == parent:
+                return list(cached[1])
+            chain = self._walk(os.getpid(), limit)
+            self._own = (parent, chain)
+            return list(chain)
+        return self._walk(pid, limit)
+
+    def _walk(self, pid: int, limit: int) -> list[Proc]:
         chain: list[Proc] = []
-        current = self.get(os.getpid() if pid is None else pid)
+        current = self.get(pid)
         seen = set()
         while current is not None and len(chain) < limit:
             if current.ppid <= 1 or current.ppid in seen:

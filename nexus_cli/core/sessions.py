@@ -136,10 +136,14 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
              client.start if client else None, parent, now, now),
         )
     elif touch:
-        revive(conn, row, now)
-        if cwd and cwd != row["cwd"]:
-            conn.execute("UPDATE sessions SET cwd = ?, project = ? WHERE id = ?",
-                         (cwd, identity.project_root(cwd), sid))
+        if effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
+            revive(conn, row, now)
+            if cwd and cwd != row["cwd"]:
+                conn.execute("UPDATE sessions SET cwd = ?, project = ? WHERE id = ?",
+                             (cwd, identity.project_root(cwd), sid))
+        else:  # the common case: one write (the row returned shows last_active as it was)
+            conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+            return row
         conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
     return get(conn, sid)  # type: ignore[return-value]
 
@@ -214,6 +218,8 @@ def current_of(conn: sqlite3.Connection, hosted: list[sqlite3.Row], now: float) 
     one (after /clear its successor), else the most recent."""
     live = [r for r in hosted if effective_status(r, now) != "offline"]
     pick = (live or hosted)[0]
+    if not pick["successor"]:
+        return pick
     return get(conn, follow_successors(conn, pick["id"])) or pick
 
 

@@ -14,7 +14,6 @@ from ..delivery import notify
 from ..messages import mailbox
 from ..tasks import ledger
 
-
 EXPIRED = {  # what the sender of an unread message is told when it expires, by kind
     "message": "your message {id} to {to} expired unread after 24 h",
     "task": "your task {task} for {to} was not read within 24 h; it stays open in the ledger: "
@@ -72,14 +71,28 @@ def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
 
 class Lazy:
     """Maintenance run lazily inside normal commands, hooks and MCP calls: at most once per
-    MAINTAIN_EVERY seconds (`core.context.Ctx` calls it)."""
+    MAINTAIN_EVERY seconds (`core.context.Ctx` calls it). A long-lived process remembers when the
+    next round can be due and does not ask the store before."""
+
+    def __init__(self) -> None:
+        self.not_before = 0.0
 
     def due(self, conn: sqlite3.Connection, now: float) -> bool:
-        return due(conn, now)
+        if now < self.not_before:
+            return False
+        row = conn.execute("SELECT value FROM meta WHERE key = 'maintained_at'").fetchone()
+        last = float(row[0]) if row else 0.0
+        if now - last < MAINTAIN_EVERY:
+            self.not_before = last + MAINTAIN_EVERY
+            return False
+        return True
 
     def run(self, conn: sqlite3.Connection, now: float) -> list[str]:
         """Whom to wake."""
-        return maintain(conn, now)["wake"] if due(conn, now) else []
+        if not self.due(conn, now):
+            return []
+        self.not_before = now + MAINTAIN_EVERY
+        return maintain(conn, now)["wake"]
 
 
 LAZY = Lazy()

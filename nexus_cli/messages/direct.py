@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import sessions
 from ..core.context import Ctx
 from ..core.errors import NexusError
+from ..core.listing import replayed
 from ..core.sessions import peer_ref
 from . import mailbox
 from .mailbox import insert, notice
@@ -23,9 +24,13 @@ OUTLOOK = {
 }
 
 
-def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool) -> dict:
-    msg = mailbox.get(conn, mid)
-    to = sessions.get(conn, msg["recipient"])
+def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
+          known: tuple[dict, sqlite3.Row] | None = None) -> dict:
+    """What `send` and `reply` return; `known`: the message and its recipient's row, when the
+    caller has them at hand (no second look at the store)."""
+    msg, to = known if known else (mailbox.get(conn, mid), None)
+    if to is None:
+        to = sessions.get(conn, msg["recipient"])
     status = sessions.effective_status(to, ctx.now) if to is not None else "offline"
     return {
         "message_id": mid,
@@ -44,22 +49,24 @@ def _replay(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, request_id:
     if request_id is None:
         return None
     prior = mailbox.by_request(conn, me.id, request_id)
-    if prior is None:
-        return None
-    if (prior["text"], prior["target"], prior["reply_to"]) == (text, target, reply_to):
-        return _sent(ctx, conn, prior["id"], duplicate=True)
-    raise NexusError("request_id_conflict", request_id,
-                     f"it was already used for message {prior['id']} with other content",
-                     "use a new request id for new content")
+    same = prior is not None and (prior["text"], prior["target"], prior["reply_to"]) == (
+        text, target, reply_to)
+    return _sent(ctx, conn, prior["id"], duplicate=True) if replayed(
+        prior, same, request_id, "message") else None
 
 
-def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to_id: str, text: str,
-          target: str, reply_to: str | None, request_id: str | None,
+def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to: sqlite3.Row | str,
+          text: str, target: str, reply_to: str | None, request_id: str | None,
           notify_when_idle: bool = False) -> dict:
+    to_id = to if isinstance(to, str) else to["id"]
     mid = insert(conn, sender=me.id, recipient=to_id, text=text, now=ctx.now, target=target,
                  reply_to=reply_to, request_id=request_id, notify_when_idle=notify_when_idle)
     ctx.wake_later(to_id)
-    return _sent(ctx, conn, mid, duplicate=False)
+    known = None
+    if not isinstance(to, str) and not to["successor"]:  # not handed over: it went to `to`
+        known = ({"recipient": to_id, "reply_to": reply_to, "request_id": request_id,
+                  "created_at": ctx.now}, to)
+    return _sent(ctx, conn, mid, duplicate=False, known=known)
 
 
 def send(ctx: Ctx, a: SendArgs) -> dict:
@@ -69,7 +76,7 @@ def send(ctx: Ctx, a: SendArgs) -> dict:
         if replay is not None:
             return replay
         to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
-        return _post(ctx, conn, me, to["id"], a.text, a.target, None, a.request_id,
+        return _post(ctx, conn, me, to, a.text, a.target, None, a.request_id,
                      a.notify_when_idle)
 
 

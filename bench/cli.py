@@ -1,0 +1,111 @@
+"""The CLI as people and agents meet it: start-up of `nexus send`, `read`, `peers` and `--version`
+against the interpreter floor in one run, and the send path's throughput with 8 concurrent
+sender processes (each an agent below its own stand-in client), checking that nothing is lost.
+
+Usage: python bench/cli.py [--runs N] [--senders N] [--per-sender N]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _util import PY, ROOT, Client, compile_package, console_script, interleaved_in, table
+
+ME = "5e55f00d-0000-4000-8000-00000000beef"
+PEER = "7e57c0de-0000-4000-8000-00000000cafe"
+
+SENDER = textwrap.dedent("""
+    import sys
+    from nexus_cli.catalog import load
+    from nexus_cli.core.context import Ctx, cli_resolver
+    from nexus_cli.core.registry import invoke
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.maintenance import expiry
+    send, store, n, target = load()["send"], Store(reuse=True), int(sys.argv[1]), sys.argv[2]
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for i in range(int(sys.argv[3])):
+        invoke(send, Ctx(store, cli_resolver(None), upkeep=expiry.LAZY),
+               {"target": target, "text": f"{n}:{i}", "all_workspaces": True})
+""")
+
+
+def throughput(env: dict, senders: int, per: int) -> tuple[float, int, int]:
+    """Messages per second with `senders` processes at once, and (stored, distinct) counts."""
+    from standin import client_wrapper, hook_events
+
+    folder = tempfile.mkdtemp(prefix="nexus-senders-")
+    wrapper = client_wrapper(folder, "claude")
+    procs = []
+    for n in range(senders):
+        sid = f"{n:08x}-5e4d-4000-8000-000000000000"
+        procs.append(subprocess.Popen(
+            [wrapper, PY, "-c", SENDER, str(n), f"codex:{PEER}", str(per)],
+            env={**env, "CLAUDE_CODE_SESSION_ID": sid, "PYTHONPATH": ROOT,
+                 "STANDIN_HOOKS": hook_events("claude", sid, os.getcwd())},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready"
+    start = time.perf_counter()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for p in procs:
+        p.stdin.close()
+        assert p.wait() == 0
+    elapsed = time.perf_counter() - start
+    conn = sqlite3.connect(os.path.join(env["NEXUS_HOME"], "nexus.db"))
+    texts = [r[0] for r in conn.execute("SELECT text FROM messages WHERE text LIKE '%:%'")]
+    return senders * per / elapsed, len(texts), len(set(texts))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--senders", type=int, default=8)
+    parser.add_argument("--per-sender", type=int, default=500)
+    opts = parser.parse_args()
+    nexus = console_script()
+    compile_package()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CLAUDE", "CODEX")) and k != "NEXUS_HOME"}
+    env["NEXUS_HOME"] = tempfile.mkdtemp(prefix="nexus-bench-")
+    peer = Client("codex", PEER, env)
+    me = Client("claude", ME, env)
+    try:
+        floor = [PY, "-c", "import json, sqlite3"]
+        res = interleaved_in(me, {
+            "floor": (floor, b""),
+            "nexus send": ([nexus, "send", f"codex:{PEER}", "bench message"], b""),
+            "nexus read": ([nexus, "read"], b""),
+            "nexus peers": ([nexus, "peers"], b""),
+            "nexus --version": ([nexus, "--version"], b""),
+        }, opts.runs)
+    finally:
+        me.close()
+        peer.close()
+    rate, stored, distinct = throughput(env, opts.senders, opts.per_sender)
+    f = res["floor"]
+    rows = [("python -c 'import json, sqlite3'", f"{f * 1000:.1f} ms", "1.00x", "")]
+    for key, target in (("nexus send", "<= 5x"), ("nexus read", "<= 5x"),
+                        ("nexus peers", "<= 5x"), ("nexus --version", "<= 2x")):
+        rows.append((key, f"{res[key] * 1000:.1f} ms", f"{res[key] / f:.2f}x", target))
+    total = opts.senders * opts.per_sender
+    rows.append((f"send throughput, {opts.senders} processes", f"{rate:,.0f} msg/s", "",
+                 ">= 5,000/s"))
+    rows.append(("  stored / distinct / sent", f"{stored} / {distinct} / {total}", "",
+                 "all equal"))
+    table(rows)
+    json.dump({"rate": rate}, sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
