@@ -14,20 +14,26 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _util import table
-from nexus_cli import caller
-from nexus_cli.context import Ctx
-from nexus_cli.registry import TOOLS, invoke, load
-from nexus_cli.store.db import Store
+from _util import table  # noqa: I001  (puts tests/ on the path)
+from helpers import FakeTable, ctx_for  # the suite's synthetic process table
+from nexus_cli.catalog import load
+from nexus_cli.core import proctable
+from nexus_cli.core.context import Ctx
+from nexus_cli.core.registry import TOOLS, invoke
+from nexus_cli.core.store.db import Store
 
 BOSS, WORKER = "claude:b0550000-0000-4000-8000-000000000001", "codex:c0de0000-0000-4000-8000-000000000002"
 PROJECT = "/work/bench-project"
 
 
+FAKE = FakeTable()  # BOSS and WORKER each run below a (synthetic) client process of their own
+proctable.use(FAKE)
+
+
 def ctx(home: str, sid: str) -> Ctx:
     client, raw = sid.split(":", 1)
     env = {"CLAUDE_CODE_SESSION_ID": raw} if client == "claude" else {"CODEX_SESSION_ID": raw}
-    return Ctx(Store(home), lambda c, now: caller.resolve(c, now, env=env, cwd=PROJECT))
+    return ctx_for(home, env, cwd=PROJECT)
 
 
 def build(sessions: int, tasks: int, open_tasks: int) -> str:
@@ -36,22 +42,26 @@ def build(sessions: int, tasks: int, open_tasks: int) -> str:
     now = time.time()
     with store.write() as conn:
         for sid in (BOSS, WORKER):
+            pid = FAKE.client_of(sid)
             conn.execute("INSERT INTO sessions (id, client, handle, name, cwd, project, status,"
-                         " created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?)",
+                         " client_pid, client_start, created_at, last_active)"
+                         " VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?)",
                          (sid, sid.split(":")[0], "s-" + sid.split(":")[1][:12].replace("-", ""),
-                          sid.split(":")[0] + "@bench", PROJECT, PROJECT, now, now))
+                          sid.split(":")[0] + "@bench", PROJECT, PROJECT, pid,
+                          FAKE.procs[pid].start, now, now))
         conn.executemany(
             "INSERT INTO sessions (id, client, handle, name, cwd, project, status, created_at,"
             " last_active) VALUES (?, 'claude', ?, ?, ?, ?, ?, ?, ?)",
-            [(f"claude:{i:08x}-bulk", f"s-{i:012x}", f"claude@p{i % 100}#{i}", f"/p/{i % 100}",
+            [(f"claude:{i:08x}-0000-4000-8000-0000000b0000", f"s-{i:012x}", f"claude@p{i % 100}#{i}", f"/p/{i % 100}",
               f"/p/{i % 100}", "offline" if i % 10 else "idle", now - 86400, now - (i % 5000))
              for i in range(sessions)])
         statuses = ("completed", "failed", "blocked", "dispatched", "cancelled")
         conn.executemany(
             "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode, created_at,"
             " updated_at) VALUES (?, ?, ?, 'x', 'bulk task', ?, 'queue', ?, ?)",
-            [(f"t-bulk{i:08d}", f"claude:{i % max(sessions, 1):08x}-bulk",
-              f"claude:{(i * 7) % max(sessions, 1):08x}-bulk", statuses[i % 5], now, now)
+            [(f"t-bulk{i:08d}", f"claude:{i % max(sessions, 1):08x}-0000-4000-8000-0000000b0000",
+              f"claude:{(i * 7) % max(sessions, 1):08x}-0000-4000-8000-0000000b0000",
+              statuses[i % 5], now, now)
              for i in range(tasks)])
     load()
     for i in range(open_tasks):

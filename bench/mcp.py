@@ -17,6 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from _util import PY, compile_package, console_script, table, time_once
 
+SESSION = "be4c0000-0000-4000-8000-000000000001"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
 
@@ -35,8 +36,13 @@ def until_initialized(nexus: str, env: dict) -> float:
 
 
 def warm_calls(nexus: str, env: dict, calls: int) -> list[float]:
-    proc = subprocess.Popen([nexus, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+    """Calls as a session: the server runs below a stand-in Claude Code that registered it."""
+    from standin import client_wrapper, hook_events
+
+    wrapper = client_wrapper(tempfile.mkdtemp(prefix="nexus-client-"), "claude")
+    proc = subprocess.Popen([wrapper, nexus, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL,
+                            env={**env, "STANDIN_HOOKS": hook_events("claude", SESSION, os.getcwd())})
 
     def rpc(msg: dict) -> dict:
         proc.stdin.write((json.dumps(msg) + "\n").encode())
@@ -65,12 +71,8 @@ def main() -> None:
     opts = parser.parse_args()
     nexus = console_script()
     compile_package()
-    env = {**os.environ, "NEXUS_HOME": tempfile.mkdtemp(prefix="nexus-bench-"),
-           "CLAUDE_CODE_SESSION_ID": "bench-session"}
-    # as in real use, the session's hooks have created the store before its first MCP call
-    subprocess.run([nexus, "hook", "claude"], env=env, check=True, stdout=subprocess.DEVNULL,
-                   input=json.dumps({"hook_event_name": "SessionStart", "session_id": "bench-session",
-                                     "cwd": os.getcwd(), "source": "startup"}).encode())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX"))}
+    env["NEXUS_HOME"] = tempfile.mkdtemp(prefix="nexus-bench-")
     floor, init = [], []
     for i in range(opts.runs + 3):
         f = time_once([PY, "-c", "pass"])
@@ -79,7 +81,7 @@ def main() -> None:
             floor.append(f)
             init.append(t)
     f, t = statistics.median(floor), statistics.median(init)
-    calls = warm_calls(nexus, env, opts.calls)
+    calls = warm_calls(nexus, env, opts.calls)  # its hooks create the store first, as in real use
     c = statistics.median(calls)
     table([
         ("python -c pass", f"{f * 1000:.1f} ms", "1.00x", ""),

@@ -20,16 +20,14 @@ from _util import compile_package, console_script, table
 WAITER = "5e55f00d-0000-4000-8000-00000000beef"
 
 
-def setup(nexus: str, env: dict) -> None:
-    for client, sid in (("claude", WAITER), ("codex", "7e57c0de-0000-4000-8000-00000000cafe")):
-        subprocess.run([nexus, "hook", client], check=True, env=env, capture_output=True,
-                       input=json.dumps({"hook_event_name": "SessionStart", "session_id": sid,
-                                         "cwd": "/tmp", "source": "startup"}).encode())
+def start_waiter(nexus: str, env: dict, wrapper: str) -> subprocess.Popen:
+    """The idle wait, as Claude Code runs it: below its client (a stand-in that registers the
+    session with a SessionStart first). It writes the announcement to stderr when woken."""
+    from standin import hook_events
 
-
-def start_waiter(nexus: str, env: dict) -> subprocess.Popen:
-    proc = subprocess.Popen([nexus, "hook", "claude", "--wait"], env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([wrapper, nexus, "hook", "claude", "--wait"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**env, "STANDIN_HOOKS": hook_events("claude", WAITER, "/tmp")})
     proc.stdin.write(json.dumps({"hook_event_name": "Stop", "session_id": WAITER, "cwd": "/tmp",
                                  "stop_hook_active": False}).encode())
     proc.stdin.close()
@@ -43,16 +41,16 @@ def listening(store) -> bool:
 
 
 def sender():
-    from nexus_cli import caller
-    from nexus_cli.context import Ctx
-    from nexus_cli.registry import TOOLS, invoke, load
-    from nexus_cli.store.db import Store
+    """`send` from the person at the shell (this process, below no client), timing its COMMIT."""
+    from nexus_cli.catalog import load
+    from nexus_cli.core.context import Ctx, cli_resolver
+    from nexus_cli.core.registry import invoke
+    from nexus_cli.core.store.db import Store
 
-    load()
-    env = {"CODEX_SESSION_ID": "7e57c0de-0000-4000-8000-00000000cafe"}
+    send_tool = load()["send"]
 
     def send(text: str) -> float:
-        ctx = Ctx(Store(), lambda conn, now: caller.resolve(conn, now, env=env, cwd="/tmp"))
+        ctx = Ctx(Store(), cli_resolver(None))
         committed = {}
         original = ctx.after_commit
 
@@ -61,10 +59,19 @@ def sender():
             original()
 
         ctx.after_commit = stamp  # type: ignore[method-assign]
-        invoke(TOOLS["send"], ctx, {"target": f"claude:{WAITER}", "text": text})
+        invoke(send_tool, ctx, {"target": f"claude:{WAITER}", "text": text,
+                                "all_workspaces": True})
         return committed["t"]
 
     return send
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -80,37 +87,44 @@ def main() -> None:
     opts = parser.parse_args()
     nexus = console_script()
     compile_package()
+    from standin import client_wrapper
+
     os.environ["NEXUS_HOME"] = tempfile.mkdtemp(prefix="nexus-bench-")
-    env = {**os.environ, "NEXUS_CLIENT_PID": str(os.getpid())}
-    env.pop("CLAUDE_CODE_SESSION_ATTENDED", None)
-    setup(nexus, env)
-    from nexus_cli.store.db import Store
+    for var in ("CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CLAUDECODE",
+                "CLAUDE_CODE_SESSION_ATTENDED"):
+        os.environ.pop(var, None)
+    env = dict(os.environ)
+    wrapper = client_wrapper(tempfile.mkdtemp(prefix="nexus-client-"), "claude")
+    from nexus_cli.core.store.db import Store
 
     store = Store()
     send = sender()
     latencies = []
     for i in range(opts.runs):
-        proc = start_waiter(nexus, env)
+        proc = start_waiter(nexus, env, wrapper)
         while not listening(store):
             time.sleep(0.002)
         committed = send(f"wake {i}")
-        proc.wait()
+        proc.stderr.read(1)  # the first byte of the announcement: the waiter woke and answered
         latencies.append(time.perf_counter() - committed)
-        assert proc.returncode == 2, proc.stderr.read()
+        proc.stderr.read()
+        assert proc.wait() == 2
         with store.write() as conn:  # the woken turn: a prompt resets the automatic turn count
             conn.execute("UPDATE sessions SET auto_turns = 0, last_event = 'Stop'")
             conn.execute("UPDATE messages SET read_at = 1")
-    proc = start_waiter(nexus, env)
+    proc = start_waiter(nexus, env, wrapper)
     while not listening(store):
         time.sleep(0.01)
-    before, start = cpu_seconds(proc.pid), time.monotonic()
+    waiter = next(int(p) for p in os.listdir("/proc")  # the hook: the stand-in's child
+                  if p.isdigit() and _parent(int(p)) == proc.pid)
+    before, start = cpu_seconds(waiter), time.monotonic()
     time.sleep(opts.idle_seconds)
-    used, elapsed = cpu_seconds(proc.pid) - before, time.monotonic() - start
+    used, elapsed = cpu_seconds(waiter) - before, time.monotonic() - start
     send("end of the idle measurement")
     proc.wait()
     med = statistics.median(latencies)
     table([
-        ("wake latency: send COMMIT -> waiting hook exited (median)", f"{med * 1000:.2f} ms", "",
+        ("wake latency: send COMMIT -> waiting hook answered (median)", f"{med * 1000:.2f} ms", "",
          "< 10 ms"),
         ("wake latency (p95)", f"{sorted(latencies)[int(len(latencies) * .95)] * 1000:.2f} ms", "", ""),
         (f"CPU of a waiting hook over {elapsed:.0f} s", f"{used * 1000:.0f} ms",
