@@ -42,6 +42,8 @@ def bad_values(prop: dict[str, Any]) -> list[str]:
 def cases() -> list[tuple[str, str, str]]:
     out = []
     for spec in specs().values():
+        if not spec["cli"]:
+            continue  # an MCP-only tool (tests/test_mcp.py covers its arguments)
         for name, prop in spec["inputSchema"]["properties"].items():
             if kind(prop) == "boolean":
                 continue  # flags: present or not, never invalid
@@ -85,8 +87,8 @@ def test_every_bad_argument_is_a_coded_error_and_writes_nothing(nx, hook, chdir_
 
 def test_there_are_bad_cases_for_every_tool_with_arguments():
     covered = {t for t, _, _ in cases()}
-    with_args = {s["name"] for s in specs().values()
-                 if any(kind(p) != "boolean" for p in s["inputSchema"]["properties"].values())}
+    with_args = {s["name"] for s in specs().values() if s["cli"]
+                 and any(kind(p) != "boolean" for p in s["inputSchema"]["properties"].values())}
     assert with_args <= covered, with_args - covered
 
 

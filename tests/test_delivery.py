@@ -94,6 +94,12 @@ def test_settings_file_that_does_not_parse_is_ignored_not_rewritten(home, hook, 
     assert (home / "settings.json").read_text() == "{nope"
 
 
+def test_a_person_is_pointed_from_listen_to_watch(nx, pair):
+    r = nx("listen", "on")
+    assert r.code == 2 and "agents_only" in r.err and "nexus watch" in r.err
+    assert nx("listen", "off").code == 0
+
+
 def test_listening_stop_is_continued_by_a_message(nx, hook, pair):
     assert nx("listen", "on", env=B).code == 0
     thread, box = run_hook_in_thread("codex", "Stop", sid(2), stop_hook_active=False)

@@ -107,6 +107,30 @@ def test_scope_is_the_project_unless_widened(nx, hook, tmp_path, pair):
     assert f"claude:{sid(7)}" in [p["id"] for p in peers["items"]]
 
 
+def test_a_name_reaches_live_sessions_and_the_error_says_what_would_work(nx, hook, tmp_path, pair):
+    """Seed 004's rule: an id or handle reaches any status, a name only live sessions. Every
+    not-found error names what would have worked, never a flag already given."""
+    hook("codex", "SessionEnd", sid(2), reason="exit")
+    r = nx("send", "codex@work", "hi", "--json", env=A)
+    assert r.code == 3
+    assert "codex@work is offline" in r.err and "handle s-000000020000" in r.err
+    assert nx("send", "s-000000020000", "hi", env=A).code == 0
+    st = nx("status", "codex@work", "--json", env=A)  # the read-only probe sees offline ones
+    assert st.code == 0 and st.json["state"] == "offline"
+    other = tmp_path / "api"
+    other.mkdir()
+    hook("claude", "SessionStart", sid(7), source="startup", cwd=str(other))
+    r = nx("send", "claude@api", "hi", env=B)
+    assert r.code == 3 and "add --all-workspaces to reach it" in r.err
+    hook("claude", "SessionEnd", sid(7), reason="exit")
+    r = nx("send", "claude@api", "hi", "--all-workspaces", env=B)
+    assert r.code == 3 and "claude@api is offline" in r.err and "s-000000070000" in r.err
+    assert "add --all-workspaces" not in r.err
+    assert nx("send", "s-000000070000", "hi", "--all-workspaces", env=B).code == 0
+    r = nx("send", "nobody", "x", "--all-workspaces", env=B)
+    assert "--all-workspaces`" not in r.err and "any workspace" in r.err
+
+
 def test_shell_user_is_a_participant(nx, pair):
     r = nx("send", "codex", "from the human", "--json")
     assert r.code == 0
@@ -226,10 +250,11 @@ def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
     helper.start()
     r = nx("watch", "--timeout", "2", "--json")
     helper.join()
-    assert r.code == 0, r.err
+    assert r.code == 7, r.err  # it ended by its time-out
     got = [json.loads(line) for line in r.out.splitlines()]
     assert [m["text"] for m in got] == ["first for the human", "second for the human"]
     assert status[0] == "listening"
+    assert r.err.startswith("watching messages to ") and "until 2 s pass" in r.err
 
 
 EVIL = "a\x1b]0;pwned\x07b\x1b[2Jc\x9b31md\re\u202eT\x00"
@@ -305,3 +330,44 @@ def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair
     assert asker.returncode == 74 and "output_failed" in err, err
     assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["yes"]
     assert me
+
+
+def test_inbox_looks_back_both_ways_without_consuming(nx, pair):
+    out = nx("send", "codex", "first", "--json", env=A).json["message_id"]
+    back = nx("reply", out, "answer", "--json", env=B).json["message_id"]
+    nx("send", "codex", "from the person", env={})
+    box = nx("inbox", "--json", env=A).json
+    assert [(m["message_id"], m["direction"]) for m in box["items"]] == [(back, "in"), (out, "out")]
+    assert box["items"][0]["state"] == "stored" and box["items"][1]["to"]["id"] == B_ID
+    assert nx("read", "--json", env=A).json["count"] == 1  # the inbox consumed nothing
+    assert nx("inbox", "--json", env=A).json["items"][0]["state"] == "read"
+    assert nx("inbox", "--sent", "--json", env=A).json["total"] == 1
+    assert nx("inbox", "--received", "--unread", "--json", env=A).json["total"] == 0
+    assert nx("inbox", "codex", "--json", env=A).json["total"] == 2
+    assert nx("inbox", "--json", env=B).json["total"] == 3
+    assert nx("inbox", "claude", "--json", env=B).json["total"] == 2
+    page = nx("inbox", "--limit", "1", "--json", env=B).json
+    assert page["truncated"] and page["next"] == "--offset 1"
+    shown = nx("message", "show", out, "--json", env=B).json
+    assert shown["text"] == "first" and shown["direction"] == "in" and shown["state"] == "stored"
+    assert nx("inbox", "--unread", "--json", env=B).json["total"] == 2  # show consumed nothing
+    human = nx("message", "show", out, env=A).out
+    assert "first" in human and "codex@work" in human
+    r = nx("message", "show", out, env={})  # the person: neither sender nor recipient
+    assert r.code == 3 and "message_not_found" in r.err
+
+
+def test_an_interrupted_ask_leaves_the_question_open(nx, pair, monkeypatch):
+    """Ctrl-C while asking: exit 130, and the late reply still arrives with a notice."""
+    from nexus_cli.core.store import wake
+
+    def interrupted(self, timeout):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(wake.Channel, "wait", interrupted)
+    r = nx("ask", "codex", "still there?", env=A)
+    assert r.code == 130 and "interrupted" in r.err
+    question = nx("read", "--json", env=B).json["messages"][0]
+    nx("reply", question["message_id"], "yes", env=B)
+    texts = [m["text"] for m in nx("read", "--json", env=A).json["messages"]]
+    assert "yes" in texts and any("late reply" in t for t in texts)

@@ -276,7 +276,7 @@ def test_self_managed_tasks_share_the_ledger(nx, trio, home):
     assert nx("task", "update", t["id"], "--progress", "2", env=A).code == 2
     assert nx("task", "update", t["id"], "--metadata", "{nope", env=A).code == 2
     assert nx("task", "get", t["id"], env=B).code == 3  # not B's
-    assert [x["id"] for x in nx("task", "list", "--json", env=A).json["items"]] == [t["id"]]
+    assert [x["id"] for x in nx("tasks", "--self", "--json", env=A).json["items"]] == [t["id"]]
     done = nx("task", "update", t["id"], "--status", "completed", "--result-uri", "file:///d.md",
               "--json", env=A).json
     assert done["closed_at"] and done["result_uri"] == "file:///d.md"

@@ -25,12 +25,22 @@ EXIT_MEANINGS = {
 HELP = ("Coordinate Claude Code and Codex sessions (and you, at a shell) on one machine: find "
         "each other, message, hand off work, wake idle sessions. No daemon: every command works "
         "directly on a locked per-user SQLite store ($NEXUS_HOME).\n\nExit codes: "
-        + ", ".join(f"{int(code)} {EXIT_MEANINGS[code]}" for code in Exit) + ".")
-EXTRA = {"hook": "hook", "mcp": "mcp", "watch": "watch"}  # name -> attribute of cli.extra
+        + ", ".join(f"{int(code)} {EXIT_MEANINGS[code]}" for code in Exit)
+        + ", 130 interrupted (Ctrl-C).")
+# commands that are not registry tools: name -> attribute of cli.extra
+EXTRA = {"hook": "hook", "mcp": "mcp", "watch": "watch", "help": "help_", "man": "man",
+         "completion": "completion"}
+
+
+GROUP_HELP = {
+    "config": "Your settings (config.toml): list, get, set.",
+    "message": "A message you sent: its receipt.",
+    "task": "One task: create, get, update, cancel (the whole ledger: `nexus tasks`).",
+}
 
 
 def tool_paths() -> dict[tuple[str, ...], dict[str, Any]]:
-    return {tuple(s["cli"]["path"]): s for s in registry.specs().values()}
+    return {tuple(s["cli"]["path"]): s for s in registry.specs().values() if s["cli"]}
 
 
 class Group(click.Group):
@@ -53,7 +63,7 @@ class Group(click.Group):
         if path in paths:
             return tool_command(paths[path])
         if any(p[: len(path)] == path for p in paths):
-            return Group(name, path, help=f"{name.capitalize()} commands.")
+            return Group(name, path, help=GROUP_HELP.get(name, f"{name.capitalize()} commands."))
         if not self.prefix and name in EXTRA:
             from . import extra
 
@@ -71,7 +81,8 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()
     ctx = Ctx(Store(), cli_resolver(as_), upkeep=upkeep(),
-              deliver=lambda result: output.emit(tool, result, as_json))
+              deliver=lambda result: output.emit(tool, result, as_json),
+              progress=output.spinner())
     try:
         result = registry.invoke(tool, ctx, raw, params.namer(spec))
         if not ctx.delivered:
@@ -82,8 +93,8 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
         sys.exit(int(exc.exit_code))
     except OSError as exc:  # stdout closed or full: nothing was consumed (see Ctx.hand_over)
         sys.exit(output.failed(exc))
-    if tool.exit_false and result.get(tool.exit_false[0]) is False:
-        sys.exit(tool.exit_false[1])
+    if tool.exit_if and result.get(tool.exit_if[0]) == tool.exit_if[1]:
+        sys.exit(tool.exit_if[2])
 
 
 def upkeep():
@@ -106,9 +117,17 @@ def tool_command(spec: dict[str, Any]) -> click.Command:
 
 def build() -> click.Group:
     return Group("nexus", (), help=HELP, context_settings={"help_option_names": ["-h", "--help"]},
+                 invoke_without_command=True, callback=_bare,
                  params=[click.Option(["-V", "--version"], is_flag=True, expose_value=False,
                                       is_eager=True, help="Show the version and exit.",
                                       callback=_version)])
+
+
+def _bare() -> None:
+    """`nexus` alone: the help, as `nexus --help` shows it."""
+    ctx = click.get_current_context()
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -125,15 +144,12 @@ def main(argv: list[str] | None = None) -> int:
         app.main(args=argv, prog_name="nexus", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
-        sys.stderr.write("nexus: aborted\n")
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        sys.stderr.write("\nnexus: interrupted\n")
         return 130
     except click.ClickException as exc:
         where = getattr(getattr(exc, "ctx", None), "command_path", "nexus")
         reason = exc.format_message()
-        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
-            sys.stderr.write(reason + "\n\n")
-            reason = "a subcommand is needed"
         err = NexusError("usage_error", where, reason.rstrip("."), f"see `{where} --help`")
         output.emit_error(err, "--json" in (argv or []))
         return int(Exit.USAGE)

@@ -49,7 +49,9 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
 
     from ..catalog import load
     from ..core.context import Ctx, cli_resolver
-    from ..core.errors import NexusError
+    from ..core import sessions
+    from ..core.errors import Exit, NexusError
+    from ..core.human import who
     from ..core.registry import invoke
     from ..core.store.db import Store
     from ..delivery import waiting
@@ -68,10 +70,19 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
         out.flush()
 
     store = Store()
+    told = False
     try:
         while True:
             ctx = Ctx(store, cli_resolver(as_), upkeep=_upkeep(), deliver=show)
             got = invoke(read, ctx, {"count": 50})
+            if not told:
+                told = True
+                with store.read() as conn:
+                    me = who(sessions.ref(conn, ctx.me_id))
+                limit = f"until {timeout:g} s pass without one" if timeout is not None else \
+                    "until Ctrl-C"
+                sys.stderr.write(f"watching messages to {me}, {limit}; others see you as "
+                                 "listening\n")
             if got["remaining"]:
                 continue
             started = time.monotonic()
@@ -81,6 +92,8 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
                 break
             if timeout is not None and time.monotonic() - started >= timeout:
                 break
+        if timeout is not None:
+            sys.exit(int(Exit.TIMEOUT))  # the wait ended by its time-out (README: 7)
     except NexusError as exc:
         output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))
@@ -91,3 +104,76 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
 
 
 watch.man_group = "messages"  # type: ignore[attr-defined]
+
+
+@click.command("help", context_settings={"ignore_unknown_options": True})
+@click.argument("command", nargs=-1)
+@click.pass_context
+def help_(ctx: click.Context, command: tuple[str, ...]) -> None:
+    """Show the help of nexus or of one command (`nexus help task create`)."""
+    group: click.Command = ctx.find_root().command
+    info = ["nexus"]
+    for name in command:
+        sub = group.get_command(ctx, name) if isinstance(group, click.Group) else None
+        if sub is None:
+            raise click.UsageError(f"no command `{' '.join([*info, name])}`; see `nexus --help`")
+        group, info = sub, [*info, name]
+    with click.Context(group, info_name=" ".join(info), parent=None) as sub_ctx:
+        click.echo(group.get_help(sub_ctx))
+
+
+help_.man_group = "integration"  # type: ignore[attr-defined]
+
+
+@click.command("completion")
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script: commands, options, choices, and session names and
+    handles for targets. bash: `eval "$(nexus completion bash)"` in ~/.bashrc; zsh: the same in
+    ~/.zshrc; fish: `nexus completion fish > ~/.config/fish/completions/nexus.fish`."""
+    from click.shell_completion import get_completion_class
+
+    from . import build
+
+    cls = get_completion_class(shell)
+    assert cls is not None
+    click.echo(cls(build(), {}, "nexus", "_NEXUS_COMPLETE").source())
+
+
+completion.man_group = "integration"  # type: ignore[attr-defined]
+
+
+@click.command("man")
+@click.argument("command", nargs=-1)
+def man(command: tuple[str, ...]) -> None:
+    """Show the manual page of nexus, or of the group a command belongs to (`nexus man send`).
+    The pages ship inside the package; this needs man(1), else it shows the command's help."""
+    import os
+    import shutil
+    import subprocess
+
+    from ..core import data
+
+    page = "nexus.1"
+    if command:
+        from ..gen.manpages import group_of
+
+        from . import build
+
+        root = build()
+        ctx = click.Context(root, info_name="nexus")
+        cmd: click.Command | None = root
+        for name in command:
+            cmd = cmd.get_command(ctx, name) if isinstance(cmd, click.Group) else None
+        if cmd is None:
+            raise click.UsageError(f"no command `nexus {' '.join(command)}`; see `nexus --help`")
+        page = f"nexus-{group_of(' '.join(command), cmd)}.1"
+    path = data.path("man", page)
+    if shutil.which("man") and os.path.exists(path):
+        sys.exit(subprocess.call(["man", "-l", path]))
+    from . import main as cli_main
+
+    sys.exit(cli_main([*command, "--help"]))
+
+
+man.man_group = "integration"  # type: ignore[attr-defined]

@@ -8,10 +8,12 @@ import errno
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..core.errors import NexusError
 from ..core.human import Table
+from ..core.text import one_line
 from ..core.registry import Tool
 
 
@@ -23,14 +25,22 @@ def _stdout() -> Any:
 
 def to_rich(table: Table) -> Any:
     from rich.table import Table as RichTable
+    from rich.text import Text
 
-    out = RichTable(box=None, pad_edge=False, show_edge=False)
+    from ..core.human import STYLES
+
+    out = RichTable(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for h in table.headers:
-        wide = h in table.wide
-        out.add_column(h, overflow="ellipsis" if wide else "fold", no_wrap=not wide,
-                       ratio=1 if wide else None)
+        if h in table.wrap:
+            out.add_column(h, overflow="ellipsis", ratio=1)
+        elif h in table.wide:
+            out.add_column(h, overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
+        else:
+            out.add_column(h, no_wrap=True)
+    styled = [i for i, h in enumerate(table.headers) if h in table.styled]
     for r in table.rows:
-        out.add_row(*r)
+        out.add_row(*(Text(c, style=STYLES.get(c, "")) if i in styled else Text(c)
+                      for i, c in enumerate(r)))
     return out
 
 
@@ -38,6 +48,14 @@ def human(tool: Tool, result: dict[str, Any]) -> str | list:
     if tool.render is None:
         return json.dumps(result, indent=2, ensure_ascii=False)
     return tool.render(result)
+
+
+def styled(out: Any) -> bool:
+    """rich for a terminal (or FORCE_COLOR); plain text for pipes, files and TERM=dumb. rich
+    itself honours NO_COLOR (tables stay, colour goes)."""
+    if os.environ.get("TERM") == "dumb":
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or out.isatty()
 
 
 def emit(tool: Tool, result: dict[str, Any], as_json: bool) -> None:
@@ -49,16 +67,59 @@ def emit(tool: Tool, result: dict[str, Any], as_json: bool) -> None:
     else:
         shown = human(tool, result)
         parts = shown if isinstance(shown, list) else [shown]
-        if out.isatty():
+        if styled(out):
             from rich.console import Console
 
             con = Console(file=out, highlight=False, markup=False, emoji=False)
-            for part in parts:
-                con.print(to_rich(part) if isinstance(part, Table) else part)
+            with con.capture() as cap:
+                for part in parts:
+                    con.print(to_rich(part) if isinstance(part, Table) else part)
+            page(out, cap.get(), con.height)
         else:  # scripts and pipes: plain text, and no rich import
             for part in parts:
                 out.write((part.plain() if isinstance(part, Table) else part) + "\n")
     out.flush()
+
+
+def page(out: Any, text: str, height: int) -> None:
+    """Text taller than the terminal goes through $PAGER (default `less -FRX`; PAGER=cat turns
+    it off), the way git and gh do; anything else is written as it is."""
+    pager = os.environ.get("PAGER", "less -FRX")
+    if text.count("\n") < height or not out.isatty() or not pager.strip() or pager == "cat":
+        out.write(text)
+        return
+    import subprocess
+
+    out.flush()
+    try:
+        proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, stdout=out)
+        proc.communicate(text.encode(out.encoding or "utf-8", "replace"))
+        if proc.returncode != 127:  # 127: the shell found no such pager
+            return
+    except OSError:
+        pass
+    out.write(text)
+
+
+def spinner() -> Callable[[str, float], None] | None:
+    """For waits on a terminal: a spinner with the elapsed time on stderr (seconds < 0 clears
+    it). None when stderr is not a terminal: scripts see nothing."""
+    err = sys.stderr
+    if err is None or not err.isatty() or os.environ.get("TERM") == "dumb":
+        return None
+    frames = "|/-\\"
+    state = {"n": 0}
+
+    def show(what: str, seconds: float) -> None:
+        if seconds < 0:
+            err.write("\r\x1b[K")
+        else:
+            state["n"] += 1
+            err.write(f"\r\x1b[K{frames[state['n'] % 4]} {one_line(what)} ({seconds:.0f} s, "
+                      "Ctrl-C to stop)")
+        err.flush()
+
+    return show
 
 
 def failed(exc: OSError) -> int:

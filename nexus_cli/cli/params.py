@@ -1,14 +1,20 @@
 """Click parameters from a tool's compiled input schema (contract/tools.json): positional
-arguments, flags, choices with completion, help texts with defaults. Values reach the tool as
-typed, and `core.validate` checks them, so the CLI and MCP accept exactly the same."""
+arguments, flags, choices (listed in --help and completed), required options marked, session
+names and handles completed for targets. Values reach the tool as typed, and `core.validate`
+checks them, so the CLI and MCP accept exactly the same."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 METAVAR = {"integer": "N", "number": "NUMBER", "string": "TEXT", "object": "JSON"}
+SECONDS = ("timeout", "ttl", "wait")
+PATHS = ("cwd", "path", "dir")
+TARGETS = ("target", "to", "peer")  # arguments that name a session
+ALIASES = {"count": ("--limit",)}  # `read --limit`, as every other listing says it
 
 
 def _kind(prop: dict[str, Any]) -> str:
@@ -26,8 +32,45 @@ def _help(prop: dict[str, Any]) -> str:
     return text
 
 
+def _metavar(name: str, prop: dict[str, Any]) -> str:
+    if prop.get("x-metavar"):
+        return str(prop["x-metavar"])
+    if name.endswith(SECONDS):
+        return "SECONDS"
+    if name.endswith(PATHS):
+        return "PATH"
+    return METAVAR[_kind(prop)]
+
+
 def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+def complete_session(ctx: click.Context, param: click.Parameter,
+                     incomplete: str) -> list[CompletionItem]:
+    """Names and handles of the live sessions in this project (read-only; silent on trouble)."""
+    try:
+        import os
+        import time
+
+        from ..core import identity, sessions
+        from ..core.store.db import Store
+
+        store = Store()
+        if not (store.check_dir() and store.check_file()):
+            return []
+        me = sessions.Caller(identity.user_id(), os.getcwd(),
+                             identity.project_root(os.getcwd()), "user")
+        with store.read() as conn:
+            rows = sessions.scoped_rows(conn, me, time.time(), False, False)
+    except Exception:
+        return []
+    found = []
+    for row in rows:
+        for value in (row["name"], row["handle"]):
+            if value.startswith(incomplete):
+                found.append(CompletionItem(value, help=f"{row['client']}, {row['status']}"))
+    return found
 
 
 def params(spec: dict[str, Any]) -> list[click.Parameter]:
@@ -39,27 +82,31 @@ def params(spec: dict[str, Any]) -> list[click.Parameter]:
     for name in cli["positional"]:
         prop = props[name]
         choice = click.Choice(prop["enum"]) if "enum" in prop else None
-        out.append(click.Argument([name], required=name in required, type=choice,
-                                  metavar=name.upper()))
+        meta = "{" + "|".join(prop["enum"]) + "}" if choice else name.upper()
+        meta = meta if name in required else f"[{meta}]"
+        out.append(click.Argument(
+            [name], required=name in required, type=choice, metavar=meta,
+            shell_complete=complete_session if name in TARGETS else None))
     for name, prop in props.items():
         if name in cli["positional"]:
             continue
+        names = [flag(name), *ALIASES.get(name, ()), name]
         if _kind(prop) == "boolean":
-            out.append(click.Option([flag(name), name], is_flag=True, default=None,
-                                    help=_help(prop)))
+            out.append(click.Option(names, is_flag=True, default=None, help=_help(prop)))
         elif "enum" in prop:
-            out.append(click.Option([flag(name), name], type=click.Choice(prop["enum"]),
-                                    default=None, help=_help(prop)))
+            out.append(click.Option(names, type=click.Choice(prop["enum"]), default=None,
+                                    required=name in required, help=_help(prop)))
         else:
-            out.append(click.Option([flag(name), name], default=None,
-                                    metavar=prop.get("x-metavar") or METAVAR[_kind(prop)],
-                                    help=_help(prop)))
+            out.append(click.Option(
+                names, default=None, required=name in required, metavar=_metavar(name, prop),
+                help=_help(prop), shell_complete=complete_session if name in TARGETS else None))
     out.append(click.Option(["--json", "as_json"], is_flag=True,
                             help="Print the result as JSON (the stable shape in contract/)."))
     if cli["caller"]:
         out.append(click.Option(["--as", "as_"], default=None, metavar="SESSION",
-                                help="Act as this session (exact id, handle or name). Refused "
-                                "inside an agent session unless it names that session."))
+                                shell_complete=complete_session,
+                                help="Act as this session (exact id, handle or name): yourself, "
+                                "or, from an interactive terminal, a session you speak for."))
     return out
 
 

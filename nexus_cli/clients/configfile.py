@@ -15,10 +15,10 @@ import difflib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ..core import atomic
 from ..core.errors import NexusError
 from ..core.store import paths
 
@@ -197,17 +197,4 @@ def _write(target: str, before: str | None, after: str | None, backup: bool = Tr
     return saved
 
 
-def _atomic(target: str, text: str, mode: int) -> None:
-    folder = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+_atomic = atomic.write  # tests replace it to fail a write

@@ -33,7 +33,8 @@ class Upkeep(Protocol):
 class Ctx:
     def __init__(self, store: Store, resolver: Resolver, now: float | None = None,
                  face: str = "cli", upkeep: Upkeep | None = None,
-                 deliver: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 deliver: Callable[[dict[str, Any]], None] | None = None,
+                 progress: Callable[[str, float], None] | None = None) -> None:
         self.store = store
         self.face = face  # cli | mcp: some tools bound their waits by the face's time limits
         self.resolver = resolver
@@ -44,6 +45,7 @@ class Ctx:
         self.upkeep = upkeep  # lazy maintenance, run inside the first write when due
         self.deliver = deliver  # writes a consuming tool's result out before its COMMIT
         self.delivered = False
+        self.progress = progress  # (what, seconds so far): a wait shows it is alive (CLI: tty)
         self._recorded = False
 
     @contextmanager

@@ -34,6 +34,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "target_not_found": (Exit.NOT_FOUND, "No session in scope matches the target."),
     "target_ambiguous": (Exit.CONFLICT, "Several sessions match the target; the error lists them."),
     "target_is_self": (Exit.USAGE, "The target resolves to the caller itself."),
+    "agents_only": (Exit.USAGE, "The tool works through a client's hooks; a person at a shell "
+                                "has another (the error names it)."),
     "message_not_found": (Exit.NOT_FOUND, "No message with that id was sent to the caller."),
     "task_not_found": (Exit.NOT_FOUND, "No task with that id involves the caller."),
     "not_assignee": (Exit.FORBIDDEN, "Only the session a task was assigned to may report it."),

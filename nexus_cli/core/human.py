@@ -11,13 +11,24 @@ from .text import one_line, visible
 from .timefmt import human_duration
 
 
-class Table:
-    """Rows for people: headers, rows of cells, and which columns may be shortened."""
+# colours that carry meaning (rich only; NO_COLOR, TERM=dumb and pipes get none)
+STYLES = {"listening": "green", "working": "yellow", "idle": "", "offline": "dim",
+          "OK": "green", "WARN": "yellow", "FAIL": "bold red", "completed": "green",
+          "failed": "red", "blocked": "red", "cancelled": "dim", "delivery_uncertain": "yellow",
+          "read": "green", "expired": "dim"}
 
-    def __init__(self, headers: list[str], rows: list[list[str]], wide: tuple[str, ...] = ()) -> None:
+
+class Table:
+    """Rows for people: headers, rows of cells; `wide` columns give up room first (cut with an
+    ellipsis: paths, notes, task text), `wrap` columns wrap their words inside the column, the
+    others never break. `styled` columns colour their values by STYLES."""
+
+    def __init__(self, headers: list[str], rows: list[list[str]], wide: tuple[str, ...] = (),
+                 wrap: tuple[str, ...] = (), styled: tuple[str, ...] = ("status",)) -> None:
         self.headers = headers
-        self.rows = [[visible(str(c), keep_lines=False) for c in r] for r in rows]
-        self.wide = wide  # columns that give up room first (paths, notes, task text)
+        self.rows = [[visible(str(c), keep_lines=False)
+                      for c in r] for r in rows]
+        self.wide, self.wrap, self.styled = wide, wrap, styled
 
     def plain(self) -> str:
         widths = [max(len(r[i]) for r in [self.headers, *self.rows])
@@ -30,7 +41,19 @@ Part = str | Table
 
 
 def ago(epoch: float | None) -> str:
-    return "-" if epoch is None else human_duration(time.time() - epoch) + " ago"
+    if epoch is None:
+        return "-"
+    elapsed = time.time() - epoch
+    return "just now" if elapsed < 1 else human_duration(elapsed) + " ago"
+
+
+def home_short(path: str) -> str:
+    """A path with the home directory shown as ~."""
+    import os
+
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) \
+        else path
 
 
 def who(ref: dict[str, Any]) -> str:

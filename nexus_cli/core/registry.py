@@ -36,8 +36,9 @@ class Tool:
     destructive: bool = False
     idempotent: bool = False
     mcp: bool = True  # served over MCP (install, doctor, ... are CLI only)
+    cli: bool = True  # a CLI command (a few MCP tools are another tool's flag there)
     needs_caller: bool = True  # the tool acts as (or for) the caller
-    exit_false: tuple[str, int] | None = None  # (boolean result field, CLI exit code if False)
+    exit_if: tuple[str, object, int] | None = None  # (result field, value, CLI exit code)
     details: str = ""  # more for --help and the man page, beyond what MCP clients are sent
     stdin: tuple[str, ...] = field(default=())  # arguments that may be `-` (read from stdin)
     module: str = ""  # the feature's tools module that registered it (set by `register`)

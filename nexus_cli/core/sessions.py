@@ -366,11 +366,14 @@ def matches(row: sqlite3.Row, query: str) -> bool:
 
 
 def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
-                   all_workspaces: bool = False, allow_self: bool = False) -> sqlite3.Row:
-    """Exact id (any status) -> exact handle -> exact name -> unambiguous name substring.
+                   all_workspaces: bool = False, allow_self: bool = False,
+                   include_offline: bool = False) -> sqlite3.Row:
+    """Exact id -> exact handle -> exact name -> unambiguous name substring.
 
-    Scope applies to every step: a session outside the caller's project is not found unless
-    `all_workspaces` widens the search."""
+    An id or handle reaches a session in any status (messages wait for it); a name reaches live
+    sessions, and offline ones active in the last 24 h too when `include_offline`. Scope applies
+    to every step: a session outside the caller's project is not found unless `all_workspaces`
+    widens the search. When nothing matches, the error says what would."""
     target = target.strip()
     if not target:
         raise invalid("target", "the target is empty", "pass a session id, handle or name")
@@ -382,9 +385,9 @@ def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: f
     if not in_scope(row):
         row = conn.execute("SELECT * FROM sessions WHERE handle = ?", (target,)).fetchone()
     if not in_scope(row):
-        live = scoped_rows(conn, caller, now, all_workspaces, include_offline=False)
-        exact = [r for r in live if r["name"] == target]
-        found = exact or [r for r in live if target.lower() in r["name"].lower()]
+        found = by_name(scoped_rows(conn, caller, now, all_workspaces, False), target)
+        if not found and include_offline:  # a live session's name wins over an offline one's
+            found = by_name(scoped_rows(conn, caller, now, all_workspaces, True), target)
         if len(found) > 1:
             shown = ", ".join(f"{r['name']} ({r['handle']})" for r in found[:AMBIGUOUS_LIST])
             more = f" and {len(found) - AMBIGUOUS_LIST} more" if len(found) > AMBIGUOUS_LIST else ""
@@ -395,10 +398,47 @@ def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: f
             )
         row = found[0] if found else None
     if row is None:
-        scope = "any workspace" if all_workspaces else f"project {caller.project}"
-        raise NexusError("target_not_found", target, f"no session in {scope} matches",
-                         "run `nexus peers` (add --all-workspaces to widen) and use a handle")
+        raise not_found(conn, caller, target, now, all_workspaces, include_offline)
     if row["id"] == caller.id and not allow_self:
         raise NexusError("target_is_self", target, "that is the calling session itself",
                          "pick another session from `nexus peers`")
     return row
+
+
+def by_name(rows: list[sqlite3.Row], target: str) -> list[sqlite3.Row]:
+    exact = [r for r in rows if r["name"] == target]
+    return exact or [r for r in rows if target.lower() in r["name"].lower()]
+
+
+def not_found(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
+              all_workspaces: bool, include_offline: bool) -> NexusError:
+    """The error for a target nothing matched, naming what would have worked: the handle of an
+    offline session of that name, or the flag that widens to the project where it lives."""
+    scope = "any workspace" if all_workspaces else f"project {caller.project}"
+
+    def gone(rows: list[sqlite3.Row]) -> NexusError:
+        r = rows[0]
+        away = not all_workspaces and r["project"] != caller.project
+        return NexusError("target_not_found", target,
+                          f"{r['name']} is offline" + (f" in project {r['project']}" if away else "")
+                          + " (a name reaches live sessions only)",
+                          f"address it by its handle {r['handle']}"
+                          + (" with --all-workspaces" if away else "") + ": messages wait for it")
+
+    if not include_offline:
+        offline = by_name(scoped_rows(conn, caller, now, all_workspaces, True), target)
+        if offline:
+            return gone(offline)
+    if not all_workspaces:
+        elsewhere = by_name(scoped_rows(conn, caller, now, True, include_offline), target)
+        if elsewhere:
+            r = elsewhere[0]
+            return NexusError("target_not_found", target,
+                              f"no session in {scope} matches; {r['name']} ({r['handle']}) is "
+                              f"in project {r['project']}", "add --all-workspaces to reach it")
+        offline = by_name(scoped_rows(conn, caller, now, True, True), target)
+        if offline:
+            return gone(offline)
+    return NexusError("target_not_found", target, f"no session in {scope} matches",
+                      "run `nexus peers --include-offline"
+                      + ("" if all_workspaces else " --all-workspaces") + "` and use a handle")

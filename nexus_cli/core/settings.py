@@ -37,26 +37,72 @@ METADATA_DEPTH = 8
 # maintenance
 MAINTAIN_EVERY = 60  # lazy maintenance runs at most this often
 
-DEFAULTS: dict[str, object] = {"maxAutoTurns": 8}
-BOUNDS = {"maxAutoTurns": (0, 100)}
+# every setting: its type, bounds, default and what it does (`nexus config list` shows them)
+KEYS: dict[str, tuple[type, int, int, object, str]] = {
+    "maxAutoTurns": (int, 0, 100, 8, "automatic turns (a wake, a listening or held Stop) "
+                                     "allowed since the user's last prompt"),
+}
+DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 
 
-def path(root: str) -> str:
-    return os.path.join(root, "settings.json")
+def path(root: str | None = None) -> str:
+    """`$NEXUS_HOME/config.toml` when NEXUS_HOME is set (one variable moves everything), else
+    `$XDG_CONFIG_HOME/nexus/config.toml` (`~/.config/nexus/config.toml`)."""
+    home = os.environ.get("NEXUS_HOME")
+    if home:
+        return os.path.join(os.path.abspath(os.path.expanduser(home)), "config.toml")
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return os.path.join(base, "nexus", "config.toml")
+
+
+def legacy_path(root: str) -> str:
+    return os.path.join(root, "settings.json")  # nexus 0.1 kept settings beside the store
+
+
+def check(key: str, value: object) -> object:
+    """`value` as the setting `key` takes it, or ValueError saying why not."""
+    if key not in KEYS:
+        raise ValueError(f"no setting {key!r}; the settings are {', '.join(KEYS)}")
+    kind, low, high, _, _ = KEYS[key]
+    if isinstance(value, str):
+        try:
+            value = kind(value)
+        except ValueError:
+            raise ValueError(f"{key} takes a whole number from {low} to {high}") from None
+    if not isinstance(value, kind) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"{key} takes a whole number from {low} to {high}")
+    return value
+
+
+def read_file(file: str) -> dict[str, object]:
+    """The settings a file holds (raising ValueError when it does not parse)."""
+    if not os.path.exists(file):
+        return {}
+    with open(file, encoding="utf-8") as fh:
+        if file.endswith(".json"):
+            data = json.load(fh)
+        else:
+            import tomllib
+
+            data = tomllib.loads(fh.read())
+    if not isinstance(data, dict):
+        raise ValueError("not a table of settings")
+    return data
 
 
 def load(root: str) -> dict[str, object]:
-    """`settings.json` in the store directory over the defaults. An unreadable file is reported by
-    `nexus doctor` and ignored here (a hook must never fail on it, nor rewrite it)."""
+    """The settings in force: config.toml over the 0.1 settings.json over the defaults. A file
+    that cannot be read is reported by `nexus doctor` and ignored here (a hook must never fail
+    on it, nor rewrite it); so is a value out of bounds."""
     out = dict(DEFAULTS)
-    try:
-        with open(path(root), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError, RecursionError):
-        return out
-    if isinstance(data, dict):
-        for key, (low, high) in BOUNDS.items():
-            value = data.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
-                out[key] = value
+    for file in (legacy_path(root), path(root)):
+        try:
+            data = read_file(file)
+        except (OSError, ValueError, RecursionError):
+            continue
+        for key, value in data.items():
+            try:
+                out[key] = check(key, value)
+            except ValueError:
+                pass
     return out

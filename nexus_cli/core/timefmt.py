@@ -26,13 +26,16 @@ def stamp(obj: object) -> object:
 
 
 def human_duration(seconds: float) -> str:
+    """450 ms, 2.4 s, 12 s, 2 min, 1.5 h, 3 d: the way people read them."""
     seconds = max(0.0, seconds)
     if seconds < 1:
-        return f"{seconds * 1000:.0f}ms"
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 60:
-        return f"{seconds:.1f}s".replace(".0s", "s")
+        return f"{seconds:.0f} s"
     if seconds < 3600:
-        return f"{seconds / 60:.0f}m"
+        return f"{seconds / 60:.0f} min"
     if seconds < 86400:
-        return f"{seconds / 3600:.1f}h".replace(".0h", "h")
-    return f"{seconds / 86400:.1f}d".replace(".0d", "d")
+        return f"{seconds / 3600:.1f} h".replace(".0 h", " h")
+    return f"{seconds / 86400:.1f} d".replace(".0 d", " d")

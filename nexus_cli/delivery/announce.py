@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from ..core import sessions
+from ..core import sessions, shellcmd
 from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
 from ..core.text import one_line, quoted
 from ..messages import mailbox
@@ -28,6 +28,7 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
     for r in rows:
         if r["sender"] not in names:
             names[r["sender"]] = _who(sessions.get(conn, r["sender"]), r["sender"])
+    nexus = shellcmd.name(conn)
     plural = "s" if total != 1 else ""
     lines = [f"[nexus] {total} unread message{plural} for you ({one_line(me['name'])}):"]
     for r in rows:
@@ -37,15 +38,15 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
                          f"{quoted(r['text'], FIRST_LINE)}")
         elif r["kind"] == "task":
             lines.append(f"- {r['id']} TASK {r['task_id']} for you from {names[r['sender']]}, "
-                         f"{when}: read it, do it, then `nexus report {r['task_id']}`")
+                         f"{when}: read it, do it, then `{nexus} report {r['task_id']}`")
         else:
             reply = f" (reply to {r['reply_to']})" if r["reply_to"] else ""
             lines.append(f"- {r['id']} from {names[r['sender']]}, {when}{reply}: "
                          f"{quoted(r['text'], FIRST_LINE)}")
     if total > len(rows):
         lines.append(f"- and {total - len(rows)} more")
-    lines.append("Read them with `nexus read` (or the nexus `read` tool); answer with "
-                 "`nexus reply <id> \"<text>\"`.")
+    lines.append(f"Read them with `{nexus} read` (or the nexus `read` tool); answer with "
+                 f"`{nexus} reply <id> \"<text>\"`.")
     if auto_turn:
         lines.append(f"Automatic turn {auto_turn[0]} of {auto_turn[1]}.")
     if via:
@@ -58,8 +59,10 @@ def open_work(conn: sqlite3.Connection, sid: str) -> str | None:
     n = ledger.count_open(conn, sid)
     if not n:
         return None
+    nexus = shellcmd.name(conn)
     return (f"[nexus] You have {n} open task{'s' if n != 1 else ''} assigned to you: "
-            "`nexus tasks --open` lists them; close each with `nexus report <task id>`.")
+            f"`{nexus} tasks --open` lists them; close each with `{nexus} report <task id>` "
+            "(or the nexus MCP tools tasks, report).")
 
 
 def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
@@ -81,6 +84,7 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
         lines.append("Can answer right away: " + (listed or "none") + ".")
     else:
         lines.append("No other sessions in this project right now.")
-    lines.append("`nexus peers` lists sessions; `nexus send <name> \"<text>\"` messages one; "
-                 "`nexus read` reads yours (or the nexus MCP tools peers, send, read).")
+    nexus = shellcmd.name(conn)
+    lines.append(f"`{nexus} peers` lists sessions; `{nexus} send <name> \"<text>\"` messages "
+                 f"one; `{nexus} read` reads yours (or the nexus MCP tools peers, send, read).")
     return "\n".join(lines)

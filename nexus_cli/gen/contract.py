@@ -64,9 +64,9 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "outputSchema": lean(result.model_json_schema(by_alias=True, mode="serialization"),
                              inputs=False),
         "annotations": tool.annotations,
-        "cli": {"path": list(tool.path), "positional": list(tool.positional),
+        "cli": None if not tool.cli else {"path": list(tool.path), "positional": list(tool.positional),
                 "stdin": list(tool.stdin), "caller": tool.needs_caller,
-                "exit_false": list(tool.exit_false) if tool.exit_false else None,
+                "exit_if": list(tool.exit_if) if tool.exit_if else None,
                 "module": tool.module},
     }
 

@@ -3,9 +3,11 @@ contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
-from ..core.models import Result
+from ..core.models import Args, Result
 
 
 class PathResult(Result):
@@ -22,3 +24,28 @@ class MaintenanceResult(Result):
     waiters_cleared: int = Field(description="Sessions stuck listening whose waiter had exited.")
     bindings_purged: int = Field(description="Old tool-use bindings removed.")
     channels_swept: int = Field(description="Wake channels left behind by killed waiters.")
+
+
+
+class ConfigGetArgs(Args):
+    key: str = Field(min_length=1, max_length=64, description="The setting (`nexus config list`).")
+
+
+class ConfigSetArgs(ConfigGetArgs):
+    value: str | None = Field(None, max_length=64, description="Its new value; leave it out to "
+                              "go back to the default.")
+
+
+class Setting(Result):
+    key: str
+    value: int
+    default: int
+    source: Literal["file", "default"] = Field(description="Where the value comes from.")
+    meaning: str
+    range: str
+
+
+class ConfigResult(Result):
+    file: str = Field(description="The config file (`$NEXUS_HOME/config.toml`, else "
+                      "`$XDG_CONFIG_HOME/nexus/config.toml`).")
+    settings: list[Setting]

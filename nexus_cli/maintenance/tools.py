@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.registry import Tool, register
-from . import render, upkeep
+from . import config, render, upkeep
 
 register(Tool(
     name="path", group="store", title="Where the store lives",
@@ -19,4 +19,26 @@ register(Tool(
     "commands do this lazily; this does it now. Also migrates an older store.",
     args="NoArgs", result="MaintenanceResult", run=upkeep.maintenance, render=render.maintenance,
     destructive=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="config_list", group="store", title="List the settings",
+    description="Every setting with its value, where it comes from (the file or the default), "
+    "its range and what it does.",
+    args="NoArgs", result="ConfigResult", run=config.config_list, render=render.config,
+    command=("config", "list"), read_only=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="config_get", group="store", title="Show a setting",
+    description="One setting's value (with --json: its source, default and range).",
+    args="ConfigGetArgs", result="Setting", run=config.config_get, render=render.setting,
+    command=("config", "get"), positional=("key",), read_only=True, idempotent=True, mcp=False,
+    needs_caller=False,
+))
+register(Tool(
+    name="config_set", group="store", title="Change a setting",
+    description="Set one setting in config.toml (checked against its range); without a value, "
+    "back to its default. Other lines of the file, comments included, stay as they are.",
+    args="ConfigSetArgs", result="Setting", run=config.config_set, render=render.changed,
+    command=("config", "set"), positional=("key", "value"), destructive=True, idempotent=True,
+    mcp=False, needs_caller=False,
 ))

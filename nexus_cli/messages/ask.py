@@ -38,6 +38,7 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
             raise
         ctx.wake_later(to["id"])
     started = time.monotonic()
+    step = 0.1 if ctx.progress else 0.5
     try:
         while True:
             with ctx.store.read() as conn:
@@ -45,9 +46,17 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
             waited = time.monotonic() - started
             if got or waited >= timeout or ctx.cancelled.is_set():
                 break
-            channel.wait(min(timeout - waited, 0.5))
+            if ctx.progress:
+                ctx.progress(f"waiting for a reply from {to['name']}", waited)
+            channel.wait(min(timeout - waited, step))
+    except KeyboardInterrupt:  # the asker gave up: the late reply still comes, with a notice
+        with ctx.write() as conn:
+            mailbox.set_ask_state(conn, mid, "timed_out")
+        raise
     finally:
         channel.close()
+        if ctx.progress:
+            ctx.progress("", -1)
     base = {"message_id": mid, "to": sessions.peer_ref(to, to["id"]),
             "waited_seconds": round(waited, 3), "timeout_seconds": timeout,
             "timeout_clamped_from": clamped}

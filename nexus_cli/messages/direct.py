@@ -130,11 +130,9 @@ def status(ctx: Ctx, a: MessageStatusArgs) -> dict:
             return {"message_id": a.message_id, "state": "unknown",
                     "reason": "no message with this id was sent by you (mistyped, or not yours)"}
         to = sessions.get(conn, msg["recipient"])
-        state = ("read" if msg["read_at"] else "expired" if msg["expired_at"]
-                 else "delivered" if msg["delivered_at"] else "stored")
         return {
             "message_id": msg["id"],
-            "state": state,
+            "state": mailbox.state(msg),
             "to": peer_ref(to, msg["recipient"]),
             "created_at_epoch": msg["created_at"],
             "delivered_at_epoch": msg["delivered_at"],

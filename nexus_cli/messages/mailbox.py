@@ -21,6 +21,29 @@ def get(conn: sqlite3.Connection, mid: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM messages WHERE id = ?", (mid,)).fetchone()
 
 
+def state(row: sqlite3.Row) -> str:
+    """Where a message stands: stored, delivered (announced), read or expired."""
+    return ("read" if row["read_at"] else "expired" if row["expired_at"]
+            else "delivered" if row["delivered_at"] else "stored")
+
+
+def history(conn: sqlite3.Connection, me: str, peer: str | None, sent: bool, received: bool,
+            unread: bool, limit: int, offset: int) -> tuple[list[sqlite3.Row], int]:
+    """Messages to and from `me`, newest first, and how many match in all."""
+    where = ["(" + " OR ".join((["recipient = :me"] if received or not sent else [])
+                               + (["sender = :me"] if sent or not received else [])) + ")"]
+    if peer:
+        where.append("(sender = :peer OR recipient = :peer)")
+    if unread:
+        where.append(UNREAD)
+    sql = " AND ".join(where)
+    params = {"me": me, "peer": peer, "limit": limit, "offset": offset}
+    total = conn.execute(f"SELECT count(*) FROM messages WHERE {sql}", params).fetchone()[0]
+    rows = conn.execute(f"SELECT * FROM messages WHERE {sql} ORDER BY seq DESC"
+                        " LIMIT :limit OFFSET :offset", params).fetchall()
+    return rows, total
+
+
 def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, now: float,
            kind: str = "message", target: str | None = None, reply_to: str | None = None,
            request_id: str | None = None, notify_when_idle: bool = False,

@@ -13,6 +13,7 @@ from ..core.models import (
     Args,
     Epoch,
     MessageId,
+    Page,
     PeerRef,
     RequestId,
     Result,
@@ -53,6 +54,21 @@ class MessageStatusArgs(Args):
     message_id: str = MessageId
 
 
+class InboxArgs(Args):
+    peer: str | None = Field(None, min_length=1, max_length=300, description="Only the "
+                             "conversation with this session (id, handle or name; offline too).")
+    sent: bool = Field(False, description="Only messages you sent.")
+    received: bool = Field(False, description="Only messages sent to you.")
+    unread: bool = Field(False, description="Only messages their recipient has not read yet.")
+    all_workspaces: bool = AllWorkspaces
+    limit: int = Field(20, ge=1, le=100, description="Page size.")
+    offset: int = Field(0, ge=0, description="Skip this many matches.")
+
+
+class MessageShowArgs(Args):
+    message_id: str = MessageId
+
+
 class Recipient(PeerRef):
     status: Status
 
@@ -86,6 +102,26 @@ class ReadResult(Result):
     remaining: int = Field(description="Unread messages still waiting after this read.")
 
 
+State = Literal["stored", "delivered", "read", "expired"]
+
+
+class Entry(Message):
+    to: PeerRef
+    direction: Literal["in", "out"] = Field(description="in: sent to you; out: sent by you.")
+    state: State = Field(description="stored (in the inbox), delivered (announced into the "
+                         "recipient's context), read (returned by its `read`), expired (unread).")
+    delivered_at: str | None = Stamp("Announced into the recipient's context")
+    delivered_at_epoch: float | None = Epoch("Announced into the recipient's context")
+    read_at: str | None = Stamp("Returned by the recipient's read")
+    read_at_epoch: float | None = Epoch("Returned by the recipient's read")
+    expired_at: str | None = Stamp("Expired unread")
+    expired_at_epoch: float | None = Epoch("Expired unread")
+
+
+class InboxResult(Page):
+    items: list[Entry] = Field(description="Newest first.")
+
+
 class AskResult(Result):
     message_id: str = Field(description="The question.")
     to: PeerRef
@@ -100,7 +136,7 @@ class AskResult(Result):
 
 class MessageStatusResult(Result):
     message_id: str
-    state: Literal["stored", "delivered", "read", "expired", "unknown"]
+    state: State | Literal["unknown"]
     reason: str | None = None
     to: PeerRef | None = None
     created_at: str | None = Stamp("Stored")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.human import ago, fields, who
-from ..core.text import visible
+from ..core.human import Part, Table, ago, fields, page_footer, who
+from ..core.text import one_line, visible
 
 
 def sent(r: dict[str, Any]) -> str:
@@ -60,3 +60,27 @@ def status(r: dict[str, Any]) -> str:
         ("expired", ago(r["expired_at_epoch"]) + f" ({r['expired_why']})"
          if r["expired_at_epoch"] else None),
     ])
+
+
+def _way(m: dict[str, Any]) -> str:
+    return f"to {who(m['to'])}" if m["direction"] == "out" else f"from {who(m['from'])}"
+
+
+def inbox(r: dict[str, Any]) -> list[Part] | str:
+    if not r["items"]:
+        return "no messages" + (" on this page" if r["offset"] else " yet")
+    rows = [[m["message_id"], ago(m["created_at_epoch"]), _way(m), m["state"],
+             one_line(m["text"])] for m in r["items"]]
+    return [Table(["id", "when", "with", "state", "text"], rows, wide=("with", "text"),
+                  styled=("state",)),
+            page_footer(r) + "; `nexus message show ID` shows one whole"]
+
+
+def show(m: dict[str, Any]) -> str:
+    head = fields([("message", m["message_id"]), ("from", who(m["from"])), ("to", who(m["to"])),
+                   ("sent", ago(m["created_at_epoch"])), ("in reply to", m["reply_to"]),
+                   ("state", STATES[m["state"]]),
+                   ("announced", ago(m["delivered_at_epoch"]) if m["delivered_at_epoch"] else None),
+                   ("read", ago(m["read_at_epoch"]) if m["read_at_epoch"] else None),
+                   ("expired", ago(m["expired_at_epoch"]) if m["expired_at_epoch"] else None)])
+    return f"{head}\n\n{visible(m['text'])}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.registry import Tool, register
-from . import ask, direct, render
+from . import ask, direct, history, render
 
 register(Tool(
     name="send", group="messages", title="Send a message",
@@ -30,13 +30,27 @@ register(Tool(
     "50 s, reported as timeout_clamped_from). On time-out (exit 7) the question stays open: the "
     "late reply arrives as a message, with a notice pointing at it, and wakes you.",
     args="AskArgs", result="AskResult", run=ask.ask, render=render.ask,
-    positional=("target", "text"), stdin=("text",), exit_false=("answered", 7),
+    positional=("target", "text"), stdin=("text",), exit_if=("answered", False, 7),
 ))
 register(Tool(
     name="message_status", group="messages", title="Message receipt",
     description="What happened to a message you sent: stored, delivered into the recipient's "
-    "context, read, or expired, with times. `unknown` for an id that is not yours.",
+    "context, read, or expired, with times. `unknown` (exit 3) for an id that is not yours.",
     args="MessageStatusArgs", result="MessageStatusResult", run=direct.status,
     render=render.status, command=("message", "status"), positional=("message_id",),
-    read_only=True, idempotent=True,
+    read_only=True, idempotent=True, exit_if=("state", "unknown", 3),
+))
+register(Tool(
+    name="inbox", group="messages", title="Message history",
+    description="Recent messages to and from you, newest first, read or not, with where each "
+    "stands (stored, delivered, read, expired). A look back: nothing is marked read.",
+    args="InboxArgs", result="InboxResult", run=history.inbox, render=render.inbox,
+    positional=("peer",), read_only=True, idempotent=True,
+))
+register(Tool(
+    name="message_show", group="messages", title="Show a message",
+    description="One message sent by you or to you, whole, with its receipt. Nothing is marked "
+    "read.",
+    args="MessageShowArgs", result="Entry", run=history.show, render=render.show,
+    command=("message", "show"), positional=("message_id",), read_only=True, idempotent=True,
 ))

@@ -70,6 +70,10 @@ def listen(ctx: Ctx, a: ListenArgs) -> dict:
     on = a.state == "on"
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
+        if on and not me.is_agent:
+            raise NexusError("agents_only", "listen", "listen mode keeps an agent's turn open "
+                             "through its Stop hook, and a shell has none",
+                             "run `nexus watch` to follow your messages as they arrive")
         sessions.update(conn, me.id, listening=int(on))
         if on:
             for sender in notify.idle(conn, me.id, ctx.now, "started listening"):
@@ -89,7 +93,8 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
     """A read-only progress probe of one session, as its hooks last saw it."""
     with ctx.read() as conn:
         me = ctx.me(conn)
-        row = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces, allow_self=True)
+        row = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces,
+                                       allow_self=True, include_offline=True)
         unread, unannounced = mailbox.depth(conn, row["id"])
     state = sessions.effective_status(row, ctx.now)
     return {

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..clients.claude import config as claude
 from ..clients.codex import config as codex
-from ..core import identity, sessions, settings
+from ..core import identity, sessions, settings, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.proctable import table
@@ -46,16 +46,16 @@ def store_checks(store: Store) -> list[dict]:
             out += session_checks(conn, time.time())
     except NexusError as exc:
         out.append(check("schema", "fail", exc.message, exc.action))
-    file = settings.path(store.root)
-    if os.path.exists(file):
+    for file in (settings.legacy_path(store.root), settings.path(store.root)):
+        if not os.path.exists(file):
+            continue
         try:
-            with open(file, encoding="utf-8") as fh:
-                json.load(fh)
+            settings.read_file(file)
             out.append(check("settings", "ok", f"{file}: maxAutoTurns "
                              f"{settings.load(store.root)['maxAutoTurns']}"))
         except (OSError, ValueError) as exc:
             out.append(check("settings", "fail", f"{file} cannot be read: {exc}",
-                             "fix the JSON by hand (defaults are used meanwhile)"))
+                             f"fix {file} by hand (the defaults are used meanwhile)"))
     return out
 
 
@@ -178,9 +178,21 @@ def timed_hook(runs: int = 7) -> dict:
                  "avoid editable installs with import hooks")
 
 
+def path_check() -> dict:
+    """Whether an agent's login shell finds this nexus as `nexus`."""
+    command, why = shellcmd.probe()
+    if command == "nexus":
+        return check("nexus on PATH", "ok", "a login shell finds this nexus as `nexus`")
+    folder = os.path.dirname(command)
+    return check("nexus on PATH", "warn", "; ".join(why) + f" (agents are told {command})",
+                 f"add {folder} to PATH in ~/.profile (`pipx ensurepath` does), open a new "
+                 "shell, then run `nexus install claude` (or codex) again")
+
+
 def doctor(ctx: Ctx, a: Any) -> dict:
     project = identity.project_root(os.getcwd())
     checks = store_checks(ctx.store)
+    checks.append(path_check())
     checks += install_checks("claude", claude, project)
     checks += install_checks("codex", codex, project)
     if not a.quick:

@@ -8,7 +8,8 @@ from typing import Any
 from ..clients import configfile
 from ..clients.claude import config as claude
 from ..clients.codex import config as codex
-from ..core import identity
+from ..clients import hookdefs
+from ..core import identity, shellcmd
 from ..core.context import Ctx
 
 CLIENTS = {"claude": claude, "codex": codex}
@@ -36,6 +37,20 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
     home = os.environ.get("NEXUS_HOME")
     changes = CLIENTS[a.client].changes(a.scope, project, install, home)
     backups = [None] * len(changes) if a.dry_run else configfile.apply_all(changes)
+    extra = []
+    if install and not a.dry_run:
+        command, why = shellcmd.probe()
+        with ctx.store.write() as conn:  # what the greeting tells agents to run
+            shellcmd.remember(conn, command)
+        if command != "nexus":
+            extra.append(f"agents will be told to run {command}: {'; '.join(why)}. Put "
+                         f"{os.path.dirname(command)} on PATH (scripts/install.sh does), then run "
+                         f"`nexus install {a.client}` again to tell them `nexus`")
+    if install and a.scope == "project" and not a.dry_run:
+        extra.append("these project files name this machine's nexus "
+                     f"({hookdefs.nexus_command()}){' and NEXUS_HOME' if home else ''}: a "
+                     "teammate who commits and shares them needs nexus at the same path, or runs "
+                     f"`nexus install {a.client} --scope project` on their machine")
     files = []
     for change, backup in zip(changes, backups, strict=True):
         action = ("unchanged" if not change.changed else "created" if change.before is None
@@ -44,7 +59,8 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
                       "diff": change.diff() if change.changed else ""})
     return {"client": a.client, "scope": a.scope, "dry_run": a.dry_run,
             "installed": install, "files": files,
-            "notes": notes(a.client, a.scope, project, install) if not a.dry_run else []}
+            "notes": [*notes(a.client, a.scope, project, install), *extra] if not a.dry_run
+            else []}
 
 
 def install(ctx: Ctx, a: Any) -> dict:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.human import Part, Table
+
 
 def install(r: dict[str, Any]) -> str:
     verb = "would be" if r["dry_run"] else "was"
@@ -17,12 +19,12 @@ def install(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def doctor(r: dict[str, Any]) -> str:
-    lines = []
+def doctor(r: dict[str, Any]) -> list[Part]:
+    rows = []
     for c in r["checks"]:
-        lines.append(f"{c['status'].upper():4}  {c['name']:<18} {c['detail']}")
+        rows.append([c["status"].upper(), c["name"], c["detail"]])
         if c["fix"]:
-            lines.append(f"{'':24}fix: {c['fix']}")
-    lines.append(f"{'all good' if r['ok'] else str(r['failed']) + ' failed'}, "
-                 f"{r['warnings']} warning(s)")
-    return "\n".join(lines)
+            rows.append(["", "", f"fix: {c['fix']}"])
+    return [Table(["", "check", "detail"], rows, wrap=("detail",), styled=("",)),
+            f"{'all good' if r['ok'] else str(r['failed']) + ' failed'}, "
+            f"{r['warnings']} warning(s)"]

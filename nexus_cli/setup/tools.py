@@ -24,5 +24,5 @@ register(Tool(
     "hook trust, hook speed, stuck sessions. One line per check with a fix; exits 1 when any "
     "check fails.",
     args="DoctorArgs", result="DoctorResult", run=doctor.doctor, render=render.doctor,
-    read_only=True, idempotent=True, mcp=False, needs_caller=False, exit_false=("ok", 1),
+    read_only=True, idempotent=True, mcp=False, needs_caller=False, exit_if=("ok", False, 1),
 ))

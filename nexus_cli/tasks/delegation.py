@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..core import sessions
+from ..core import sessions, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope, replayed
@@ -43,7 +43,8 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
                                 request_id=a.request_id)
         sender = sessions.get(conn, me.id)
         text = (f"Task {task_id} from {sender['name']} ({sender['handle']}):\n{a.task}\n\n"
-                f"When it is done, or cannot be done, report it: nexus report {task_id} --status "
+                f"When it is done, or cannot be done, report it: {shellcmd.name(conn)} report "
+                f"{task_id} --status "
                 "completed|blocked|failed --result \"<what you produced, where, what you "
                 "verified, what is still open>\"")
         mid = mailbox.insert(conn, sender=me.id, recipient=to["id"], text=text, now=ctx.now,
@@ -86,13 +87,13 @@ def report(ctx: Ctx, a: ReportArgs) -> dict:
 
 def tasks(ctx: Ctx, a: TasksArgs | TaskListArgs, kind: str = "all") -> dict:
     """The caller's tasks, newest first; --open: obligations it owns and has not closed, oldest
-    first. `kind` self: only the tasks it tracks for itself (`nexus task list`)."""
+    first. `kind` self: only the tasks it tracks for itself (`nexus tasks --self`)."""
     with ctx.read() as conn:
         me = ctx.me(conn)
         where: list[str] = []
         params: list[object] = []
         order = "seq DESC"
-        if kind != "all":
+        if kind != "all" or getattr(a, "self", False):
             where.append("mode = 'self'")
         if getattr(a, "id", None):
             where.append("id = ?")

@@ -49,6 +49,7 @@ class TasksArgs(Args):
     sent: bool = Field(False, description="Only tasks you dispatched.")
     received: bool = Field(False, description="Only tasks assigned to you.")
     open: bool = Field(False, description="Obligations you own and have not closed, oldest first.")
+    self: bool = Field(False, description="Only the tasks you track for yourself.")
     status: TaskStatus | None = Field(None, description="Only tasks in this status.")
     limit: int = Field(20, ge=1, le=100, description="Page size.")
     offset: int = Field(0, ge=0, description="Skip this many matches.")

@@ -24,7 +24,8 @@ register(Tool(
 register(Tool(
     name="tasks", group="tasks", title="The task ledger",
     description="Tasks you dispatched or were assigned, newest first; --open lists the "
-    "obligations you own and have not closed, oldest first.",
+    "obligations you own and have not closed, oldest first; --self the tasks you track for "
+    "yourself.",
     args="TasksArgs", result="TasksResult", run=delegation.tasks, render=render.tasks,
     read_only=True, idempotent=True,
 ))
@@ -47,7 +48,7 @@ register(Tool(
     description="The tasks you track for yourself, newest first (`nexus tasks` shows the whole "
     "ledger).",
     args="TaskListArgs", result="TasksResult", run=delegation.self_tasks, render=render.tasks,
-    command=("task", "list"), read_only=True, idempotent=True,
+    command=("task", "list"), read_only=True, idempotent=True, cli=False,
 ))
 register(Tool(
     name="task_update", group="tasks", title="Update a task",

@@ -149,6 +149,14 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        4,
+        "message history in both directions",
+        "CREATE INDEX messages_by_recipient ON messages (recipient, seq);",
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 

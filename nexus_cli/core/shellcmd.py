@@ -1,0 +1,57 @@
+"""How an agent's shell reaches nexus: `nexus`, when a login shell finds this very nexus on its
+PATH, else the absolute path of the console script. Texts that tell a model to run nexus use it
+(Codex's shell tool runs a login shell that resets PATH, so the client's own PATH proves
+nothing). `nexus install` and `nexus doctor` probe it; the result is kept in the store. Stdlib
+only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+KEY = "shell_command"
+
+
+def script() -> str:
+    """The console script this process was started as (or the one beside the interpreter)."""
+    argv0 = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if os.path.basename(argv0) == "nexus" and os.access(argv0, os.X_OK):
+        return argv0
+    beside = os.path.join(os.path.dirname(sys.executable), "nexus")
+    return beside if os.access(beside, os.X_OK) else "nexus"
+
+
+def probe(timeout: float = 20) -> tuple[str, list[str]]:
+    """(`nexus` or the absolute path, why): whether login shells (bash, and the user's $SHELL)
+    find this very nexus. Spawns them: for install and doctor, never for a hook."""
+    mine = os.path.realpath(script())
+    candidates = [shutil.which("bash") or "", os.environ.get("SHELL", "")]
+    shells = list({os.path.realpath(s): s for s in candidates
+                   if s and os.access(s, os.X_OK)}.values())
+    notes = []
+    for shell in shells:
+        try:
+            found = subprocess.run([shell, "-lc", "command -v nexus"], capture_output=True,
+                                   text=True, timeout=timeout, stdin=subprocess.DEVNULL).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            notes.append(f"{shell} -l could not run ({exc})")
+            continue
+        where = found.strip().splitlines()[-1] if found.strip() else ""
+        if not where:
+            notes.append(f"a login {os.path.basename(shell)} does not find `nexus` on its PATH")
+        elif os.path.realpath(where) != mine:
+            notes.append(f"a login {os.path.basename(shell)} finds another nexus ({where})")
+    return ("nexus" if shells and not notes else mine), notes
+
+
+def remember(conn: sqlite3.Connection, command: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (KEY, command))
+
+
+def name(conn: sqlite3.Connection) -> str:
+    """What to tell a model to run: as `nexus install` found it, else the absolute path."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
+    return row[0] if row else script()

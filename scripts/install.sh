@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install nexus for everyday use the way Python command-line tools are installed: in an isolated
+# environment of its own, with `nexus` on PATH (~/.local/bin), through uv or pipx (pipx is
+# installed with pip when neither is there). Then wire your clients: `nexus install claude`,
+# `nexus install codex`, and check with `nexus doctor`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if command -v uv >/dev/null; then
+  uv tool install --force --reinstall --compile-bytecode .
+  uv tool update-shell >/dev/null 2>&1 || true
+else
+  if ! command -v pipx >/dev/null && ! python3 -m pipx --version >/dev/null 2>&1; then
+    python3 -m pip install --user --quiet --disable-pip-version-check pipx \
+      || { echo "install.sh: could not install pipx; install uv or pipx (e.g. apt install pipx) and rerun" >&2; exit 1; }
+  fi
+  pipx=(python3 -m pipx)
+  command -v pipx >/dev/null && pipx=(pipx)
+  "${pipx[@]}" install --force .
+  "${pipx[@]}" ensurepath >/dev/null 2>&1 || true
+fi
+bin="${XDG_BIN_HOME:-$HOME/.local/bin}"
+if bash -lc 'command -v nexus' >/dev/null 2>&1; then
+  echo "nexus is installed: $(bash -lc 'command -v nexus')"
+else
+  echo "nexus is installed in $bin, which login shells do not have on PATH yet:"
+  echo "open a new shell (the installer added it to your shell's profile), or add"
+  echo "  export PATH=\"$bin:\$PATH\""
+  echo "to ~/.profile. \`nexus doctor\` checks it."
+fi
+echo "next: nexus install claude; nexus install codex; nexus doctor"

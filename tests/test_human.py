@@ -1,0 +1,192 @@
+"""Output for people: a golden transcript of every command's human output (volatile fields
+normalised; NEXUS_UPDATE_GOLDEN=1 rewrites it after a deliberate change), tables that fit 80
+columns without splitting a word, no escapes for pipes or NO_COLOR, usage lines that tell the
+truth, completion, and `nexus path` alone on a line."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from helpers import claude_env, codex_env, sid
+
+GOLDEN = Path(__file__).parent / "golden" / "human.txt"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
+A, B = claude_env(sid(1)), codex_env(sid(2))
+
+
+def normalise(text: str, home: str, work: str) -> str:
+    text = text.replace(home, "<home>").replace(work, "<work>")
+    text = re.sub(r"\bm-[0-9a-f]{12}\b", "m-<id>", text)
+    text = re.sub(r"\bt-[0-9a-f]{12}\b", "t-<id>", text)
+    text = re.sub(r"just now|\d+(\.\d+)? (ms|s|min|h|d) ago", "<ago>", text)
+    text = re.sub(r"after \d+(\.\d+)? s", "after <n> s", text)
+    text = re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d", "<time>", text)
+    text = re.sub(r"user:[\w.-]+|u-[0-9a-f]{12}", "<user>", text)
+    return re.sub(r" {2,}", "  ", text)  # column widths follow the (normalised) path lengths
+
+
+@pytest.fixture
+def pair(hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+
+
+def test_golden_transcript_of_every_command(nx, hook, pair, home, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    shown: list[str] = []
+
+    def run(*args: str, env: dict | None = None, code: int = 0) -> str:
+        r = nx(*args, env=env)
+        assert r.code == code, (args, r.err)
+        who = {id(A): "claude", id(B): "codex"}.get(id(env), "person")
+        line = shlex.join(args).encode("unicode_escape").decode()
+        shown.append(f"$ nexus {line}    # as {who}, exit {r.code}\n{r.out}{r.err}")
+        return r.out
+
+    run("whoami", env=A)
+    run("peers", env=A)
+    run("profile", "--note", "reviewing checkout", env=A)
+    run("status", "codex", env=A)
+    sent = run("send", "codex", "please review\nline two \x1b[31mred", env=A)
+    mid = re.search(r"m-[0-9a-f]{12}", sent).group(0)
+    run("send", "codex", "once", "--request-id", "r1", env=A)
+    run("send", "codex", "once", "--request-id", "r1", env=A)
+    run("message", "status", mid, env=A)
+    run("message", "status", "m-000000000000", env=A, code=3)
+    run("inbox", env=B)
+    run("message", "show", mid, env=B)
+    run("read", "--count", "1", env=B)
+    run("read", env=B)
+    run("read", env=B)
+    run("reply", mid, "looks good", env=B)
+    task = re.search(r"t-[0-9a-f]{12}", run("delegate", "codex", "fix the tests", env=A)).group(0)
+    run("tasks", "--open", env=B)
+    run("report", task, "--status", "completed", "--result", "all green", env=B)
+    run("tasks", env=A)
+    mine = re.search(r"t-[0-9a-f]{12}", run("task", "create", "write notes", env=A)).group(0)
+    run("task", "update", mine, "--progress", "0.5", env=A)
+    run("task", "get", mine, env=A)
+    run("tasks", "--self", env=A)
+    run("task", "cancel", mine, env=A)
+    run("listen", "on", env=B)
+    run("listen", "off", env=B)
+    run("listen", "on", code=2)
+    run("ask", "codex", "anyone?", "--timeout", "0", env=A, code=7)
+    run("handoff", "status", env=A)
+    run("config", "set", "maxAutoTurns", "5")
+    run("config", "get", "maxAutoTurns")
+    run("config", "list")
+    run("maintenance")
+    run("events", "--limit", "3")
+    run("send", "nobody", "x", env=A, code=3)
+    text = normalise("\n".join(shown), str(home), hook.cwd)
+    if os.environ.get("NEXUS_UPDATE_GOLDEN"):
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), "human output changed: review, then NEXUS_UPDATE_GOLDEN=1"
+
+
+def long_project(hook, tmp_path) -> str:
+    deep = tmp_path / "clients" / "northwind-traders" / "services" / "checkout-and-payments-api"
+    deep.mkdir(parents=True)
+    hook("claude", "SessionStart", sid(3), source="startup", cwd=str(deep))
+    hook("codex", "SessionStart", sid(4), source="startup", cwd=str(deep))
+    return str(deep)
+
+
+@pytest.mark.parametrize("command", [("peers", "--all-workspaces"), ("tasks",), ("inbox",),
+                                     ("doctor", "--quick")])
+def test_tables_fit_80_columns_without_splitting_a_word(nx, hook, tmp_path, monkeypatch, command):
+    deep = long_project(hook, tmp_path)
+    a = claude_env(sid(3))
+    nx("profile", "--note", "migrating the payment provider to the new webhook signatures", env=a)
+    nx("delegate", "codex", "rewrite the webhook verification so that it accepts both signature "
+       "versions during the migration window", env=a)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    r = nx(*command, env=a)
+    assert r.code in (0, 1), r.err
+    lines = ANSI.sub("", r.out).splitlines()
+    assert lines and all(len(line) <= 80 for line in lines), r.out
+    source = " ".join([deep, "migrating the payment provider to the new webhook signatures",
+                       "rewrite the webhook verification so that it accepts both signature "
+                       "versions during the migration window"])
+    for word in " ".join(lines).split():
+        cut = word.rstrip("…")
+        # a word is whole, or cut visibly with an ellipsis: never split silently mid-word
+        assert word.endswith("…") or not any(
+            w != cut and w.startswith(cut) and len(cut) > 3 for w in source.split()
+        ) or cut in source.split(), word
+
+
+def test_no_escapes_for_pipes_or_no_color(nx, pair, monkeypatch):
+    nx("send", "codex", "\x1b]0;title\x07hi \x1b[2J", env=A)
+    assert "\x1b" not in nx("peers", env=A).out + nx("inbox", env=B).out
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = nx("peers", env=A).out
+    assert not re.search(r"\x1b\[[0-9;]*3[0-7]m", out), out  # no colour, whatever the style
+    assert "\x1b]" not in nx("inbox", env=B).out  # peer text never carries terminal control
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("TERM", "dumb")
+    assert "\x1b" not in nx("peers", env=A).out
+
+
+def test_path_is_the_path_alone(nx, home):
+    r = nx("path")
+    assert r.out == f"{home}\n"
+
+
+@pytest.mark.parametrize(("args", "usage"), [
+    (("peers",), "Usage: nexus peers [OPTIONS] [QUERY]"),
+    (("send",), "Usage: nexus send [OPTIONS] TARGET TEXT"),
+    (("task", "create"), "Usage: nexus task create [OPTIONS] [TEXT]"),
+    (("inbox",), "Usage: nexus inbox [OPTIONS] [PEER]"),
+])
+def test_usage_lines_tell_the_truth(nx, args, usage):
+    assert nx(*args, "--help").out.startswith(usage)
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (("install",), "install [OPTIONS] {claude|codex}"), (("listen",), "{on|off}"),
+    (("report",), "--status [completed|blocked|failed]"),
+    (("delegate",), "--mode [auto|queue|steer]"),
+])
+def test_choices_are_listed(nx, args, shown):
+    out = nx(*args, "--help").out
+    assert shown in out, out
+
+
+def test_required_options_are_marked(nx):
+    out = nx("report", "--help").out
+    status, result = out.split("--status ")[1], out.split("--result ")[1]
+    assert "[required]" in status.split("--result")[0] and "[required]" in result.split("--json")[0]
+
+
+def complete(nx, monkeypatch, words: str, env: dict | None = None) -> list[str]:
+    monkeypatch.setenv("_NEXUS_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(words.split()) - (0 if words.endswith(" ") else 1)))
+    out = nx(env=env).out
+    return [line.split(",", 1)[1] for line in out.splitlines() if "," in line]
+
+
+def test_completion_offers_commands_choices_and_sessions(nx, pair, monkeypatch):
+    assert {"send", "peers", "inbox", "completion"} <= set(complete(nx, monkeypatch, "nexus "))
+    assert complete(nx, monkeypatch, "nexus install ") == ["claude", "codex"]
+    assert complete(nx, monkeypatch, "nexus report t-1 --status c") == ["completed"]
+    assert set(complete(nx, monkeypatch, "nexus send ")) >= {"claude@work", "s-000000020000",
+                                                             "codex@work"}
+    assert complete(nx, monkeypatch, "nexus send cod") == ["codex@work"]
+
+
+def test_completion_scripts_are_printed(nx):
+    for shell in ("bash", "zsh", "fish"):
+        r = nx("completion", shell)
+        assert r.code == 0 and "_NEXUS_COMPLETE" in r.out, shell
+    assert nx("completion", "tcsh").code == 2
