@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+import time
 import uuid
 
 import pytest
@@ -284,3 +285,53 @@ def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
     assert by_text["for the outer agent only"]["read_at"] is None  # the inner read took none
     parent = world.db().execute("SELECT parent FROM sessions WHERE id = ?", (who["id"],))
     assert parent.fetchone()["parent"] == o_id
+
+
+def type_line(world: World, screen: str, text: str) -> None:
+    """What a person does: type a line (a slash command opens its menu first), press Enter."""
+    world.tmux_keys(screen, "-l", text)
+    time.sleep(0.8)
+    world.tmux_keys(screen, "Enter")
+
+
+@pytest.mark.parametrize("client,command", [("claude", "/clear"), ("codex", "/new")])
+def test_the_conversation_after_clear_inherits_mail_and_obligations(world, client, command):
+    """The person clears a conversation that has a message waiting and an obligation open: the
+    new conversation is told about both at its first prompt, reads the message, reports the
+    task, and what is sent to the old id afterwards reaches it."""
+    world.nexus("config", "set", "maxAutoTurns", "0")  # no wake: the message waits for the clear
+    report = (f"{NEXUS} report \"$({NEXUS} tasks --open --json | {FIRST_TASK})\" "
+              "--status completed --result 'reviewed by the successor'")
+    world.script(h1=[{"text": "first turn done"}],
+                 h2=[{"shell": f"{NEXUS} read"}, {"shell": report}, {"text": "all handled"}])
+    if client == "claude":
+        world.claude_onboarded()
+        old = f"claude:{uuid.uuid4()}"
+        screen = world.tmux_start("claude", [world.claude_bin, "--session-id", old.split(":")[1],
+                                             "--dangerously-skip-permissions", "[run:h1] hello"])
+    else:
+        screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            "[run:h1] hello"])
+        wait_until(lambda: any(s["client"] == "codex" for s in world.sessions()),
+                   what="the codex session")
+        old = world.session("codex")["id"]
+    wait_until(lambda: any(s["id"] == old and s["status"] in ("idle", "listening")
+                           for s in world.sessions()), what="the first turn's end")
+    world.nexus("send", old, "the waiting message")
+    task = json.loads(world.nexus("delegate", old, "review auth.py", "--json").stdout)["id"]
+    type_line(world, screen, command)
+    type_line(world, screen, "[run:h2] carry on")
+    wait_until(lambda: world.reached("h2", "reviewed by the successor"), timeout=90,
+               what=lambda: f"the successor's turn:\n{world.tmux_screen(screen)}\n{world.sessions()}")
+    new = next(s["id"] for s in world.sessions() if s["client"] == client and s["id"] != old)
+    first = json.dumps(world.requests("h2")[0]["body"])
+    assert "the waiting message" in first and f"TASK {task}" in first  # announced at once
+    assert world.reached("h2", "the waiting message")  # and read
+    row = world.db().execute("SELECT status, target, result FROM tasks WHERE id = ?",
+                             (task,)).fetchone()
+    assert (row["status"], row["target"]) == ("completed", new), dict(row)
+    mid = json.loads(world.nexus("send", old, "after the clear", "--json").stdout)["message_id"]
+    recipient = world.db().execute("SELECT recipient FROM messages WHERE id = ?",
+                                   (mid,)).fetchone()[0]
+    assert recipient == new
+    assert json.loads(world.nexus("status", old, "--json").stdout)["successor"] == new

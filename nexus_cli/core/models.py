@@ -47,6 +47,8 @@ class Profile(PeerRef):
     last_active_at_epoch: float | None = Epoch("Last activity")
     parent: str | None = Field(None, description="The session whose agent started this one "
                                "(a nested agent), if any.")
+    successor: PeerRef | None = Field(None, description="The conversation that replaced this "
+                                      "one in its client (/clear, Codex /new), if any.")
     self: bool = Field(description="True for the calling session.")
 
 

@@ -180,6 +180,10 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
             sets["last_tool"] = data["tool_name"]
         if event == "PreToolUse" and isinstance(data.get("tool_use_id"), str):
             bind(conn, data["tool_use_id"], sid, now)
+    elif event == "SessionEnd":
+        sets["end_reason"] = data.get("reason") if isinstance(data.get("reason"), str) else None
+    elif event == "SessionStart":
+        sets["end_reason"] = None
     elif event == "Stop":
         sets["last_turn_end"] = now
         sets["last_assistant"] = tail(data.get("last_assistant_message"), ASSISTANT_TAIL)
@@ -193,16 +197,6 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
         (*sets.values(), sid),
     )
     return get(conn, sid)
-
-
-def newest_live_of_process(conn: sqlite3.Connection, client: str, client_pid: int, now: float,
-                           exclude: str) -> str | None:
-    row = conn.execute(
-        f"SELECT id FROM sessions WHERE client = :c AND client_pid = :pid AND id != :me"
-        f" AND {LIVE_SQL} ORDER BY last_active DESC LIMIT 1",
-        {"c": client, "pid": client_pid, "me": exclude, **stale(now)},
-    ).fetchone()
-    return row[0] if row else None
 
 
 def of_process(conn: sqlite3.Connection, proc: Proc) -> list[sqlite3.Row]:
@@ -312,7 +306,9 @@ def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
 # -- descriptors and discovery -----------------------------------------------------------------
 
 
-def profile(row: sqlite3.Row, now: float, caller_id: str = "") -> dict:
+def profile(row: sqlite3.Row, now: float, caller_id: str = "",
+            conn: sqlite3.Connection | None = None) -> dict:
+    """A session as listings show it; with `conn`, also the conversation that replaced it."""
     return {
         "id": row["id"],
         "handle": row["handle"],
@@ -324,6 +320,7 @@ def profile(row: sqlite3.Row, now: float, caller_id: str = "") -> dict:
         "status": effective_status(row, now),
         "last_active_at_epoch": row["last_active"],
         "parent": row["parent"],
+        "successor": ref(conn, row["successor"]) if conn and row["successor"] else None,
         "self": row["id"] == caller_id,
     }
 

@@ -41,6 +41,9 @@ MAINTAIN_EVERY = 60  # lazy maintenance runs at most this often
 KEYS: dict[str, tuple[type, int, int, object, str]] = {
     "maxAutoTurns": (int, 0, 100, 8, "automatic turns (a wake, a listening or held Stop) "
                                      "allowed since the user's last prompt"),
+    "handoff": (int, 0, 1, 1, "1: a new conversation in the same client process (Claude Code "
+                              "/clear, Codex /new or /clear) inherits the old one's name, mail, "
+                              "obligations and listen mode; 0: never"),
 }
 DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 

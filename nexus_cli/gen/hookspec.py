@@ -10,8 +10,10 @@ CONTEXT = {"stdout": {"hookSpecificOutput": {"hookEventName": "<event>",
 EVENTS = {
     "SessionStart": {
         "reads": [*COMMON, "source"],
-        "does": "registers or revives the session; after source clear/compact in the same "
-                "client process, links it to its predecessor (which goes offline)",
+        "does": "registers or revives the session; any other conversation its client process "
+                "ran goes offline (one at a time); with source clear (or startup, from a "
+                "process that already ran one: Codex /new) the most recent of them is its "
+                "predecessor and hands over (see lifecycle); compact changes nothing",
         "writes": {**CONTEXT, "when": "always: your name and id, up to five peers, who can "
                                       "answer right away, how to use peers/send/read, and any "
                                       "unread messages"},
@@ -56,8 +58,42 @@ EVENTS = {
     },
     "SessionEnd": {
         "reads": [*COMMON, "reason"],
-        "does": "status offline; idle notices to senders who asked",
+        "does": "status offline, the reason kept (a `clear` pairs with the next SessionStart of "
+                "the same process within 60 s); idle notices to senders who asked",
         "writes": {"stdout": None, "when": "never"},
+    },
+}
+
+# What the pinned clients send when a conversation is replaced, compacted or resumed (observed
+# with Claude Code 2.1.332 and Codex 0.171.0 in tmux; tests/test_handoff.py feeds these).
+LIFECYCLE = {
+    "claude": {
+        "/clear": "SessionEnd(reason clear, old id) then SessionStart(source clear, new id) from "
+                  "the same process, ~0.1 s apart (the SessionEnd hook is awaited first): a "
+                  "handoff",
+        "/compact and auto-compaction": "PreCompact, SessionStart(source compact, same id), "
+                                        "PostCompact; no SessionEnd: the same conversation",
+        "/resume inside a session": "SessionEnd(reason resume, current id) then "
+                                    "SessionStart(source resume, the resumed existing id), same "
+                                    "process: a switch, not a handoff",
+        "claude --resume / --continue": "SessionStart(source resume, the same id) from a new "
+                                        "process at launch: the same conversation, moved",
+        "exit": "SessionEnd(prompt_input_exit), or other on SIGHUP and at the end of claude -p",
+    },
+    "codex": {
+        "/new, /clear": "nothing at the time; SessionStart(source startup for /new, clear for "
+                        "/clear, new id) just before the next prompt, while the old thread is "
+                        "still idle: a handoff",
+        "/compact and auto-compaction": "PreCompact, PostCompact, then SessionStart(source "
+                                        "compact, same id) at the next prompt: the same "
+                                        "conversation",
+        "/resume (picker)": "nothing at selection; SessionStart(source resume, existing id) at "
+                            "the next prompt, same process: a switch",
+        "codex resume / codex exec resume": "SessionStart(source resume, the same id) from a "
+                                            "new process at the first prompt: the same "
+                                            "conversation, moved",
+        "exit": "SessionEnd(reason other) for every thread the process loaded (none on "
+                "SIGHUP); SessionEnd hooks are cut off after 3 s",
     },
 }
 
@@ -72,5 +108,6 @@ SPEC = {
     "ignored": "any other event, and unknown fields: no write, no output",
     "failure": "malformed stdin or an unusable store: one line on stderr, exit 1 "
                "(non-blocking for the client), nothing written",
-    "settings": {"file": "$NEXUS_HOME/settings.json", "maxAutoTurns": 8},
+    "lifecycle": LIFECYCLE,
+    "settings": {"file": "config.toml (`nexus config list`)", "maxAutoTurns": 8, "handoff": 1},
 }

@@ -83,12 +83,11 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         row = sessions.record_event(conn, sid, data, now, proc, parent)
         if row is None:
             return QUIET
-        client_pid = proc.pid
         if wait:  # the idle wait records the Stop too (the synchronous one may not have run yet)
             outcome = handlers.Outcome()
         else:
             to_wake = handlers.maintain(conn, now)
-            outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, client_pid))
+            outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc))
             to_wake += outcome.wake
     if wait:
         return waits.idle(client, sid, row, store, env)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..core import sessions
+from ..core.proctable import Proc
 from ..delivery import announce, notify, turns
 from ..maintenance import expiry
 from ..messages import mailbox
@@ -22,7 +23,7 @@ class Event(NamedTuple):
     me: sqlite3.Row  # the session's row after the event was recorded
     now: float
     root: str  # the store directory (settings)
-    client_pid: int | None
+    proc: Proc  # the client process that ran the hook
 
 
 class Outcome(NamedTuple):
@@ -36,8 +37,7 @@ def context(event: str, text: str) -> dict:
 
 
 def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    if ev.data.get("source") in ("clear", "compact") and ev.client_pid:
-        handoff.link_predecessor(conn, ev.sid, ev.client, ev.client_pid, ev.now)
+    handoff.on_session_start(conn, ev.sid, ev.data.get("source"), ev.proc, ev.now, ev.root)
     me = sessions.get(conn, ev.sid)
     text = announce.greeting(conn, me, ev.now)
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)

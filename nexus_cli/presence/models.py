@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from ..core.models import (
     AllWorkspaces,
@@ -102,9 +102,9 @@ class ListenResult(Result):
 
 class HandoffArgs(Args):
     action: Literal["status", "enable", "disable", "now"] = Field(
-        description="status: show; enable/disable: whether a replacement of this conversation "
-        "(/clear, compaction) inherits its name, mail, obligations and listen mode (default on); "
-        "now: hand over to --to at once.")
+        description="status: show; enable/disable: whether this conversation's successor in "
+        "its client (/clear; Codex /new) inherits its name, mail, obligations and listen mode "
+        "(default on); now: hand over to --to at once.")
     to: str | None = Field(None, min_length=1, max_length=300,
                            description="With `now`: the live session that takes over.")
     all_workspaces: bool = AllWorkspaces
@@ -117,11 +117,26 @@ class Moved(Result):
     name: str = Field(description="The name the successor took over.")
 
 
+class HandoffRecord(Result):
+    from_: PeerRef = Field(alias="from")
+    to: PeerRef
+    trigger: str = Field(description="clear, startup (Codex /new) or now.")
+    messages: int
+    tasks: int
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
 class HandoffResult(Result):
     session: str
-    enabled: bool
+    switch: bool = Field(description="The master switch (`nexus config get handoff`).")
+    enabled: bool = Field(description="This conversation's own switch.")
+    trigger: str = Field(description="What starts a handoff.")
+    deferred: list[str] = Field(description="Why a handoff of this conversation would not "
+                                "happen now (empty: it would).")
     predecessor: PeerRef | None
     successor: PeerRef | None
     last_handoff_at: str | None = Stamp("The last handoff from or to this session")
     last_handoff_at_epoch: float | None = Epoch("The last handoff from or to this session")
+    last: HandoffRecord | None = Field(description="The last handoff from or to this session.")
     moved: Moved | None = Field(description="What `now` moved.")

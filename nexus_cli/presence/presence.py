@@ -41,9 +41,10 @@ def peers(ctx: Ctx, a: PeersArgs) -> dict:
     with ctx.read() as conn:
         me = ctx.me(conn)
         rows = sessions.scoped_rows(conn, me, ctx.now, a.all_workspaces, a.include_offline)
-    if a.query:
-        rows = [r for r in rows if sessions.matches(r, a.query)]
-    page = [sessions.profile(r, ctx.now, me.id) for r in rows[a.offset : a.offset + a.limit]]
+        if a.query:
+            rows = [r for r in rows if sessions.matches(r, a.query)]
+        page = [sessions.profile(r, ctx.now, me.id, conn)
+                for r in rows[a.offset : a.offset + a.limit]]
     return envelope(page, len(rows), a.offset, a.limit, self_id=me.id)
 
 
@@ -96,9 +97,10 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
         row = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces,
                                        allow_self=True, include_offline=True)
         unread, unannounced = mailbox.depth(conn, row["id"])
+        shown = sessions.profile(row, ctx.now, me.id, conn)
     state = sessions.effective_status(row, ctx.now)
     return {
-        "session": sessions.profile(row, ctx.now, me.id),
+        "session": shown,
         "state": state,
         "listen_mode": bool(row["listening"]),
         "last_assistant_text": row["last_assistant"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.human import Part, Table, ago, fields, page_footer, who
+from ..core.human import Part, Table, ago, fields, home_short, page_footer, who
 from ..core.text import one_line, visible
 
 
@@ -12,7 +12,9 @@ def peers(r: dict[str, Any]) -> list[Part] | str:
     if not r["items"]:
         return "no sessions in scope (try --include-offline or --all-workspaces)"
     rows = [["*" if p["self"] else "", p["name"], p["handle"], p["client"], p["status"],
-             ago(p["last_active_at_epoch"]), p["cwd"], p["note"]] for p in r["items"]]
+             ago(p["last_active_at_epoch"]), home_short(p["cwd"]),
+             f"replaced by {p['successor']['handle']}" if p.get("successor") else p["note"]]
+            for p in r["items"]]
     table = Table(["", "name", "handle", "client", "status", "active", "cwd", "note"], rows,
                   wide=("cwd", "note"))
     return [table, page_footer(r)]
@@ -61,12 +63,18 @@ def listen(r: dict[str, Any]) -> str:
 
 
 def handoff(r: dict[str, Any]) -> str:
-    pairs: list[tuple[str, object]] = [("session", r["session"]),
-                                       ("handoff", "on" if r["enabled"] else "off"),
-                                       ("predecessor", who(r["predecessor"]) if r["predecessor"] else None),
-                                       ("successor", who(r["successor"]) if r["successor"] else None),
-                                       ("last handoff", ago(r["last_handoff_at_epoch"])
-                                        if r["last_handoff_at_epoch"] else None)]
+    last = r["last"]
+    pairs: list[tuple[str, object]] = [
+        ("handoff", ("on" if r["enabled"] else "off for this conversation")
+         + ("" if r["switch"] else "; off for everyone (config handoff = 0)")),
+        ("when", r["trigger"]),
+        ("predecessor", who(r["predecessor"]) if r["predecessor"] else None),
+        ("successor", who(r["successor"]) if r["successor"] else None),
+        ("last handoff", f"{ago(r['last_handoff_at_epoch'])}: {who(last['from'])} to "
+         f"{who(last['to'])} ({last['trigger']}; {last['messages']} messages, {last['tasks']} "
+         "tasks)" if last else None),
+        ("would not now", "; ".join(r["deferred"]) or None),
+    ]
     if r["moved"]:
         m = r["moved"]
         pairs.append(("moved", f"{m['messages']} unread messages and {m['tasks']} open tasks to "

@@ -152,8 +152,11 @@ MIGRATIONS += (
 MIGRATIONS += (
     (
         4,
-        "message history in both directions",
-        "CREATE INDEX messages_by_recipient ON messages (recipient, seq);",
+        "message history in both directions; why a conversation ended",
+        """
+        CREATE INDEX messages_by_recipient ON messages (recipient, seq);
+        ALTER TABLE sessions ADD COLUMN end_reason TEXT;
+        """,
     ),
 )
 

@@ -1,0 +1,203 @@
+"""Handoff fed the event sequences the pinned clients really send (contract/hook.json,
+"lifecycle"): Claude Code /clear is SessionEnd(clear) then SessionStart(clear) from the same
+process; Codex /new and /clear send only a lazy SessionStart(startup|clear) while the old thread
+is still idle; compaction keeps the id; /resume switches to an existing id; a resumed
+conversation in a new process is the same conversation."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from helpers import claude_env, codex_env, sid
+
+PEER = codex_env(sid(90))
+OLD, NEW = 1, 2
+
+
+def env_of(client: str, n: int) -> dict:
+    return (claude_env if client == "claude" else codex_env)(sid(n))
+
+
+def sid_of(client: str, n: int) -> str:
+    return f"{client}:{sid(n)}"
+
+
+@pytest.fixture
+def world(hook, nx, fake, chdir_work):
+    """An old conversation with everything a successor should inherit: a name and note, listen
+    mode, a waiting message, an obligation it owes, a task it dispatched, a question it asked."""
+
+    def make(client: str) -> SimpleNamespace:
+        proc = fake.spawn(client)
+        hook("codex", "SessionStart", sid(90), source="startup")
+        hook(client, "SessionStart", sid(OLD), source="startup", client_pid=proc)
+        old = env_of(client, OLD)
+        nx("profile", "--name", "reviewer", "--note", "reviewing auth", env=old)
+        hook(client, "Stop", sid(OLD), client_pid=proc)  # idle, as before /clear or /new
+        nx("listen", "on", env=old)
+        nx("send", "reviewer", "waiting for you", env=PEER)
+        owed = nx("delegate", "reviewer", "review auth.py", "--json", env=PEER).json["id"]
+        mine = nx("delegate", "codex", "fix the test", "--json", env=old).json["id"]
+        nx("ask", "codex", "which branch?", "--timeout", "0", env=old)
+        return SimpleNamespace(proc=proc, owed=owed, mine=mine)
+
+    return make
+
+
+def inherited(nx, client: str, w: SimpleNamespace) -> None:
+    new, old_id = env_of(client, NEW), sid_of(client, OLD)
+    me = nx("whoami", "--json", env=new).json
+    assert me["name"] == "reviewer" and me["note"] == "reviewing auth"
+    texts = [m["text"] for m in nx("read", "--json", env=new).json["messages"]]
+    assert "waiting for you" in texts and any("review auth.py" in t for t in texts)
+    owed = nx("tasks", "--open", "--json", env=new).json["items"]
+    assert [t["id"] for t in owed] == [w.owed]
+    r = nx("report", w.owed, "--status", "completed", "--result", "ok", "--json",
+           env=new)
+    assert r.code == 0, r.err
+    # what is addressed to the old id from now on arrives at the successor
+    nx("send", old_id, "after the handoff", env=PEER)
+    nx("report", w.mine, "--status", "completed", "--result", "fixed", env=PEER)
+    question = next(m for m in nx("read", "--json", env=PEER).json["messages"]
+                    if m["text"] == "which branch?")
+    nx("reply", question["message_id"], "main", env=PEER)
+    texts = [m["text"] for m in nx("read", "--json", env=new).json["messages"]]
+    assert "after the handoff" in texts and "main" in texts
+    assert any(f"Report on task {w.mine}" in t for t in texts)
+    assert nx("status", "reviewer", "--json", env=PEER).json["listen_mode"] is True
+    # both ids show the link
+    old_status = nx("status", nx("handoff", "status", "--json", env=new).json["predecessor"]
+                    ["handle"], "--json", env=PEER).json
+    assert old_status["state"] == "offline" and old_status["successor"] == sid_of(client, NEW)
+    st = nx("handoff", "status", "--json", env=new).json
+    assert st["predecessor"]["id"] == old_id and st["last"]["messages"] >= 1
+    assert st["last"]["to"]["id"] == sid_of(client, NEW)
+    peers = {p["id"]: p for p in nx("peers", "--include-offline", "--json", env=PEER).json["items"]}
+    assert peers[old_id]["successor"]["id"] == sid_of(client, NEW)
+    assert "replaced by" in nx("peers", "--include-offline", env=PEER).out
+
+
+def test_claude_clear_as_observed(hook, nx, world):
+    w = world("claude")
+    proc = w.proc
+    hook("claude", "SessionEnd", sid(OLD), reason="clear", client_pid=proc)
+    hook("claude", "SessionStart", sid(NEW), source="clear", client_pid=proc)
+    inherited(nx, "claude", w)
+
+
+@pytest.mark.parametrize("source", ["startup", "clear"])  # Codex /new, Codex /clear
+def test_codex_new_and_clear_as_observed(hook, nx, world, source):
+    w = world("codex")
+    proc = w.proc
+    hook("codex", "SessionStart", sid(NEW), source=source, client_pid=proc)
+    hook("codex", "UserPromptSubmit", sid(NEW), prompt="next", client_pid=proc)
+    inherited(nx, "codex", w)
+    # at exit Codex ends every thread it loaded: the old one's end changes nothing
+    hook("codex", "SessionEnd", sid(NEW), reason="other", client_pid=proc)
+    hook("codex", "SessionEnd", sid(OLD), reason="other", client_pid=proc)
+    assert nx("status", sid_of("codex", OLD), "--json", env=PEER).json["successor"] == \
+        sid_of("codex", NEW)
+
+
+def test_the_start_may_come_before_the_end(hook, nx, world):
+    w = world("claude")
+    proc = w.proc
+    hook("claude", "SessionStart", sid(NEW), source="clear", client_pid=proc)
+    hook("claude", "SessionEnd", sid(OLD), reason="clear", client_pid=proc)
+    inherited(nx, "claude", w)
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_compaction_keeps_the_conversation(hook, nx, world, client):
+    proc = world(client).proc
+    hook(client, "SessionStart", sid(OLD), source="compact", client_pid=proc)
+    st = nx("handoff", "status", "--json", env=env_of(client, OLD)).json
+    assert st["successor"] is None and st["predecessor"] is None
+    assert nx("read", "--json", env=env_of(client, OLD)).json["count"] >= 1
+
+
+def test_claude_resume_inside_switches_without_handing_over(hook, nx, world, fake):
+    proc = world("claude").proc
+    other = fake.spawn("claude")  # conversation A, from an earlier process that exited
+    hook("claude", "SessionStart", sid(7), source="startup", client_pid=other)
+    hook("claude", "SessionEnd", sid(7), reason="prompt_input_exit", client_pid=other)
+    fake.kill(other)
+    hook("claude", "SessionEnd", sid(OLD), reason="resume", client_pid=proc)
+    hook("claude", "SessionStart", sid(7), source="resume", client_pid=proc)
+    assert nx("read", "--json", env=claude_env(sid(7)), inside=proc).json["count"] == 0
+    st = nx("status", sid_of("claude", OLD), "--json", env=PEER).json
+    assert st["state"] == "offline" and st["successor"] is None
+
+
+def test_codex_resume_picker_replaces_without_handing_over(hook, nx, world, fake):
+    proc = world("codex").proc
+    other = fake.spawn("codex")
+    hook("codex", "SessionStart", sid(7), source="startup", client_pid=other)
+    hook("codex", "SessionEnd", sid(7), reason="other", client_pid=other)
+    fake.kill(other)
+    hook("codex", "SessionStart", sid(7), source="resume", client_pid=proc)  # lazy, same process
+    st = nx("status", sid_of("codex", OLD), "--json", env=PEER).json
+    assert st["state"] == "offline" and st["successor"] is None
+    assert nx("status", sid_of("codex", 7), "--json", env=PEER).json["state"] == "idle"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_resume_in_a_new_process_is_the_same_conversation(hook, nx, world, fake, client):
+    proc = world(client).proc
+    hook(client, "SessionEnd", sid(OLD), reason="other", client_pid=proc)
+    fake.kill(proc)
+    again = fake.spawn(client)
+    hook(client, "SessionStart", sid(OLD), source="resume", client_pid=again)
+    old = env_of(client, OLD)
+    assert nx("read", "--json", env=old, inside=again).json["count"] >= 1
+    assert nx("handoff", "status", "--json", env=old, inside=again).json["successor"] is None
+
+
+def test_never_across_processes(hook, nx, world, fake):
+    world("claude")
+    elsewhere = fake.spawn("claude")
+    hook("claude", "SessionStart", sid(NEW), source="clear", client_pid=elsewhere)
+    assert nx("read", "--json", env=claude_env(sid(NEW))).json["count"] == 0
+    assert nx("status", "reviewer", "--json", env=PEER).json["session"]["id"] == \
+        sid_of("claude", OLD)
+
+
+def test_a_stale_clear_does_not_pair(hook, nx, world, monkeypatch):
+    import time
+
+    proc = world("claude").proc
+    hook("claude", "SessionEnd", sid(OLD), reason="clear", client_pid=proc)
+    later = time.time() + 120
+    monkeypatch.setattr(time, "time", lambda: later)
+    hook("claude", "SessionStart", sid(NEW), source="clear", client_pid=proc)
+    assert nx("handoff", "status", "--json", env=claude_env(sid(NEW))).json["predecessor"] is None
+
+
+@pytest.mark.parametrize("how", ["session", "everyone"])
+def test_switched_off_links_but_moves_nothing(hook, nx, world, how):
+    proc = world("claude").proc
+    if how == "session":
+        nx("handoff", "disable", env=claude_env(sid(OLD)))
+    else:
+        nx("config", "set", "handoff", "0")
+    hook("claude", "SessionEnd", sid(OLD), reason="clear", client_pid=proc)
+    hook("claude", "SessionStart", sid(NEW), source="clear", client_pid=proc)
+    st = nx("handoff", "status", "--json", env=claude_env(sid(NEW))).json
+    assert st["predecessor"]["id"] == sid_of("claude", OLD) and st["last"] is None
+    assert nx("read", "--json", env=claude_env(sid(NEW))).json["count"] == 0
+    old = nx("handoff", "status", "--json", env=claude_env(sid(OLD)))
+    assert old.code == 0
+
+
+def test_status_says_why_a_handoff_would_not_happen(nx, hook, world):
+    world("claude")
+    env = claude_env(sid(OLD))
+    assert nx("handoff", "status", "--json", env=env).json["deferred"] == []
+    nx("handoff", "disable", env=env)
+    nx("config", "set", "handoff", "0")
+    st = nx("handoff", "status", "--json", env=env).json
+    assert len(st["deferred"]) == 2 and st["switch"] is False and st["enabled"] is False
+    r = nx("handoff", "now", env=env)
+    assert r.code == 2 and "never starts a conversation" in r.err and "/clear" in r.err
