@@ -208,6 +208,21 @@ def test_doctor_healthy_and_broken(nx, fakehome, home):
     assert (home / "nexus.db").read_bytes() == b"garbage" * 100
 
 
+def test_doctor_notices_the_hook_table_of_an_older_nexus(nx, fakehome):
+    assert nx("install", "claude").code == 0
+    settings = fakehome / ".claude" / "settings.json"
+    conf = json.loads(settings.read_text())
+    conf["hooks"]["PreToolUse"][0]["matcher"] = "*"  # as nexus 0.1 installed it
+    settings.write_text(json.dumps(conf))
+    r = nx("doctor", "--quick", "--json")
+    check = {c["name"]: c for c in r.json["checks"]}["claude hooks"]
+    assert check["status"] == "warn" and "older nexus" in check["detail"]
+    assert check["fix"] == "run `nexus install claude --scope user`"
+    assert nx("install", "claude").code == 0
+    check = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}["claude hooks"]
+    assert check["status"] == "ok"
+
+
 def test_doctor_never_writes(nx, fakehome, home):
     before = snapshot(fakehome)
     assert nx("doctor", "--quick").code == 0

@@ -102,6 +102,27 @@ def test_mcp_send_and_read_carry_the_right_sender(world, sender, recipient):
     assert not world.reached("s2", "caller_unknown")
 
 
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_message_sent_during_a_turn_arrives_after_the_next_tool_call(world, client):
+    """Tool calls start Python only when there is news: a message sent while the turn runs
+    reaches the model after the tool call that was running, not at the turn's end."""
+    peer = start(world, "codex" if client == "claude" else "claude", "p1")
+    world.script(m1=[{"shell": "echo busy"}, {"shell": "touch started; sleep 3"},
+                     {"shell": "echo more work"}, {"shell": "echo and more"}, {"text": "done"}])
+    proc = world.claude("m1", "work", session_id=str(uuid.uuid4()), background=True) \
+        if client == "claude" else world.codex("m1", "work", background=True)
+    wait_until(lambda: (world.work / "started").exists(), what="the turn's second tool call")
+    me = next(s["id"] for s in world.sessions() if s["client"] == client and s["id"] != peer)
+    assert not world.reached("m1", "[nexus] 1 unread")  # quiet calls announced nothing
+    world.nexus("send", me, "news in the middle of the turn")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    seen = [i for i, r in enumerate(world.requests("m1"))
+            if "news in the middle of the turn" in json.dumps(r["body"])]
+    assert seen and seen[0] <= 3, seen  # right after the sleeping call, before the turn ended
+    assert not list((world.store / "news").iterdir())  # announced: no process has news left
+
+
 def first_id_reply(text: str) -> str:
     return f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" '{text}'"
 

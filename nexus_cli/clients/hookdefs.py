@@ -12,8 +12,10 @@ import sys
 
 from ..core import data
 
-# a handler nexus installed is exactly `[NEXUS_HOME=<dir>] <path>/nexus hook <client> [--wait]`
+# a handler nexus installed is exactly `[<guard>] [NEXUS_HOME=<dir>] <path>/nexus hook <client>
+# [--wait]`, the guard being the news-marker test of hooks/*.json
 ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
+GUARD = re.compile(r'\A\[ -e \S+/"\$PPID" \] \|\| exit 0; ')
 
 
 def definition(client: str) -> dict:
@@ -35,18 +37,25 @@ def nexus_command() -> str:
                      "install nexus with pip into a virtual environment and run its `nexus`")
 
 
-def command_prefix(home: str | None) -> str:
+def fills(home: str | None) -> dict[str, str]:
+    """What the placeholders of hooks/*.json become: {nexus}, the command (with NEXUS_HOME when
+    one is set), and {news}, the store's news folder (the PostToolUse guard tests it)."""
+    from ..core.store import news, paths
+
     prefix = shlex.quote(nexus_command())
-    return f"NEXUS_HOME={shlex.quote(home)} {prefix}" if home else prefix
+    root = os.path.abspath(os.path.expanduser(home)) if home else paths.home()
+    return {"{nexus}": f"NEXUS_HOME={shlex.quote(home)} {prefix}" if home else prefix,
+            "{news}": shlex.quote(news.folder(root))}
 
 
-def hooks(client: str, prefix: str) -> dict:
-    """The client's hook table with the command filled in."""
+def hooks(client: str, filled: dict[str, str]) -> dict:
+    """The client's hook table with the placeholders filled in."""
     table = copy.deepcopy(definition(client)["hooks"])
     for groups in table.values():
         for group in groups:
             for handler in group["hooks"]:
-                handler["command"] = handler["command"].replace("{nexus}", prefix)
+                for mark, value in filled.items():
+                    handler["command"] = handler["command"].replace(mark, value)
     return table
 
 
@@ -55,8 +64,9 @@ def is_ours(handler: object) -> bool:
     A user's own handler that merely mentions nexus (`audit.sh && nexus hook claude`) is not."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
+    command = GUARD.sub("", handler["command"], count=1)
     try:
-        words = shlex.split(handler["command"])
+        words = shlex.split(command)
     except ValueError:
         return False
     if words and ENV_PREFIX.match(words[0]):
@@ -114,12 +124,12 @@ def strip(table: object) -> dict:
     return out
 
 
-def edited(config: dict, client: str, install: bool, prefix: str) -> dict:
+def edited(config: dict, client: str, install: bool, filled: dict[str, str]) -> dict:
     """The config with nexus's handlers for `client` (re)installed, or removed."""
     out = dict(config)
     table = strip(config.get("hooks"))
     if install:
-        for event, groups in hooks(client, prefix).items():
+        for event, groups in hooks(client, filled).items():
             table[event] = [*table.get(event, []), *groups]
     if table or install:
         out["hooks"] = table
@@ -146,3 +156,27 @@ def installed(config: dict) -> dict[str, list[str]]:
     for event, gi, hi in positions(config):
         found.setdefault(event, []).append(config["hooks"][event][gi]["hooks"][hi]["command"])
     return found
+
+
+def shapes(table: object) -> set[tuple]:
+    """nexus's handlers in a hook table, as what matters for how they run: event, matcher, the
+    guard, the arguments, the timeout and async flags (not the path of the script)."""
+    out = set()
+    for event, groups in (table or {}).items() if isinstance(table, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            if not isinstance(group, dict):
+                continue
+            for h in group.get("hooks", []) if isinstance(group.get("hooks"), list) else ():
+                if is_ours(h):
+                    guard = GUARD.match(h["command"])
+                    out.add((event, group.get("matcher"), bool(guard),
+                             tuple(shlex.split(GUARD.sub("", h["command"]))[-2:]),
+                             h.get("timeout"), h.get("async"), h.get("asyncRewake")))
+    return out
+
+
+def outdated(config: dict, client: str) -> bool:
+    """Whether the nexus handlers in a config differ from the ones this nexus installs (an
+    older table: `nexus install` again brings it up to date)."""
+    return shapes(config.get("hooks")) != shapes(hooks(client, {"{nexus}": "nexus",
+                                                                "{news}": "news"}))

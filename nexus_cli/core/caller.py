@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 from .. import clients
 from . import events, identity, sessions
@@ -31,7 +31,8 @@ from .proctable import Proc, table
 from .sessions import Caller
 
 
-class Found(NamedTuple):
+class Found(namedtuple("Found", "proc client depth current hosted")):
+    __slots__ = ()
     proc: Proc  # the nearest client process above us
     client: str  # its kind
     depth: int  # its place in the ancestry (0: our parent)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 from .errors import NexusError
 from .store.db import Store

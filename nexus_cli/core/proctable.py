@@ -11,11 +11,14 @@ Stdlib only (the hook hot path uses it)."""
 from __future__ import annotations
 
 import os
-import subprocess
-from typing import NamedTuple
+from collections import namedtuple
 
 
-class Proc(NamedTuple):
+class Proc(namedtuple("Proc", "pid ppid name start")):
+    """One process. (collections' namedtuple, not typing's: typing is not imported on the hook
+    path.)"""
+
+    __slots__ = ()
     pid: int
     ppid: int
     name: str  # the executable's base name (as `comm`, up to 15 characters on Linux)
@@ -117,6 +120,8 @@ class PsTable(ProcTable):
 
     def _snapshot(self) -> dict[int, Proc]:
         if self._rows is None:
+            import subprocess
+
             self._rows = {}
             try:
                 out = subprocess.run(

@@ -17,7 +17,10 @@ ASSISTANT_TAIL = 5000
 AMBIGUOUS_LIST = 12
 
 # a session counts as live (not offline) when this holds; `:stale` is now - STALE_AFTER
-LIVE_SQL = "(status != 'offline' AND (last_active >= :stale OR status = 'listening'))"
+# live as far as SQL can tell (effective_status decides): not ended, and recently active, or
+# listening, or in a turn (tool calls need not reach nexus: a long turn is not staleness)
+LIVE_SQL = ("(status != 'offline' AND (last_active >= :stale"
+            " OR status IN ('listening', 'working')))")
 
 EVENT_STATUS = {
     "SessionStart": "idle",
@@ -68,7 +71,11 @@ def effective_status(row: sqlite3.Row | dict, now: float) -> str:
     if status == "listening":
         return "listening" if table().alive(row["waiter_pid"]) else (
             "idle" if row["last_active"] >= now - STALE_AFTER else "offline")
-    return status if row["last_active"] >= now - STALE_AFTER else "offline"
+    if row["last_active"] >= now - STALE_AFTER:
+        return status
+    # a turn's tool calls reach nexus only when there is news: a long turn is as old as its
+    # prompt, and lasts while its client does
+    return "working" if status == "working" and client_alive(row) else "offline"
 
 
 def get(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
@@ -85,19 +92,19 @@ def update(conn: sqlite3.Connection, sid: str, **fields: object) -> None:
 
 def name_holder(conn: sqlite3.Connection, name: str, now: float, exclude: str = "") -> str | None:
     """The live session other than `exclude` that uses `name`, if any."""
-    row = conn.execute(f"SELECT id FROM sessions WHERE name = :n AND id != :me AND {LIVE_SQL}",
-                       {"n": name, "me": exclude, **stale(now)}).fetchone()
-    return row[0] if row else None
+    rows = conn.execute(f"SELECT * FROM sessions WHERE name = :n AND id != :me AND {LIVE_SQL}",
+                        {"n": name, "me": exclude, **stale(now)}).fetchall()
+    return next((r["id"] for r in rows if effective_status(r, now) != "offline"), None)
 
 
 def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = "") -> str:
     """`base`, else `base#2`, `base#3`, ... : the first not held by another live session."""
     rows = conn.execute(
-        f"SELECT name FROM sessions WHERE (name = :b OR substr(name, 1, :n) = :p)"
+        f"SELECT * FROM sessions WHERE (name = :b OR substr(name, 1, :n) = :p)"
         f" AND id != :me AND {LIVE_SQL}",
         {"b": base, "n": len(base) + 1, "p": base + "#", "me": exclude, **stale(now)},
     ).fetchall()
-    taken = {r[0] for r in rows}
+    taken = {r["name"] for r in rows if effective_status(r, now) != "offline"}
     if base not in taken:
         return base
     n = 2

@@ -7,9 +7,7 @@ only."""
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import subprocess
 import sys
 
 KEY = "shell_command"
@@ -27,6 +25,9 @@ def script() -> str:
 def probe(timeout: float = 20) -> tuple[str, list[str]]:
     """(`nexus` or the absolute path, why): whether login shells (bash, and the user's $SHELL)
     find this very nexus. Spawns them: for install and doctor, never for a hook."""
+    import shutil
+    import subprocess
+
     mine = os.path.realpath(script())
     candidates = [shutil.which("bash") or "", os.environ.get("SHELL", "")]
     shells = list({os.path.realpath(s): s for s in candidates

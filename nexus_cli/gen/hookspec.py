@@ -27,12 +27,17 @@ EVENTS = {
     },
     "PreToolUse": {
         "reads": [*COMMON, "tool_name", "tool_use_id"],
+        "matcher": "^mcp__nexus__ (nexus's own MCP tools only)",
         "does": "status working; binds tool_use_id to the session (the MCP server's caller)",
         "writes": {"stdout": None, "when": "never"},
     },
     "PostToolUse": {
         "reads": [*COMMON, "tool_name"],
-        "does": "status working",
+        "guard": "the installed command first tests <store>/news/$PPID in the client's shell and "
+                 "exits 0 without starting Python when the client process has no news (raised "
+                 "by a message's INSERT, lowered by a hook once all is announced); so last_tool "
+                 "and activity are recorded only for nexus's tools and calls with news",
+        "does": "status working; lowers the news marker once nothing is left to announce",
         "writes": {**CONTEXT, "when": "messages never announced before have arrived (tasks "
                                       "delegated in queue mode wait for the next turn)"},
     },

@@ -16,7 +16,8 @@ from .. import clients
 from ..core import caller, events, identity, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
-from ..core.store import wake
+from ..core.store import news, wake
+from ..messages import mailbox
 from ..core.store.db import Store
 from . import handlers, waits
 from .waits import QUIET, Reply
@@ -89,6 +90,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             to_wake = handlers.maintain(conn, now)
             outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc))
             to_wake += outcome.wake
+            if not mailbox.announceable(conn, sid):
+                news.clear(conn, proc.pid)  # nothing left to announce: tool calls skip Python
     if wait:
         return waits.idle(client, sid, row, store, env)
     if event != "Stop":

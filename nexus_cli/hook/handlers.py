@@ -5,18 +5,19 @@ wake after COMMIT, and whether a listening Stop should wait. Stdlib only."""
 from __future__ import annotations
 
 import sqlite3
+from collections import namedtuple
 from collections.abc import Callable
-from typing import NamedTuple
 
 from ..core import sessions
 from ..core.proctable import Proc
 from ..delivery import announce, notify, turns
 from ..maintenance import expiry
 from ..messages import mailbox
-from ..presence import handoff
+from ..presence import succession
 
 
-class Event(NamedTuple):
+class Event(namedtuple("Event", "client sid data me now root proc")):
+    __slots__ = ()
     client: str
     sid: str
     data: dict
@@ -26,10 +27,11 @@ class Event(NamedTuple):
     proc: Proc  # the client process that ran the hook
 
 
-class Outcome(NamedTuple):
-    reply: dict | None = None
-    wake: tuple[str, ...] = ()
-    listen: bool = False
+class Outcome(namedtuple("Outcome", "reply wake listen", defaults=(None, (), False))):
+    __slots__ = ()
+    reply: dict | None
+    wake: tuple[str, ...]
+    listen: bool
 
 
 def context(event: str, text: str) -> dict:
@@ -37,7 +39,7 @@ def context(event: str, text: str) -> dict:
 
 
 def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    handoff.on_session_start(conn, ev.sid, ev.data.get("source"), ev.proc, ev.now, ev.root)
+    succession.on_session_start(conn, ev.sid, ev.data.get("source"), ev.proc, ev.now, ev.root)
     me = sessions.get(conn, ev.sid)
     text = announce.greeting(conn, me, ev.now)
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)

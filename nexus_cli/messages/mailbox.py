@@ -8,6 +8,7 @@ import sqlite3
 
 from ..core import identity, sessions
 from ..core.settings import ANNOUNCE_LISTED
+from ..core.store import news
 
 # a message still waiting in its recipient's inbox
 UNREAD = "read_at IS NULL AND expired_at IS NULL"
@@ -56,6 +57,8 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
         (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
          int(notify_when_idle), task_id, int(defer)),
     )
+    if not defer:
+        news.mark(conn, recipient)
     return mid
 
 
@@ -112,6 +115,12 @@ def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sql
     if len(rows) < ANNOUNCE_LISTED:
         return rows, len(rows)
     return rows, conn.execute(f"SELECT count(*) FROM messages WHERE {where}", (sid,)).fetchone()[0]
+
+
+def announceable(conn: sqlite3.Connection, sid: str) -> bool:
+    """Whether a tool call's hook would announce something to `sid` (what its news marker means)."""
+    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND {UNREAD} AND delivered_at"
+                        " IS NULL AND defer = 0 LIMIT 1", (sid,)).fetchone() is not None
 
 
 def has_news(conn: sqlite3.Connection, sid: str) -> bool:

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from ..clients.claude import config as claude
+from ..clients import hookdefs
 from ..clients.codex import config as codex
 from ..core import identity, sessions, settings, shellcmd
 from ..core.context import Ctx
@@ -87,7 +88,8 @@ def client_version(binary: str) -> str | None:
 
 
 def executable_of(command: str) -> str:
-    words = [w for w in shlex.split(command) if "=" not in w.split("/")[0]]
+    words = [w for w in shlex.split(hookdefs.GUARD.sub("", command))
+             if "=" not in w.split("/")[0]]
     return words[0] if words else ""
 
 
@@ -129,6 +131,10 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
         out.append(check(f"{name} hooks", "fail",
                          f"{info['hooks_file']}: " + (f"missing {', '.join(missing)}" if missing else "")
                          + (f" not executable: {', '.join(broken)}" if broken else ""),
+                         f"run `nexus install {name} --scope {scope}`"))
+    elif info.get("outdated"):
+        out.append(check(f"{name} hooks", "warn", f"{info['hooks_file']}: the hook table of an "
+                         "older nexus (it may start Python on every tool call)",
                          f"run `nexus install {name} --scope {scope}`"))
     else:
         out.append(check(f"{name} hooks", "ok", f"{info['hooks_file']} ({scope}): "

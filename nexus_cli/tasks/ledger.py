@@ -8,7 +8,9 @@ import os
 import sqlite3
 import time
 from collections.abc import Sequence
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..core import sessions
 from ..core.errors import NexusError

@@ -68,7 +68,8 @@ class World:
             '[model_providers.fake]\nname = "fake"\n'
             f'base_url = "http://127.0.0.1:{self.port}/v1"\n'
             'env_key = "FAKE_OPENAI_API_KEY"\nwire_api = "responses"\n'
-            'request_max_retries = 0\nstream_max_retries = 0\n')
+            'request_max_retries = 0\nstream_max_retries = 0\n\n'
+            '[analytics]\nenabled = false\n')  # else every exit waits ~5 s on a metrics export
         self.tmux: list[str] = []
         # a tmux server of our own: never one started elsewhere (another user, another namespace)
         self.tmux_socket = str(root / "tmux.sock")

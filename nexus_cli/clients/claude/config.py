@@ -70,10 +70,10 @@ def with_allow(config: dict, install: bool) -> dict:
     return out
 
 
-def edit_settings(path: str, text: str | None, install: bool, prefix: str) -> str | None:
+def edit_settings(path: str, text: str | None, install: bool, filled: dict[str, str]) -> str | None:
     old = load_json(path, text)
     check_settings(path, old)
-    return finish(text, old, with_allow(hookdefs.edited(old, "claude", install, prefix), install))
+    return finish(text, old, with_allow(hookdefs.edited(old, "claude", install, filled), install))
 
 
 def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str | None) -> str | None:
@@ -94,10 +94,10 @@ def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str
 
 def changes(scope: str, project: str, install: bool, home: str | None) -> list[Change]:
     command = hookdefs.nexus_command()
-    prefix = hookdefs.command_prefix(home)
+    filled = hookdefs.fills(home)
     settings = settings_path(scope, project)
     mcp = mcp_path(scope, project)
-    return [plan(settings, lambda t: edit_settings(settings, t, install, prefix)),
+    return [plan(settings, lambda t: edit_settings(settings, t, install, filled)),
             plan(mcp, lambda t: edit_mcp(mcp, t, install, command, home))]
 
 
@@ -112,6 +112,7 @@ def inspect(scope: str, project: str) -> dict:
     servers_conf = load_json(mcp, read_text(mcp))
     check_servers(mcp, servers_conf)
     servers = servers_conf.get("mcpServers") or {}
-    return {"hooks_file": settings, "hooks": hookdefs.installed(conf), "mcp_file": mcp,
+    return {"hooks_file": settings, "hooks": hookdefs.installed(conf),
+            "outdated": hookdefs.outdated(conf, "claude"), "mcp_file": mcp,
             "mcp": servers.get("nexus") if isinstance(servers, dict) else None,
             "allowed": ALLOW in ((conf.get("permissions") or {}).get("allow") or [])}

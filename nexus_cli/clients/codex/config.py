@@ -110,18 +110,18 @@ def edit_config(path: str, text: str | None, install: bool, command: str,
     return rest if rest.strip() else None
 
 
-def edit_hooks(path: str, text: str | None, install: bool, prefix: str) -> str | None:
+def edit_hooks(path: str, text: str | None, install: bool, filled: dict[str, str]) -> str | None:
     old = load_json(path, text)
     hookdefs.check_shape(path, old)
-    return finish(text, old, hookdefs.edited(old, "codex", install, prefix))
+    return finish(text, old, hookdefs.edited(old, "codex", install, filled))
 
 
 def changes(scope: str, project: str, install: bool, home: str | None) -> list[Change]:
     command = hookdefs.nexus_command()
-    prefix = hookdefs.command_prefix(home)
+    filled = hookdefs.fills(home)
     hooks = hooks_path(scope, project)
     config = config_path(scope, project)
-    return [plan(hooks, lambda t: edit_hooks(hooks, t, install, prefix)),
+    return [plan(hooks, lambda t: edit_hooks(hooks, t, install, filled)),
             plan(config, lambda t: edit_config(config, t, install, command, home))]
 
 
@@ -141,5 +141,6 @@ def inspect(scope: str, project: str) -> dict:
             for event, gi, hi in hookdefs.positions(hook_conf)]
     reviewed = set(state) if isinstance(state, dict) else set()
     return {"hooks_file": hooks, "hooks": hookdefs.installed(hook_conf),
+            "outdated": hookdefs.outdated(hook_conf, "codex"),
             "mcp_file": config, "mcp": servers.get("nexus"),
             "untrusted": [k for k in keys if k not in reviewed], "handlers": len(keys)}

@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 
 from ...core.proctable import Proc, table
@@ -55,6 +53,8 @@ def unattended(env: Mapping[str, str]) -> bool:
 
 def binary(client_pid: int | None) -> str:
     """`codex` from PATH, else the very binary of the running client (hooks may not see PATH)."""
+    import shutil
+
     found = shutil.which("codex")
     if found:
         return found
@@ -66,6 +66,8 @@ def queue(client_pid: int | None, thread: str, text: str, env: Mapping[str, str]
     """Queue `text` as the thread's next turn; the reason when that cannot be done."""
     if client_pid and not table().alive(client_pid):
         return "no running Codex client for this thread (its process has exited)"
+    import subprocess
+
     command = shlex.split(env.get("NEXUS_CODEX_COMMAND") or "") or [binary(client_pid)]
     try:
         done = subprocess.run([*command, "queue", "--thread", thread, "--message", text],

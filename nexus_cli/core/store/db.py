@@ -95,11 +95,12 @@ class Store:
         # so a call does not parse the schema again; it is dropped when the file is replaced
         self._ident: tuple[int, int] | None = None
         self._local = None
-        import threading
+        # threading.local itself (the threading module costs a hook a millisecond to import)
+        from _thread import _local as thread_local
 
-        self._active = threading.local()  # the write transaction open in this thread, if any
+        self._active = thread_local()  # the write transaction open in this thread, if any
         if reuse:
-            self._local = threading.local()
+            self._local = thread_local()
 
     # -- checks ---------------------------------------------------------------------------------
 

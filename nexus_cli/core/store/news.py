@@ -1,0 +1,79 @@
+"""News markers: what lets a client skip Python on a tool call with nothing to announce.
+
+`news/<client pid>` exists while a session that client process runs may have a message it has
+not been told about. A message's INSERT creates its recipient's marker inside the writing
+transaction; a hook removes it inside its own write transaction once nothing announceable is
+left. Both hold the store's write lock, so a removal never hides a committed message: a message
+committed before the hook's transaction is announced by it, one committed after re-creates the
+marker. A marker with nothing behind it (a rolled-back write, a reused pid) only costs one
+Python start. The installed PostToolUse hook tests the marker in the client's shell
+(`[ -e <store>/news/"$PPID" ] || exit 0; nexus hook ...`) before it starts Python; the Stop
+hook always runs, so a message is announced at the latest when the turn ends. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+FOLDER = "news"
+
+
+def folder(root: str) -> str:
+    return os.path.join(root, FOLDER)
+
+
+def _root(conn: sqlite3.Connection) -> str | None:
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main" and file:
+            return os.path.dirname(file)
+    return None
+
+
+def mark(conn: sqlite3.Connection, recipient: str) -> None:
+    """Inside the write that stored a message for `recipient`: raise its client's marker. Best
+    effort (a full disk costs only the shortcut: the Stop hook still announces)."""
+    row = conn.execute("SELECT client_pid FROM sessions WHERE id = ?", (recipient,)).fetchone()
+    root = _root(conn)
+    if not row or not row[0] or root is None:
+        return
+    path = os.path.join(folder(root), str(int(row[0])))
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except FileNotFoundError:
+        try:
+            os.mkdir(folder(root), 0o700)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+        except OSError:
+            pass
+    except OSError:
+        pass
+
+
+def clear(conn: sqlite3.Connection, pid: int) -> None:
+    """Inside a hook's write, once its session has nothing announceable left."""
+    root = _root(conn)
+    if root is None:
+        return
+    try:
+        os.unlink(os.path.join(folder(root), str(int(pid))))
+    except OSError:
+        pass
+
+
+def sweep(root: str) -> int:
+    """Remove the markers of client processes that are gone."""
+    from ..proctable import table
+
+    try:
+        names = os.listdir(folder(root))
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        if not name.isdigit() or not table().alive(int(name)):
+            try:
+                os.unlink(os.path.join(folder(root), name))
+                removed += 1
+            except OSError:
+                pass
+    return removed
