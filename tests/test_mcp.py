@@ -235,8 +235,13 @@ def test_tool_groups(home):
     assert {"send", "read", "delegate", "report", "tasks"} <= default and "install" not in default
     names = {t["name"] for t in raw(home, lines, ("--tools", "sessions"))[1]["result"]["tools"]}
     assert names == {"whoami", "peers", "profile", "listen", "status"}
-    bad = raw(home, lines, ("--tools", "nonsense"))
-    assert bad[1]["error"]["code"] == -32603 and "unknown tool group" in bad[1]["error"]["message"]
+    env = {**os.environ, "NEXUS_HOME": str(home)}
+    bad = subprocess.run([sys.executable, "-m", "nexus_cli", "mcp", "--tools", "nonsense"],
+                         input=INIT + "\n", capture_output=True, text=True, env=env, timeout=30)
+    assert bad.returncode == 2 and bad.stdout == ""  # refused before it serves anything
+    assert "invalid_argument: --tools (no tool group nonsense" in bad.stderr
+    everything = {t["name"] for t in raw(home, lines, ("--tools", "all"))[1]["result"]["tools"]}
+    assert default < everything and "list_events" in everything
 
 
 def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
@@ -360,3 +365,22 @@ def test_any_malformed_line_gets_its_json_rpc_answer_and_the_server_lives_on(hom
     assert nulls == [-32700, -32700, -32600, -32600, -32600]  # two parse errors, three bad ids
     assert by_id[5]["error"]["code"] == -32600 and by_id[6]["error"]["code"] == -32600
     assert by_id[7]["result"] == {} and by_id[8]["result"] == {}  # still serving
+
+
+BUDGET_BYTES = 8000  # 2,000 tokens at ~4 bytes a token: README, "Tool groups"
+
+
+def test_the_default_tools_fit_the_context_budget():
+    """What every model request of every session carries, measured on the entries the server
+    lists (as Claude Code sends them: name, description, input schema)."""
+    from nexus_cli.mcp.tools import entry, served
+
+    def size(groups):
+        return sum(len(json.dumps({"name": f"mcp__nexus__{e['name']}",
+                                   "description": e["description"],
+                                   "input_schema": e["inputSchema"]}, separators=(",", ":")))
+                   for e in map(entry, served(groups).values()))
+
+    assert size(["default"]) < BUDGET_BYTES, size(["default"])
+    for name, tool in served(["all"]).items():
+        assert len(tool.description) <= 160, f"{name}: say more in details, not description"

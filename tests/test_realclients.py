@@ -123,6 +123,28 @@ def test_a_message_sent_during_a_turn_arrives_after_the_next_tool_call(world, cl
     assert not list((world.store / "news").iterdir())  # announced: no process has news left
 
 
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_every_group_is_one_flag_away(world, client):
+    """The default groups leave the workspace tools out; `--tools all` serves them."""
+    world.script(g1=[{"tool": "mcp__nexus__task_create", "input": {"text": "tracked"}},
+                     {"text": "done"}])
+    def turn(run: str) -> None:
+        if client == "claude":
+            world.claude(run, "go", session_id=str(uuid.uuid4()))
+        else:
+            world.codex(run, "go")
+
+    turn("g1")
+    tools = json.dumps(world.requests("g1")[0]["body"].get("tools", []))
+    assert "task_create" not in tools and "delegate" in tools
+    world.nexus("install", client, "--tools", "all")
+    world.script(g2=[{"tool": "mcp__nexus__task_create", "input": {"text": "tracked"}},
+                     {"text": "done"}])
+    turn("g2")
+    assert "task_create" in json.dumps(world.requests("g2")[0]["body"].get("tools", []))
+    assert world.reached("g2", "tracked") and world.reached("g2", "pending")
+
+
 def first_id_reply(text: str) -> str:
     return f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" '{text}'"
 

@@ -107,7 +107,7 @@ def tool_command(spec: dict[str, Any]) -> click.Command:
     def callback(as_json: bool, as_: str | None = None, **values: Any) -> None:
         run_tool(spec, values, as_json, as_)
 
-    doc = spec["description"]
+    doc = spec["description"] + (f"\n\n{spec['details']}" if spec.get("details") else "")
     if spec["cli"]["stdin"]:
         doc += "\n\nPass - as " + " or ".join(n.upper() for n in spec["cli"]["stdin"]) + \
             " to read it from standard input."

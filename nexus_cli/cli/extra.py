@@ -8,7 +8,7 @@ import sys
 import click
 
 from .. import clients
-from ..mcp.server import DEFAULT_GROUPS
+from ..core.settings import DEFAULT_GROUPS
 
 
 @click.command("hook", context_settings={"ignore_unknown_options": True})
@@ -23,9 +23,9 @@ def hook(client: str, wait: bool) -> None:
 
 
 @click.command("mcp")
-@click.option("--tools", "groups", default=",".join(DEFAULT_GROUPS), metavar="GROUPS",
-              help="Comma-separated tool groups to serve, or `all` "
-              f"[default: {','.join(DEFAULT_GROUPS)}].")
+@click.option("--tools", "groups", default="default", metavar="GROUPS",
+              help="Tool groups to serve: comma-separated names, `default` "
+              f"({','.join(DEFAULT_GROUPS)}) or `all`.")
 def mcp(groups: str) -> None:
     """Serve every nexus tool over MCP on stdio (JSON-RPC, protocol 2024-11-05 to 2025-11-25).
     The caller is the conversation named by the call's `_meta`, checked against the client

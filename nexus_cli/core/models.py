@@ -62,19 +62,17 @@ class Page(Result):
 
 
 Target = Field(min_length=1, max_length=300,
-               description="Exact session id, exact handle, exact name, or an unambiguous name "
-               "substring.")
+               description="Session id, handle or name.")
 
 
-AllWorkspaces = Field(False, description="Look beyond the caller's project root.")
+AllWorkspaces = Field(False, description="All projects, not only yours.")
 
 
 RequestId = Field(None, min_length=1, max_length=200,
-                  description="Idempotency key: a retry with the same key and content returns "
-                  "the original with duplicate=true.")
+                  description="Idempotency key.")
 
 
-MessageId = Field(min_length=1, max_length=64, description="A message id (m-...).")
+MessageId = Field(min_length=1, max_length=64, description="Message id (m-...).")
 
 
 class NoArgs(Args):

@@ -17,6 +17,7 @@ from typing import Any
 from . import data, validate
 from .context import Ctx
 from .errors import NexusError
+from .settings import DEFAULT_GROUPS
 from .timefmt import stamp
 
 
@@ -95,6 +96,26 @@ def spec(tool: Tool) -> dict[str, Any]:
         raise NexusError("internal_error", tool.name, "the tool is missing from contract/tools.json",
                          "run `python -m nexus_cli.gen` and reinstall")
     return found
+
+
+def groups() -> list[str]:
+    """Every group that has a tool served over MCP."""
+    return sorted({s["group"] for s in specs().values() if s["mcp"]})
+
+
+def chosen_groups(text: str | None) -> tuple[str, ...]:
+    """`a,b`, `default` or `all` as the groups they name; `invalid_argument` for an unknown one."""
+    wanted = [g.strip() for g in (text or "default").split(",") if g.strip()]
+    if not wanted:
+        wanted = ["default"]
+    out: list[str] = []
+    for g in wanted:
+        out += DEFAULT_GROUPS if g == "default" else groups() if g == "all" else [g]
+    unknown = sorted(set(out) - set(groups()))
+    if unknown:
+        raise NexusError("invalid_argument", "--tools", f"no tool group {', '.join(unknown)}",
+                         f"choose from {', '.join(groups())}, default or all")
+    return tuple(dict.fromkeys(out))
 
 
 Namer = Callable[[tuple], str]

@@ -38,6 +38,9 @@ METADATA_DEPTH = 8
 MAINTAIN_EVERY = 60  # lazy maintenance runs at most this often
 
 # every setting: its type, bounds, default and what it does (`nexus config list` shows them)
+# the MCP tool groups served unless chosen otherwise (`--tools`): the daily work
+DEFAULT_GROUPS = ("sessions", "messages", "tasks")
+
 KEYS: dict[str, tuple[type, int, int, object, str]] = {
     "maxAutoTurns": (int, 0, 100, 8, "automatic turns (a wake, a listening or held Stop) "
                                      "allowed since the user's last prompt"),

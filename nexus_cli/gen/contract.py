@@ -28,7 +28,8 @@ def model(tool: Tool, name: str) -> Any:
 def lean(schema: Any, inputs: bool) -> Any:
     """A schema without what only costs bytes: titles, `default: null`, and `anyOf [T, null]`:
     for an optional argument it goes (null is accepted as "not given" anyway); in a result it
-    becomes `type: [T, "null"]` where T is a plain type."""
+    becomes `type: [T, "null"]` where T is a plain type. (mcp.tools.lean_input trims the input
+    schemas further as they are listed.)"""
     if isinstance(schema, list):
         return [lean(s, inputs) for s in schema]
     if not isinstance(schema, dict):
@@ -60,6 +61,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "mcp": tool.mcp,
         "title": tool.title,
         "description": tool.description,
+        "details": tool.details,
         "inputSchema": input_schema,
         "outputSchema": lean(result.model_json_schema(by_alias=True, mode="serialization"),
                              inputs=False),

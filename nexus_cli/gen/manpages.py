@@ -15,10 +15,11 @@ from . import generated, prose
 GROUP_TITLES = {
     "sessions": "finding sessions and presenting yourself",
     "messages": "direct messages between sessions",
-    "tasks": "delegated tasks, reports and self-managed tasks",
-    "store": "the per-user store",
+    "tasks": "delegated tasks and their reports",
+    "lifecycle": "a conversation's successor after /clear",
+    "store": "the per-user store and your settings",
     "clients": "wiring Claude Code and Codex to nexus",
-    "workspace": "the shared workspace: the activity log",
+    "workspace": "the shared workspace: self-managed tasks and the activity log",
     "integration": "entry points the clients call",
 }
 

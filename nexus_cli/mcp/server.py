@@ -20,7 +20,7 @@ from .. import __version__
 from ..core.proctable import table
 
 PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-DEFAULT_GROUPS = ("sessions", "messages", "tasks")
+from ..core.settings import DEFAULT_GROUPS
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
     -32700, -32600, -32601, -32602, -32603)
 INSTRUCTIONS = (
@@ -247,6 +247,14 @@ def main(argv: list[str]) -> int:
         else:
             log(f"usage_error: {arg} (unknown argument; usage: nexus mcp [--tools GROUPS])")
             return 2
+    from ..core.errors import NexusError
+    from ..core.registry import chosen_groups
+
+    try:
+        groups = chosen_groups(",".join(groups))
+    except NexusError as exc:
+        log(exc.message)
+        return 2
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol may reach the real stdout
     started = time.monotonic()

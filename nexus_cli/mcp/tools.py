@@ -13,33 +13,37 @@ from ..catalog import load
 from ..core import caller, events
 from ..core.context import Ctx
 from ..core.errors import NexusError
-from ..core.registry import Tool, invoke, spec
+from ..core.registry import Tool, chosen_groups, invoke, spec
 from ..core.store.db import Store
 from ..maintenance import expiry
 
 
-def groups() -> list[str]:
-    return sorted({t.group for t in load().values() if t.mcp})
-
-
 def served(wanted: Iterable[str]) -> dict[str, Tool]:
-    wanted = set(wanted)
-    if "all" in wanted:
-        wanted = set(groups())
-    unknown = wanted - set(groups())
-    if unknown:
-        raise ValueError(f"unknown tool group(s) {', '.join(sorted(unknown))}; "
-                         f"choose from {', '.join(groups())} or all")
-    return {t.name: t for t in load().values() if t.mcp and t.group in wanted}
+    chosen = set(chosen_groups(",".join(wanted)))
+    return {t.name: t for t in load().values() if t.mcp and t.group in chosen}
 
 
 LISTED = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 
 
 def entry(tool: Tool) -> dict:
-    """The tool's `tools/list` entry: its contract entry, without the CLI-only fields."""
+    """The tool's `tools/list` entry: its contract entry, without the CLI-only fields, and with
+    an input schema the model reads cheaply (every request of every session carries it)."""
     found = spec(tool)
-    return {k: found[k] for k in LISTED}
+    return {**{k: found[k] for k in LISTED}, "inputSchema": lean_input(found["inputSchema"])}
+
+
+def lean_input(schema: Any) -> Any:
+    """The input schema as listed: without string length bounds and a flag's `default: false`.
+    Both still hold (the contract's schema is enforced, and a call past a bound gets an error
+    naming it); a model needs them far less than it pays for them on every request."""
+    if isinstance(schema, list):
+        return [lean_input(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: lean_input(v) for k, v in schema.items()
+            if not (k in ("minLength", "maxLength") and isinstance(v, int))
+            and not (k == "default" and v is False)}
 
 
 def listing(tools: Iterable[Tool]) -> list[dict]:

@@ -25,28 +25,28 @@ from ..core.models import (
 
 class SendArgs(Args):
     target: str = Target
-    text: str = Field(min_length=1, max_length=TEXT_MAX, description="Message text (1-32,000 chars).")
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="The message.")
     request_id: str | None = RequestId
-    notify_when_idle: bool = Field(False, description="Get one notice when the recipient next ends "
-                                   "a turn, starts listening or goes offline (lapses after 24 h).")
+    notify_when_idle: bool = Field(False, description="Get a notice when the recipient next goes "
+                                   "idle (ends a turn, listens or leaves).")
     all_workspaces: bool = AllWorkspaces
 
 
 class AskArgs(Args):
     target: str = Target
-    text: str = Field(min_length=1, max_length=TEXT_MAX, description="The question (1-32,000 chars).")
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="The question.")
     timeout: float = Field(60.0, ge=0, le=3600, description="Seconds to wait for the reply.")
     request_id: str | None = RequestId
     all_workspaces: bool = AllWorkspaces
 
 
 class ReadArgs(Args):
-    count: int = Field(10, ge=1, le=50, description="How many unread messages to take (1-50).")
+    count: int = Field(10, ge=1, le=50, description="How many to take.")
 
 
 class ReplyArgs(Args):
     message_id: str = MessageId
-    text: str = Field(min_length=1, max_length=TEXT_MAX, description="Reply text (1-32,000 chars).")
+    text: str = Field(min_length=1, max_length=TEXT_MAX, description="The reply.")
     request_id: str | None = RequestId
 
 
@@ -55,14 +55,14 @@ class MessageStatusArgs(Args):
 
 
 class InboxArgs(Args):
-    peer: str | None = Field(None, min_length=1, max_length=300, description="Only the "
-                             "conversation with this session (id, handle or name; offline too).")
+    peer: str | None = Field(None, min_length=1, max_length=300,
+                             description="Only the conversation with this session.")
     sent: bool = Field(False, description="Only messages you sent.")
     received: bool = Field(False, description="Only messages sent to you.")
-    unread: bool = Field(False, description="Only messages their recipient has not read yet.")
+    unread: bool = Field(False, description="Only messages not read yet.")
     all_workspaces: bool = AllWorkspaces
     limit: int = Field(20, ge=1, le=100, description="Page size.")
-    offset: int = Field(0, ge=0, description="Skip this many matches.")
+    offset: int = Field(0, ge=0, description="Skip this many.")
 
 
 class MessageShowArgs(Args):

@@ -7,50 +7,53 @@ from . import ask, direct, history, render
 
 register(Tool(
     name="send", group="messages", title="Send a message",
-    description="Send a direct message to another session. It is stored at once and announced to "
-    "the recipient by its hooks; the text itself arrives through `read`.",
+    description="Send a message to another session.",
+    details="It is stored at once and announced to the recipient by its hooks; the text itself "
+    "arrives through `read`.",
     args="SendArgs", result="SendResult", run=direct.send, render=render.sent,
     positional=("target", "text"), stdin=("text",),
 ))
 register(Tool(
     name="read", group="messages", title="Read my messages",
-    description="Take your unread messages and notices, oldest first, marking them read.",
+    description="Take your unread messages, oldest first (marks them read).",
     args="ReadArgs", result="ReadResult", run=direct.read, render=render.read,
 ))
 register(Tool(
     name="reply", group="messages", title="Reply to a message",
-    description="Reply to a message that was sent to you; the reply goes to its sender with "
-    "reply_to set.",
+    description="Reply to a message sent to you.",
+    details="The reply goes to its sender with reply_to set.",
     args="ReplyArgs", result="SendResult", run=direct.reply, render=render.sent,
     positional=("message_id", "text"), stdin=("text",),
 ))
 register(Tool(
     name="ask", group="messages", title="Ask and wait",
-    description="Send a question and wait for the reply to it (default 60 s; over MCP at most "
-    "50 s, reported as timeout_clamped_from). On time-out (exit 7) the question stays open: the "
-    "late reply arrives as a message, with a notice pointing at it, and wakes you.",
+    description="Send a question and wait for the reply; a late reply still arrives as a message.",
+    details="Default 60 s; over MCP at most 50 s, reported as timeout_clamped_from. On time-out "
+    "(exit 7) the question stays open: the late reply arrives as a message, with a notice "
+    "pointing at it, and wakes you.",
     args="AskArgs", result="AskResult", run=ask.ask, render=render.ask,
     positional=("target", "text"), stdin=("text",), exit_if=("answered", False, 7),
 ))
 register(Tool(
     name="message_status", group="messages", title="Message receipt",
-    description="What happened to a message you sent: stored, delivered into the recipient's "
-    "context, read, or expired, with times. `unknown` (exit 3) for an id that is not yours.",
+    description="Receipt of a message you sent: stored, delivered, read or expired.",
+    details="Delivered means announced into the recipient's context. `unknown` (exit 3) for an "
+    "id that is not yours.",
     args="MessageStatusArgs", result="MessageStatusResult", run=direct.status,
     render=render.status, command=("message", "status"), positional=("message_id",),
     read_only=True, idempotent=True, exit_if=("state", "unknown", 3),
 ))
 register(Tool(
     name="inbox", group="messages", title="Message history",
-    description="Recent messages to and from you, newest first, read or not, with where each "
-    "stands (stored, delivered, read, expired). A look back: nothing is marked read.",
+    description="Recent messages to and from you, with receipts; marks nothing read.",
+    details="Newest first, read or not, with where each stands (stored, delivered, read, "
+    "expired).",
     args="InboxArgs", result="InboxResult", run=history.inbox, render=render.inbox,
     positional=("peer",), read_only=True, idempotent=True,
 ))
 register(Tool(
     name="message_show", group="messages", title="Show a message",
-    description="One message sent by you or to you, whole, with its receipt. Nothing is marked "
-    "read.",
+    description="One message sent by you or to you, whole, with its receipt; marks nothing read.",
     args="MessageShowArgs", result="Entry", run=history.show, render=render.show,
     command=("message", "show"), positional=("message_id",), read_only=True, idempotent=True,
 ))

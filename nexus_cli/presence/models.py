@@ -23,11 +23,11 @@ from ..core.models import (
 
 class PeersArgs(Args):
     query: str | None = Field(None, max_length=300,
-                              description="Case-insensitive substring over id, handle, name, cwd.")
+                              description="Part of an id, handle, name or directory.")
     all_workspaces: bool = AllWorkspaces
-    include_offline: bool = Field(False, description="Also offline sessions active in the last 24 h.")
+    include_offline: bool = Field(False, description="Also sessions that ended in the last 24 h.")
     limit: int = Field(30, ge=1, le=100, description="Page size.")
-    offset: int = Field(0, ge=0, description="Skip this many matches.")
+    offset: int = Field(0, ge=0, description="Skip this many.")
 
 
 class ProfileArgs(Args):
@@ -102,11 +102,9 @@ class ListenResult(Result):
 
 class HandoffArgs(Args):
     action: Literal["status", "enable", "disable", "now"] = Field(
-        description="status: show; enable/disable: whether this conversation's successor in "
-        "its client (/clear; Codex /new) inherits its name, mail, obligations and listen mode "
-        "(default on); now: hand over to --to at once.")
+        description="status; enable or disable inheritance (default on); now: hand over to `to`.")
     to: str | None = Field(None, min_length=1, max_length=300,
-                           description="With `now`: the live session that takes over.")
+                           description="With now: the live session that takes over.")
     all_workspaces: bool = AllWorkspaces
 
 

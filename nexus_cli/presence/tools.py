@@ -9,44 +9,51 @@ from . import handoff, presence, render
 
 register(Tool(
     name="whoami", group="sessions", title="Who am I",
-    description="Show which session this call acts as, how that was established, and its scope.",
+    description="Which session you are, how nexus knows, and your project scope.",
     args="NoArgs", result="WhoamiResult", run=presence.whoami, render=render.whoami,
     read_only=True, idempotent=True,
 ))
 register(Tool(
     name="peers", group="sessions", title="List peer sessions",
-    description="List the sessions in your project (or everywhere with --all-workspaces), most "
-    "recently active first. Read-only: it never wakes anyone.",
+    description="Sessions in your project, most recently active first.",
+    details="--all-workspaces widens to every project; --include-offline adds sessions that "
+    "ended in the last 24 h. Read-only: it never wakes anyone.",
     args="PeersArgs", result="PeersResult", run=presence.peers, render=render.peers,
     positional=("query",), read_only=True, idempotent=True,
 ))
 register(Tool(
     name="profile", group="sessions", title="Set my name and note",
-    description="Set this session's display name (unique among live sessions) and/or a short "
-    "note on what it is doing.",
+    description="Set your display name and/or a note on what you are doing.",
+    details="Names are unique among live sessions.",
     args="ProfileArgs", result="ProfileResult", run=presence.set_profile,
     render=lambda r: render.profile(r["profile"]), destructive=True, idempotent=True,
 ))
 register(Tool(
     name="status", group="sessions", title="Probe a session",
-    description="What a session is doing, read-only and without waking it: its state, the tail of "
-    "its last assistant message and prompt, last tool, last turn end and inbox depth. A finished "
-    "turn is not a finished task.",
+    description="What a session is doing (state, last answer and prompt, last tool, inbox), "
+    "without waking it.",
+    details="A finished turn is not a finished task: only a report (or a reply) says the work "
+    "is done. A name reaches offline sessions of the last 24 h too.",
     args="StatusArgs", result="StatusResult", run=presence.status, render=render.status,
     positional=("target",), read_only=True, idempotent=True,
 ))
 register(Tool(
     name="listen", group="sessions", title="Listen mode",
-    description=f"Turn listen mode on or off. While on, each time your turn ends the Stop hook "
-    f"waits (up to {LISTEN_WAIT} s) and continues the conversation as soon as a message arrives.",
+    description="on: when your turn ends, wait for the next message and continue with it.",
+    details=f"While on, each time your turn ends the Stop hook waits (up to {LISTEN_WAIT} s) and "
+    "continues the conversation as soon as a message arrives. For agents; a person at a shell "
+    "uses `nexus watch`.",
     args="ListenArgs", result="ListenResult", run=presence.listen, render=render.listen,
     positional=("state",), destructive=True, idempotent=True,
 ))
 register(Tool(
-    name="handoff", group="tasks", title="Hand a conversation over",
-    description="When a conversation is replaced (after /clear or compaction, or with `now`), "
-    "its successor inherits its name, unread messages, open obligations and listen mode, and "
-    "messages and reports addressed to the old id keep arriving at the successor.",
+    name="handoff", group="lifecycle", title="Hand a conversation over",
+    description="Show or switch whether your successor after /clear inherits your name, mail "
+    "and tasks; or hand over to a live session now.",
+    details="When a client starts a new conversation in the same process (Claude Code /clear, "
+    "Codex /new or /clear), the new one inherits the old one's name, note, listen mode, unread "
+    "messages and open obligations, and what is addressed to the old id keeps arriving at the "
+    "successor. Compaction keeps the conversation.",
     args="HandoffArgs", result="HandoffResult", run=handoff.handoff, render=render.handoff,
     positional=("action",), destructive=True,
 ))

@@ -14,7 +14,7 @@ from typing import Any
 from ..clients.claude import config as claude
 from ..clients import hookdefs
 from ..clients.codex import config as codex
-from ..core import identity, sessions, settings, shellcmd
+from ..core import identity, registry, sessions, settings, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.proctable import table
@@ -147,7 +147,16 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
         out.append(check(f"{name} mcp", "fail", f"{info['mcp_file']}: {mcp.get('command')} "
                          "is not executable", f"run `nexus install {name} --scope {scope}`"))
     else:
-        out.append(check(f"{name} mcp", "ok", f"{info['mcp_file']}: {mcp['command']} mcp"))
+        args = [str(a) for a in mcp.get("args") or []]
+        chosen = args[args.index("--tools") + 1] if "--tools" in args[:-1] else "default"
+        try:
+            served = ", ".join(registry.chosen_groups(chosen))
+        except NexusError as exc:
+            out.append(check(f"{name} mcp", "fail", f"{info['mcp_file']}: {exc.reason}",
+                             f"run `nexus install {name} --scope {scope} --tools default`"))
+        else:
+            out.append(check(f"{name} mcp", "ok", f"{info['mcp_file']}: {mcp['command']} mcp, "
+                             f"tool groups {served}"))
     if name == "codex":
         untrusted = info["untrusted"]
         out.append(check("codex hook trust", "warn" if untrusted else "ok",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..clients import configfile
+from ..clients import configfile, hookdefs
 from ..clients.claude import config as claude
 from ..clients.codex import config as codex
-from ..clients import hookdefs
-from ..core import identity, shellcmd
+from ..core import identity, registry, shellcmd
 from ..core.context import Ctx
+from ..core.settings import DEFAULT_GROUPS
 
 CLIENTS = {"claude": claude, "codex": codex}
 
@@ -35,7 +35,11 @@ def notes(client: str, scope: str, project: str, install: bool) -> list[str]:
 def _run(ctx: Ctx, a: Any, install: bool) -> dict:
     project = identity.project_root(os.getcwd())
     home = os.environ.get("NEXUS_HOME")
-    changes = CLIENTS[a.client].changes(a.scope, project, install, home)
+    tools = None
+    if install:
+        chosen = registry.chosen_groups(a.tools)
+        tools = None if chosen == DEFAULT_GROUPS else ",".join(chosen)
+    changes = CLIENTS[a.client].changes(a.scope, project, install, home, tools)
     backups = [None] * len(changes) if a.dry_run else configfile.apply_all(changes)
     extra = []
     if install and not a.dry_run:

@@ -15,7 +15,7 @@ register(Tool(
 register(Tool(
     name="uninstall", group="clients", title="Unwire a client",
     description="Remove exactly what `nexus install` added to a client's configuration.",
-    args="InstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
+    args="UninstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
 ))
 register(Tool(

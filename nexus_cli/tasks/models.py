@@ -28,10 +28,10 @@ TaskStatus = Literal["preparing", "pending", "dispatched", "running", "delivery_
 class DelegateArgs(Args):
     target: str = Target
     task: str = Field(min_length=1, max_length=TASK_MAX,
-                      description="Scope, inputs, outputs, acceptance criteria (1-24,000 chars).")
+                      description="Scope, inputs, outputs, acceptance criteria.")
     request_id: str | None = RequestId
     mode: Literal["auto", "queue", "steer"] = Field(
-        "auto", description="queue: at the target's next turn; steer: at its next tool call; "
+        "auto", description="queue: at its next turn; steer: at its next tool call; "
         "auto: steer a working session, queue for anyone else.")
     all_workspaces: bool = AllWorkspaces
 
@@ -40,19 +40,18 @@ class ReportArgs(Args):
     task_id: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
     status: Literal["completed", "blocked", "failed"] = Field(description="The explicit outcome.")
     result: str = Field(min_length=1, max_length=TASK_MAX,
-                        description="What was produced (absolute paths), what was verified, what "
-                        "is still open (1-24,000 chars).")
+                        description="What you produced (absolute paths), verified, left open.")
 
 
 class TasksArgs(Args):
     id: str | None = Field(None, max_length=64, description="Only this task.")
     sent: bool = Field(False, description="Only tasks you dispatched.")
     received: bool = Field(False, description="Only tasks assigned to you.")
-    open: bool = Field(False, description="Obligations you own and have not closed, oldest first.")
+    open: bool = Field(False, description="Only what you still owe, oldest first.")
     self: bool = Field(False, description="Only the tasks you track for yourself.")
     status: TaskStatus | None = Field(None, description="Only tasks in this status.")
     limit: int = Field(20, ge=1, le=100, description="Page size.")
-    offset: int = Field(0, ge=0, description="Skip this many matches.")
+    offset: int = Field(0, ge=0, description="Skip this many.")
 
 
 class TaskRecord(Result):
@@ -116,4 +115,4 @@ class TaskUpdateArgs(TaskIdArgs):
 class TaskListArgs(Args):
     status: TaskStatus | None = Field(None, description="Only tasks in this status.")
     limit: int = Field(20, ge=1, le=100, description="Page size.")
-    offset: int = Field(0, ge=0, description="Skip this many matches.")
+    offset: int = Field(0, ge=0, description="Skip this many.")

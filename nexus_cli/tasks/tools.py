@@ -7,58 +7,62 @@ from . import delegation, render, selftasks
 
 register(Tool(
     name="delegate", group="tasks", title="Delegate a task",
-    description="Hand a session a tracked obligation: a durable task record and its message, "
-    "committed together, announced to the target as a task. Only the target may close it, with "
-    "`report`; the report comes back to you as a message and wakes you.",
+    description="Give a session a tracked task; only it can close it, with `report`, which comes "
+    "back to you as a message.",
+    details="The task record and its message are committed together and announced to the "
+    "target as a task; the report wakes you.",
     args="DelegateArgs", result="TaskRecord", run=delegation.delegate, render=render.task,
     positional=("target", "task"), stdin=("task",),
 ))
 register(Tool(
     name="report", group="tasks", title="Report a task",
-    description="Close a task assigned to you as completed, blocked or failed, with what you "
-    "produced. The first final report wins; a different second one is refused (delegate a "
+    description="Close a task assigned to you: completed, blocked or failed, with what you "
+    "produced.",
+    details="The first final report wins; a different second one is refused (delegate a "
     "follow-up); an identical replay is harmless.",
     args="ReportArgs", result="TaskRecord", run=delegation.report, render=render.task,
     positional=("task_id",), destructive=True, idempotent=True,
 ))
 register(Tool(
     name="tasks", group="tasks", title="The task ledger",
-    description="Tasks you dispatched or were assigned, newest first; --open lists the "
-    "obligations you own and have not closed, oldest first; --self the tasks you track for "
-    "yourself.",
+    description="Tasks you dispatched or were assigned, newest first; `open`: what you still "
+    "owe.",
+    details="--open lists the obligations you own and have not closed, oldest first; --self "
+    "the tasks you track for yourself.",
     args="TasksArgs", result="TasksResult", run=delegation.tasks, render=render.tasks,
     read_only=True, idempotent=True,
 ))
 register(Tool(
-    name="task_create", group="tasks", title="Create a task for yourself",
-    description="Track work you (or your group) do yourself in the same ledger: status pending "
-    "to completed/failed/cancelled, progress, a result URI, metadata, and an optional TTL after "
-    "which an unfinished task fails. Finished self tasks are purged after 7 days.",
+    name="task_create", group="workspace", title="Create a task for yourself",
+    description="Track work you do yourself in the task ledger, with progress, a result URI, "
+    "metadata and an optional TTL.",
+    details="Status goes from pending to completed, failed or cancelled; an unfinished task "
+    "fails when its TTL passes. Finished self tasks are purged after 7 days.",
     args="TaskCreateArgs", result="TaskRecord", run=selftasks.create, render=render.task,
     command=("task", "create"), positional=("text",),
 ))
 register(Tool(
-    name="task_get", group="tasks", title="Show a task",
+    name="task_get", group="workspace", title="Show a task",
     description="One task you created, dispatched or were assigned.",
     args="TaskIdArgs", result="TaskRecord", run=selftasks.show, render=render.task,
     command=("task", "get"), positional=("task_id",), read_only=True, idempotent=True,
 ))
 register(Tool(
-    name="task_list", group="tasks", title="List your self tasks",
+    name="task_list", group="workspace", title="List your self tasks",
     description="The tasks you track for yourself, newest first (`nexus tasks` shows the whole "
     "ledger).",
     args="TaskListArgs", result="TasksResult", run=delegation.self_tasks, render=render.tasks,
     command=("task", "list"), read_only=True, idempotent=True, cli=False,
 ))
 register(Tool(
-    name="task_update", group="tasks", title="Update a task",
+    name="task_update", group="workspace", title="Update a task",
     description="Change only the given fields of a task you created (or post progress and "
     "`running` on one assigned to you).",
     args="TaskUpdateArgs", result="TaskRecord", run=selftasks.update, render=render.task,
     command=("task", "update"), positional=("task_id",), idempotent=True,
 ))
 register(Tool(
-    name="task_cancel", group="tasks", title="Cancel a task",
+    name="task_cancel", group="workspace", title="Cancel a task",
     description="Cancel an open task you created or dispatched; the assignee of a delegated task "
     "gets a notice to stop.",
     args="TaskIdArgs", result="TaskRecord", run=selftasks.cancel, render=render.task,

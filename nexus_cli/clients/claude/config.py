@@ -27,9 +27,10 @@ def mcp_path(scope: str, project: str) -> str:
     return os.path.join(explicit, ".claude.json") if explicit else os.path.expanduser("~/.claude.json")
 
 
-def server_entry(command: str, home: str | None) -> dict:
+def server_entry(command: str, home: str | None, tools: str | None = None) -> dict:
     """The shape `claude mcp add-json` writes."""
-    return {"type": "stdio", "command": command, "args": ["mcp"], "env": {"NEXUS_HOME": home} if home else {}}
+    return {"type": "stdio", "command": command, "args": ["mcp", *(["--tools", tools] if tools else [])],
+            "env": {"NEXUS_HOME": home} if home else {}}
 
 
 def check_settings(path: str, config: dict) -> None:
@@ -76,13 +77,14 @@ def edit_settings(path: str, text: str | None, install: bool, filled: dict[str, 
     return finish(text, old, with_allow(hookdefs.edited(old, "claude", install, filled), install))
 
 
-def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str | None) -> str | None:
+def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str | None,
+             tools: str | None = None) -> str | None:
     old = load_json(path, text)
     check_servers(path, old)
     new = dict(old)
     servers = dict(old.get("mcpServers") or {})
     if install:
-        servers["nexus"] = server_entry(command, home)
+        servers["nexus"] = server_entry(command, home, tools)
     else:
         servers.pop("nexus", None)
     if servers:
@@ -92,13 +94,14 @@ def edit_mcp(path: str, text: str | None, install: bool, command: str, home: str
     return finish(text, old, new)
 
 
-def changes(scope: str, project: str, install: bool, home: str | None) -> list[Change]:
+def changes(scope: str, project: str, install: bool, home: str | None,
+            tools: str | None = None) -> list[Change]:
     command = hookdefs.nexus_command()
     filled = hookdefs.fills(home)
     settings = settings_path(scope, project)
     mcp = mcp_path(scope, project)
     return [plan(settings, lambda t: edit_settings(settings, t, install, filled)),
-            plan(mcp, lambda t: edit_mcp(mcp, t, install, command, home))]
+            plan(mcp, lambda t: edit_mcp(mcp, t, install, command, home, tools))]
 
 
 def inspect(scope: str, project: str) -> dict:

@@ -29,8 +29,8 @@ def config_path(scope: str, project: str) -> str:
     return os.path.join(base, "config.toml")
 
 
-def server_table(command: str, home: str | None) -> dict:
-    table: dict = {"command": command, "args": ["mcp"],
+def server_table(command: str, home: str | None, tools: str | None = None) -> dict:
+    table: dict = {"command": command, "args": ["mcp", *(["--tools", tools] if tools else [])],
                    # without it Codex refuses MCP calls under approval_policy = "never"
                    "default_tools_approval_mode": "approve"}
     if home:
@@ -83,12 +83,12 @@ def _others(data: dict) -> dict:
 
 
 def edit_config(path: str, text: str | None, install: bool, command: str,
-                home: str | None) -> str | None:
+                home: str | None, tools: str | None = None) -> str | None:
     import tomli_w
 
     original = parse(path, text or "")
     servers = original.get("mcp_servers") or {}
-    ours = server_table(command, home) if install else None
+    ours = server_table(command, home, tools) if install else None
     if servers.get("nexus") == ours:
         return text  # already so: every byte stays
     rest = without_nexus_table(text or "")
@@ -116,13 +116,14 @@ def edit_hooks(path: str, text: str | None, install: bool, filled: dict[str, str
     return finish(text, old, hookdefs.edited(old, "codex", install, filled))
 
 
-def changes(scope: str, project: str, install: bool, home: str | None) -> list[Change]:
+def changes(scope: str, project: str, install: bool, home: str | None,
+            tools: str | None = None) -> list[Change]:
     command = hookdefs.nexus_command()
     filled = hookdefs.fills(home)
     hooks = hooks_path(scope, project)
     config = config_path(scope, project)
     return [plan(hooks, lambda t: edit_hooks(hooks, t, install, filled)),
-            plan(config, lambda t: edit_config(config, t, install, command, home))]
+            plan(config, lambda t: edit_config(config, t, install, command, home, tools))]
 
 
 def inspect(scope: str, project: str) -> dict:
