@@ -10,24 +10,19 @@ from pydantic import Field
 from ..core.models import Args, Result
 
 
-class InstallArgs(Args):
-    client: Literal["claude", "codex"] = Field(description="Which client to wire up.")
+class UninstallArgs(Args):
+    client: Literal["claude", "codex"] = Field(description="Which client.")
     scope: Literal["user", "project"] = Field(
         "user", description="user: your own config (~/.claude, ~/.codex); project: this "
         "project's .claude/ or .codex/ and .mcp.json.")
     dry_run: bool = Field(False, description="Show the diff of every file, change nothing.")
+
+
+class InstallArgs(UninstallArgs):
     tools: str = Field("default", min_length=1, max_length=200,
                        description="MCP tool groups to serve: comma-separated names, `default` "
                        "(sessions, messages, tasks) or `all`.", json_schema_extra={
                            "x-metavar": "GROUPS"})
-
-
-class UninstallArgs(Args):
-    client: Literal["claude", "codex"] = Field(description="Which client to unwire.")
-    scope: Literal["user", "project"] = Field(
-        "user", description="user: your own config (~/.claude, ~/.codex); project: this "
-        "project's .claude/ or .codex/ and .mcp.json.")
-    dry_run: bool = Field(False, description="Show the diff of every file, change nothing.")
 
 
 class FileChange(Result):
