@@ -1,6 +1,7 @@
 """The hook hot path, measured side by side with the interpreter floor
-`python -c "import json, sqlite3"` in one run. Every command runs as a child of a stand-in Claude
-Code process, as hooks do. Prints a table of medians and ratios.
+`python -c "import json, sqlite3"` in one run, with each process-table backend (/proc, and the
+`ps` one macOS and BSD use, forced with NEXUS_PROCESS_TABLE=ps). Every command runs as a child
+of a stand-in Claude Code process, as hooks do. Prints a table of medians and ratios.
 
 Usage: python bench/hotpath.py [--runs N] [--pending N]"""
 
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _util import PY, Client, compile_package, console_script, event, interleaved_in, table
 
 SID = "5e55f00d-0000-4000-8000-00000000beef"
+PS_SID = "5e55f00d-0000-4000-8000-0000000000a5"
 PEER = "codex:7e57c0de-0000-4000-8000-00000000cafe"
 
 
@@ -55,6 +57,16 @@ def main() -> None:
                                       "hook PostToolUse": ([nexus, "hook", "claude"], post),
                                       "hook PreToolUse": ([nexus, "hook", "claude"], pre)},
                              opts.runs)
+        # the same with the ps backend (start-time tokens are the backend's own: its own session)
+        ps_client = Client("claude", PS_SID, {**env, "NEXUS_PROCESS_TABLE": "ps"})
+        try:
+            ps_post = event("PostToolUse", PS_SID, tool_name="Bash", tool_use_id="toolu_3",
+                            tool_input={})
+            res.update(interleaved_in(ps_client, {
+                "floor (ps run)": (floor, b""),
+                "hook PostToolUse, ps backend": ([nexus, "hook", "claude"], ps_post)}, opts.runs))
+        finally:
+            ps_client.close()
         pending = fill_inbox(home, opts.pending)
         mail = interleaved_in(client, {"floor": (floor, b""),
                                        "hook": ([nexus, "hook", "claude"], post)}, opts.runs)
@@ -64,6 +76,9 @@ def main() -> None:
     rows = [("python -c 'import json, sqlite3'", f"{f1 * 1000:.1f} ms", "1.00x", "")]
     for key in ("hook PostToolUse", "hook PreToolUse"):
         rows.append((key, f"{res[key] * 1000:.1f} ms", f"{res[key] / f1:.2f}x", "<= 1.3x"))
+    key = "hook PostToolUse, ps backend"
+    rows.append((key + " (macOS, BSD)", f"{res[key] * 1000:.1f} ms",
+                 f"{res[key] / res['floor (ps run)']:.2f}x", "report"))
     rows.append((f"hook PostToolUse, {pending} unread pending", f"{mail['hook'] * 1000:.1f} ms",
                  f"{mail['hook'] / mail['floor']:.2f}x", "<= 1.3x"))
     table(rows)

@@ -12,8 +12,16 @@ if ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/de
     || echo "test.sh: could not install tmux; the interactive-client tests will fail" >&2
 fi
 export NEXUS_REQUIRE_REALCLIENT=${NEXUS_REQUIRE_REALCLIENT:-1}
-run=(.venv/bin/python -m pytest -n "${NEXUS_TEST_WORKERS:-auto}" "$@")
-if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
-  exec unshare -n -- .venv/bin/python scripts/loopback.py "${run[@]}"
+# The whole suite; then, for a full run, everything whose identity comes from the operating
+# system's process table again through the portable `ps` backend (what macOS and BSD use).
+pytest=(.venv/bin/python -m pytest -n "${NEXUS_TEST_WORKERS:-auto}")
+script=("${pytest[@]}" "$@")
+if [ $# -eq 0 ]; then
+  printf -v both '%q ' "${pytest[@]}"
+  script=(sh -c "$both && echo 'test.sh: again with the ps process table' &&
+    NEXUS_PROCESS_TABLE=ps $both -m 'realprocs or realclient'")
 fi
-exec "${run[@]}"
+if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
+  exec unshare -n -- .venv/bin/python scripts/loopback.py "${script[@]}"
+fi
+exec "${script[@]}"

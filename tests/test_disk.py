@@ -45,6 +45,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.realprocs
 def test_full_and_read_only_disks(tmp_path):
     mnt, out = tmp_path / "mnt", tmp_path / "out"
     mnt.mkdir()
@@ -98,6 +99,7 @@ FILL = textwrap.dedent("""
 """)
 
 
+@pytest.mark.realprocs
 def test_a_full_disk_loses_nothing_acknowledged_and_the_store_recovers_by_itself(tmp_path):
     """Fill the disk, send until refused, free the space: every message acknowledged before is
     read, and the store takes new ones, with no command in between."""

@@ -52,6 +52,7 @@ def test_the_documented_install_puts_nexus_on_a_login_shell_path(tmp_path):
     assert "`nexus peers` lists sessions" in greeting, greeting
 
 
+@pytest.mark.realprocs
 def test_without_a_path_agents_are_told_the_absolute_path(hook, chdir_work):
     greeting = json.loads(hook("claude", "SessionStart", sid(1), source="startup").out)
     text = greeting["hookSpecificOutput"]["additionalContext"]

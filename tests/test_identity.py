@@ -277,6 +277,7 @@ def test_successor_inherits_the_callers_identity(nx, hook, chdir_work, fake):
     assert w["id"] == f"claude:{sid(2)}"
 
 
+@pytest.mark.realprocs
 def test_the_security_log_lists_what_was_refused(nx, pair, fake):
     nx("read", env=codex_env(B), inside=fake.client_of(A_ID))
     r = nx("events", "--action", "security", "--json")

@@ -18,6 +18,8 @@ from mcp.shared.exceptions import MCPError as McpError
 from helpers import call, sid, tree_bytes
 from standin import client_wrapper, hook_events
 
+pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
+
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 

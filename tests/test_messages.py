@@ -371,3 +371,25 @@ def test_an_interrupted_ask_leaves_the_question_open(nx, pair, monkeypatch):
     nx("reply", question["message_id"], "yes", env=B)
     texts = [m["text"] for m in nx("read", "--json", env=A).json["messages"]]
     assert "yes" in texts and any("late reply" in t for t in texts)
+
+
+def test_a_reader_that_left_early_gets_no_complaint_and_nothing_is_consumed(nx, pair, home):
+    """`nexus read | head -0`: the pipe's reader is gone before the write (EPIPE): exit 74
+    without a message (as tools that die of SIGPIPE say nothing), and the mail stays unread."""
+    import subprocess
+    import sys
+
+    me = nx("whoami", "--json").json["id"]
+    nx("send", "claude", "registering the person")
+    nx("send", me, "for the person", env=A)
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "nexus_cli", "read"], env=env,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 74 and done.stderr == "", done.stderr
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["for the person"]

@@ -134,7 +134,8 @@ def failed(exc: OSError) -> int:
         os.close(devnull)
     except OSError:
         pass
-    emit_error(err, False)
+    if exc.errno != errno.EPIPE:  # a reader that stopped early (`| head`) wants no complaint
+        emit_error(err, False)
     return int(err.exit_code)
 
 

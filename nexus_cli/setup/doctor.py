@@ -60,6 +60,22 @@ def store_checks(store: Store) -> list[dict]:
     return out
 
 
+def process_check() -> dict:
+    """Identity rests on the process table: which backend reads it, and whether it gave this
+    shell's ancestry (without one, a command cannot tell which client it runs under)."""
+    procs = table()
+    how = {"proc": "/proc", "ps": "ps (macOS, BSD; or NEXUS_PROCESS_TABLE=ps)"}.get(
+        procs.backend, procs.backend)
+    if procs.get(os.getpid()) is None:
+        return check("process table", "fail", f"{how}: this process cannot be read",
+                     "nexus cannot tell which client a command runs under; report your "
+                     "platform (`uname -a`) as a bug")
+    chain = procs.ancestors()
+    names = " < ".join(p.name for p in chain[:4]) + (" ..." if len(chain) > 4 else "")
+    return check("process table", "ok", f"{how}: " + (f"this shell runs under {names}" if chain
+                                                      else "this process runs directly under init"))
+
+
 def session_checks(conn: Any, now: float) -> list[dict]:
     rows = sessions.troubled(conn)
     stuck = [r["name"] for r in rows if r["status"] == "listening"
@@ -207,6 +223,7 @@ def path_check() -> dict:
 def doctor(ctx: Ctx, a: Any) -> dict:
     project = identity.project_root(os.getcwd())
     checks = store_checks(ctx.store)
+    checks.append(process_check())
     checks.append(path_check())
     checks += install_checks("claude", claude, project)
     checks += install_checks("codex", codex, project)

@@ -1,0 +1,56 @@
+"""Both process-table backends on the real process tree: the same parents and names, a start
+token that names one process, a dead pid seen as dead. (The rest of the suite runs on a synthetic
+table; the tests marked `realprocs` run again with NEXUS_PROCESS_TABLE=ps in scripts/test.sh.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nexus_cli.core.proctable import ProcFS, PsTable
+
+pytestmark = pytest.mark.realprocs
+BACKENDS = [pytest.param(ProcFS, id="proc",
+                         marks=pytest.mark.skipif(not os.path.exists("/proc/self/stat"),
+                                                  reason="no /proc here")),
+            pytest.param(PsTable, id="ps")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_chain_above_this_process(backend):
+    table = backend()
+    me = table.get(os.getpid())
+    assert me is not None and me.pid == os.getpid() and me.ppid == os.getppid()
+    chain = table.ancestors()
+    assert chain and chain[0].pid == os.getppid()
+    for child, parent in zip(chain, chain[1:], strict=False):
+        assert child.ppid == parent.pid
+    assert all(p.name and len(p.name) <= 15 for p in chain)
+    assert table.alive(me.pid, me.start) and not table.alive(me.pid, me.start + "x")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_child_is_named_and_a_dead_pid_is_dead(backend):
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        table = backend()
+        row = table.get(child.pid)
+        assert row is not None and row.ppid == os.getpid() and row.name.startswith("python")
+        assert table.alive(child.pid, row.start)
+        exe = table.exe(child.pid)
+        assert exe is None or os.path.basename(exe).startswith("python")
+    finally:
+        child.communicate(b"")
+    fresh = backend()
+    assert fresh.get(child.pid) is None and not fresh.alive(child.pid, row.start)
+
+
+def test_both_backends_agree_on_the_tree():
+    if not os.path.exists("/proc/self/stat"):
+        pytest.skip("no /proc here")
+    proc, ps = ProcFS().ancestors(), PsTable().ancestors()
+    assert [(p.pid, p.ppid, p.name) for p in proc] == [(p.pid, p.ppid, p.name) for p in ps]
