@@ -11,6 +11,11 @@ if ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/de
   (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null \
     || echo "test.sh: could not install tmux; the interactive-client tests will fail" >&2
 fi
+# the tests run without a network: the first-run test installs nexus the documented way
+# (scripts/install.sh through pipx) from a local wheelhouse made here, while the index is reachable
+.venv/bin/python -m pip wheel -q --disable-pip-version-check -w .wheels pipx pip setuptools wheel . \
+  || echo "test.sh: could not build the wheelhouse; the first-run install test will fail" >&2
+export NEXUS_WHEELHOUSE=$PWD/.wheels
 export NEXUS_REQUIRE_REALCLIENT=${NEXUS_REQUIRE_REALCLIENT:-1}
 # The whole suite; then, for a full run, everything whose identity comes from the operating
 # system's process table again through the portable `ps` backend (what macOS and BSD use).
