@@ -38,7 +38,7 @@ def create(ctx: Ctx, a: TaskCreateArgs) -> dict:
                                 expires_at=ctx.now + a.ttl / 1000 if a.ttl else None,
                                 source_meeting_id=a.source_meeting_id)
         events.record(conn, ctx.now, me.id, "task.create", task_id,
-                      source_meeting_id=a.source_meeting_id)
+                      **({"source_meeting_id": a.source_meeting_id} if a.source_meeting_id else {}))
         task = record(conn, get(conn, task_id))
         return {"task_id": task_id, "status": task["status"],
                 "message": "Task created successfully.", "task": task}
