@@ -119,7 +119,8 @@ def _task_id_alias(value: Any) -> Any:
 
 class TaskIdArgs(Args):
     """Seed 004 names the task `taskId`; `task_id` is accepted too."""
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"x-aliases": {"task_id": "taskId"}})
+    model_config = ConfigDict(extra="forbid",
+                              json_schema_extra={"x-aliases": {"task_id": "taskId"}})
     taskId: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
 
     @model_validator(mode="before")

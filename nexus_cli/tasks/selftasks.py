@@ -37,8 +37,8 @@ def create(ctx: Ctx, a: TaskCreateArgs) -> dict:
                                 status="pending", mode="self", now=ctx.now, metadata=a.metadata,
                                 expires_at=ctx.now + a.ttl / 1000 if a.ttl else None,
                                 source_meeting_id=a.source_meeting_id)
-        events.record(conn, ctx.now, me.id, "task.create", task_id,
-                      **({"source_meeting_id": a.source_meeting_id} if a.source_meeting_id else {}))
+        linked = {"source_meeting_id": a.source_meeting_id} if a.source_meeting_id else {}
+        events.record(conn, ctx.now, me.id, "task.create", task_id, **linked)
         task = record(conn, get(conn, task_id))
         return {"task_id": task_id, "status": task["status"],
                 "message": "Task created successfully.", "task": task}

@@ -45,7 +45,8 @@ def mentioned(conn: sqlite3.Connection, text: str, now: float) -> list[str]:
 def _project_peers(conn: sqlite3.Connection, project: str, now: float) -> list[str]:
     return [r[0] for r in conn.execute(
         f"SELECT id FROM sessions WHERE project = :p AND {sessions.LIVE_SQL}"
-        " ORDER BY last_active DESC LIMIT :n", {"p": project, "n": QUIET_MAX, **sessions.stale(now)})]
+        " ORDER BY last_active DESC LIMIT :n",
+        {"p": project, "n": QUIET_MAX, **sessions.stale(now)})]
 
 
 def send(ctx: Ctx, a: SendMessageArgs) -> dict:

@@ -26,9 +26,7 @@ def news(conn: sqlite3.Connection, me: sqlite3.Row, nexus: str = "nexus") -> str
     """Inside the hook's write: the line announcing new chat for `me`, if any (and the session's
     announcement cursor moves past it)."""
     sid = me["id"]
-    top = conn.execute("SELECT max(seq) FROM ws_chat").fetchone()[0]
-    if top is None:
-        return None
+    top = conn.execute("SELECT coalesce(max(seq), 0) FROM ws_chat").fetchone()[0]
     row = conn.execute("SELECT seq FROM ws_cursors WHERE reader = ? AND stream = ?",
                        (sid, ANNOUNCED)).fetchone()
     if row is None or row[0] >= top:

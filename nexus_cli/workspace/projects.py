@@ -250,8 +250,8 @@ def topology(ctx: Ctx, a: TopologyArgs) -> dict:
                 "relationsCount": counts.get(pid, 0), "missing": row is None}
 
     if a.projectId:
-        ids = [a.projectId] + sorted({e["to"] for e in edges} | {e["from"] for e in edges}
-                                     - {a.projectId})
+        ids = [a.projectId, *sorted({e["to"] for e in edges} | {e["from"] for e in edges}
+                                    - {a.projectId})]
     else:
         ids = sorted(set(rows) | {e["to"] for e in edges})
     nodes = [node(i) for i in ids]
