@@ -18,6 +18,7 @@ from nexus_cli.core.errors import NexusError
 from nexus_cli.core.registry import invoke
 from nexus_cli.core.store import paths
 from nexus_cli.messages import mailbox
+from test_mcp import run, session  # the official SDK client, as tests/test_mcp.py starts it
 
 A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
 A_ID, B_ID, C_ID = f"claude:{sid(1)}", f"codex:{sid(2)}", f"claude:{sid(3)}"
@@ -495,3 +496,107 @@ def test_global_chat_reaches_the_sender_s_project_after_a_tool_call(home, hook, 
     assert "1 new message in global chat" in text
     call(home, "read_messages", {}, C)  # read already: nothing to announce
     assert "global chat" not in context_of(hook("claude", "UserPromptSubmit", sid(3), prompt="x"))
+
+
+# -- over MCP, with the official SDK client -------------------------------------------------------
+
+SEED_004 = {  # tool: (required arguments, optional arguments, readOnly, destructive)
+    "sync_project_assets": ({"manifest", "internalDocs"}, set(), False, True),
+    "upload_project_asset": ({"projectId", "fileName", "base64Content"}, set(), False, True),
+    "update_project": ({"projectId", "patch"}, set(), False, True),
+    "rename_project": ({"oldId", "newId"}, set(), False, True),
+    "search_projects": ({"query"}, {"limit"}, True, False),
+    "get_global_topology": (set(), {"projectId"}, True, False),
+    "get_project": ({"projectId"}, {"includeDocs"}, True, False),
+    "host_delete_project": ({"projectId"}, set(), False, True),
+    "update_global_strategy": ({"content"}, set(), False, True),
+    "get_global_strategy": (set(), set(), True, False),
+    "list_global_docs": (set(), set(), True, False),
+    "get_global_doc": ({"docId"}, set(), True, False),
+    "sync_global_doc": ({"docId", "title", "content"}, set(), False, True),
+    "list_meetings": (set(), {"status", "limit"}, True, False),
+    "start_meeting": ({"topic"}, set(), False, False),
+    "end_meeting": (set(), {"meetingId", "summary"}, False, True),
+    "archive_meeting": ({"meetingId"}, set(), False, True),
+    "reopen_meeting": ({"meetingId"}, set(), False, True),
+    "send_message": ({"message"}, {"category", "meetingId"}, False, False),
+    "read_messages": (set(), {"count", "meetingId"}, False, False),
+    "list_events": (set(), {"limit", "action"}, True, False),
+    "create_task": (set(), {"source_meeting_id", "metadata", "ttl"}, False, False),
+    "get_task": ({"taskId"}, set(), True, False),
+    "list_tasks": (set(), {"status", "limit"}, True, False),
+    "update_task": ({"taskId"}, {"status", "progress", "result_uri", "error_message",
+                                 "metadata"}, False, False),
+    "cancel_task": ({"taskId"}, set(), False, True),
+    "host_maintenance": ({"action"}, {"count"}, False, True),
+}
+
+
+def test_the_sdk_client_lists_seed_004_s_tools_with_their_schemas(home):
+    async def go():
+        async with session(home, args=("--tools", "default,workspace")) as s:
+            return {t.name: t for t in (await s.list_tools()).tools}
+
+    tools = run(go)
+    assert set(SEED_004) <= set(tools)
+    for name, (required, optional, read_only, destructive) in SEED_004.items():
+        t = tools[name]
+        props = set(t.input_schema["properties"])
+        assert required <= props and optional <= props, (name, props)
+        assert set(t.input_schema.get("required", [])) == required, name
+        assert t.output_schema and t.output_schema["type"] == "object", name
+        a = t.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.open_world_hint) == (
+            read_only, destructive, False), name
+        assert t.title and len(t.description) <= 160
+    assert tools["update_task"].annotations.idempotent_hint is True
+    send = tools["send_message"].input_schema["properties"]["category"]
+    assert send["enum"] == ["MEETING_START", "PROPOSAL", "DECISION", "UPDATE", "CHAT"]
+
+
+def test_an_agent_holds_a_meeting_over_mcp(home, hook):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__start_meeting",
+         tool_use_id="toolu_M1")
+    args = ("--tools", "default,workspace")
+
+    async def claude_side():
+        async with session(home, A_ID, args=args, bind=("toolu_M1",)) as s:
+            meta = {"claudecode/toolUseId": "toolu_M1"}
+            started = await s.call_tool("start_meeting", {"topic": "api"}, meta=meta)
+            said = await s.call_tool("send_message", {"message": "use REST", "category": "PROPOSAL"},
+                                     meta=meta)
+            task = await s.call_tool("create_task", {"source_meeting_id": started.structured_content[
+                "meetingId"], "ttl": 3_600_000}, meta=meta)
+            got = await s.call_tool("get_task", {"taskId": task.structured_content["task_id"]},
+                                    meta=meta)
+            return started, said, task, got
+
+    started, said, task, got = run(claude_side)
+    assert not started.is_error and not said.is_error and not task.is_error, started.content
+    mid = started.structured_content["meetingId"]
+    assert said.structured_content["sentTo"] == "meeting"
+    assert got.structured_content["source_meeting_id"] == mid
+
+    async def codex_side():
+        async with session(home, B_ID, args=args) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2)}
+            read = await s.call_tool("read_messages", {"meetingId": mid}, meta=meta)
+            decided = await s.call_tool("send_message", {"message": "agreed: REST",
+                                                         "category": "DECISION"}, meta=meta)
+            refused = await s.call_tool("end_meeting", {}, meta=meta)
+            return read, decided, refused
+
+    read, decided, refused = run(codex_side)
+    assert [m["text"] for m in read.structured_content["messages"]] == [
+        "Meeting started: api", "use REST"]
+    assert not decided.is_error and refused.is_error and "not_initiator" in refused.content[0].text
+
+    async def no_caller():
+        async with session(home, args=args) as s:
+            return await s.call_tool("read_messages", {})
+
+    r = run(no_caller)
+    assert r.is_error and "read_messages needs an instanceId: unread cursors are kept per " \
+        "instance" in r.content[0].text
