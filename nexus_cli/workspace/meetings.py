@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def _ack(conn: sqlite3.Connection, row: sqlite3.Row, message: str) -> dict:
     return {"ok": True, "message": message, "meetingId": row["id"], "status": row["status"],
-            "topic": row["topic"], "meeting": streams.record(conn, row)}
+            "topic": row["topic"], "summary": row["summary"], "meeting": streams.record(conn, row)}
 
 
 def _initiator(me: Caller, row: sqlite3.Row, verb: str) -> None:

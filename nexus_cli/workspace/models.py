@@ -357,6 +357,7 @@ class MeetingAck(Result):
     meetingId: str
     status: Literal["active", "closed", "archived"]
     topic: str
+    summary: str | None = Field(None, description="The closing summary, if any.")
     meeting: Meeting
 
 
