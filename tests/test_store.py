@@ -15,8 +15,10 @@ from nexus_cli.core.store import migrations, paths
 from nexus_cli.core.store.db import Store
 
 READ_ONLY = [("whoami",), ("peers",), ("message", "status", "m-123"), ("tasks", "--open"),
-             ("tasks", "--self"), ("handoff", "status")]
+             ("tasks", "--self"), ("handoff", "status"), ("meeting", "list"), ("doc", "list"),
+             ("find", "anything"), ("project", "topology")]
 WRITES = [("send", "claude@work", "hi"), ("read",), ("profile", "--note", "x"),
+          ("chat", "send", "hi"), ("meeting", "start", "t"),
           ("delegate", "claude@work", "job"), ("report", "t-1", "--status", "completed",
                                                   "--result", "r"), ("task", "create", "x")]
 
@@ -65,8 +67,9 @@ def test_read_only_commands_never_migrate(nx, home, chdir_work):
     conn.execute("PRAGMA user_version = 0")
     conn.close()
     before = db.read_bytes()
-    r = nx("peers")
-    assert r.code == 6 and "store_outdated" in r.err and str(db) in r.err
+    for args in (("peers",), ("meeting", "list")):  # a workspace read spends no token here
+        r = nx(*args)
+        assert r.code == 6 and "store_outdated" in r.err and str(db) in r.err
     assert db.read_bytes() == before
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 0

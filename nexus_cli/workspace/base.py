@@ -25,13 +25,19 @@ def writing(ctx: Ctx) -> Iterator[tuple[sqlite3.Connection, Caller]]:
 
 @contextmanager
 def reading(ctx: Ctx) -> Iterator[tuple[sqlite3.Connection, Caller]]:
-    """A read: its token is spent in a short write first (when a store exists: a read-only
-    command never creates one), then the snapshot is read."""
-    if ctx.store.check_dir() and ctx.store.check_file():
-        with ctx.store.write() as conn:
-            ratelimit.take(conn, ctx.me(conn).id, ctx.now, ctx.store.root)
+    """A read: its token is spent in a short write of its own, but only where a current store
+    exists (a read-only command never creates or migrates one: an older store was refused by
+    the read already) and can be written (on read-only media, or a full disk, reading goes on)."""
     with ctx.read() as conn:
-        yield conn, ctx.me(conn)
+        me = ctx.me(conn)
+        if ctx.store.check_dir() and ctx.store.check_file():
+            try:
+                with ctx.store.write() as wconn:
+                    ratelimit.take(wconn, me.id, ctx.now, ctx.store.root)
+            except NexusError as exc:
+                if exc.code not in ("store_readonly", "store_full"):
+                    raise
+        yield conn, me
 
 
 def record(conn: sqlite3.Connection, ctx: Ctx, me: Caller, action: str, target: str | None,
