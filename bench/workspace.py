@@ -71,21 +71,24 @@ def ctx(home: str):
     return ctx_for(home, {"CLAUDE_CODE_SESSION_ID": ME.split(":", 1)[1]}, cwd=PROJECT)
 
 
-def measure(home: str, runs: int) -> dict[str, list[float]]:
+def measure(homes: list[str], runs: int) -> list[dict[str, list[float]]]:
+    """Each call on each store in turn, so load on the machine hits both alike."""
     # find --kind doc matches about 1% of the documents (a common word): its cost follows the
     # matches it ranks, so it is reported beside the selective query, not held to 2x
-    out: dict[str, list[float]] = {"find": [], "find --kind doc": [], "read_messages": []}
+    out: list[dict[str, list[float]]] = [
+        {"find": [], "find --kind doc": [], "read_messages": []} for _ in homes]
     cases = (("find", "find", {"query": NEEDLE}),
              ("find --kind doc", "find", {"query": f"{NEEDLE} OR w1", "kind": "doc",
                                           "limit": 10}),
              ("read_messages", "read_messages", {"count": 10}))
     for _ in range(runs):
         for name, tool, args in cases:
-            c = ctx(home)
-            start = time.perf_counter()
-            r = invoke(TOOLS[tool], c, args)
-            out[name].append(time.perf_counter() - start)
-            assert r.get("hits", r.get("messages")), (name, r)
+            for home, samples in zip(homes, out, strict=True):
+                c = ctx(home)
+                start = time.perf_counter()
+                r = invoke(TOOLS[tool], c, args)
+                samples[name].append(time.perf_counter() - start)
+                assert r.get("hits", r.get("messages")), (name, r)
     return out
 
 
@@ -108,7 +111,7 @@ def main() -> None:
     empty = build(20, 2, behind, behind)
     full = build(opts.docs, opts.meetings, opts.messages, behind)
     built = time.perf_counter() - started
-    a, b = measure(empty, opts.runs), measure(full, opts.runs)
+    a, b = measure([empty, full], opts.runs)
     rows = []
     sizes = {"find": f"{opts.docs:,} docs, {opts.meetings:,} meetings",
              "find --kind doc": f"{opts.docs:,} docs, a common word OR'd in",
