@@ -9,11 +9,22 @@ from typing import Any
 import pytest
 
 from helpers import claude_env, sid, tree_bytes
+from nexus_cli.cli.params import dest, flag
 from nexus_cli.core.registry import specs
 
+MANIFEST = ('{"id": "web_a", "name": "A", "description": "", "techStack": [], "relations": [],'
+            ' "repositoryUrl": "", "localPath": "/", "endpoints": [], "apiSpec": []}')
 VALID = {"target": "codex", "text": "hi", "task": "job", "message_id": "m-1", "task_id": "t-1",
          "client": "claude", "state": "on", "action": "status", "status": "completed",
-         "result": "r"}
+         "result": "r", "taskId": "t-1", "projectId": "web_a", "oldId": "web_a",
+         "newId": "web_b", "fileName": "f.txt", "base64Content": "aGk=", "query": "q",
+         "docId": "d1", "title": "t", "content": "c", "meetingId": "mtg-1", "topic": "t",
+         "message": "m", "manifest": MANIFEST, "internalDocs": "d", "patch": '{"name": "n"}',
+         ("host_maintenance", "action"): "prune"}
+
+
+def valid(spec: dict[str, Any], name: str) -> str:
+    return VALID.get((spec["name"], name), VALID.get(name, "x"))
 
 
 def kind(prop: dict[str, Any]) -> str:
@@ -55,14 +66,14 @@ def argv(spec: dict[str, Any], field: str, value: str) -> list[str]:
     args = list(spec["cli"]["path"])
     schema = spec["inputSchema"]
     for name in spec["cli"]["positional"]:
-        args.append(value if name == field else VALID.get(name, "x"))
+        args.append(value if name == field else valid(spec, name))
     for name in schema["properties"]:
         if name in spec["cli"]["positional"]:
             continue
         if name == field:
-            args += ["--" + name.replace("_", "-"), value]
+            args += [flag(name), value]
         elif name in schema.get("required", ()):
-            args += ["--" + name.replace("_", "-"), VALID.get(name, "x")]
+            args += [flag(name), valid(spec, name)]
     return args
 
 
@@ -77,7 +88,7 @@ def test_every_bad_argument_is_a_coded_error_and_writes_nothing(nx, hook, chdir_
     assert r.code == 2, (argv(spec, field, value), r.out, r.err)
     err = r.json["error"]
     assert err["code"] in ("invalid_argument", "usage_error"), err
-    typed = field.upper() if field in spec["cli"]["positional"] else "--" + field.replace("_", "-")
+    typed = dest(field).upper() if field in spec["cli"]["positional"] else flag(field)
     assert err["key"].startswith(typed) or typed in err["reason"] or err["code"] == "usage_error"
     assert "Traceback" not in r.err and r.err.startswith("nexus: ")
     after = tree_bytes(home)

@@ -93,12 +93,41 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     run("tasks", "tasks", "--open", env=b)
     run("report", "report", task, "--status", "completed", "--result", "done", env=b)
     run("tasks", "tasks", env=a)
-    self_task = run("task_create", "task", "create", "mine", "--ttl", "60", env=a)["id"]
-    run("task_update", "task", "update", self_task, "--progress", "0.5", env=a)
-    run("task_get", "task", "get", self_task, env=a)
+    self_task = run("create_task", "task", "create", "mine", "--ttl", "60000", env=a)["task_id"]
+    run("update_task", "task", "update", self_task, "--progress", "0.5", env=a)
+    run("get_task", "task", "get", self_task, env=a)
     run("tasks", "tasks", "--self", env=a)
-    seen.add("task_list")  # MCP only; tests/test_mcp.py calls it
-    run("task_cancel", "task", "cancel", self_task, env=a)
+    seen.add("list_tasks")  # MCP only; tests/test_mcp.py calls it
+    run("cancel_task", "task", "cancel", self_task, env=a)
+    manifest = json.dumps({"id": "web_shop", "name": "Shop", "description": "the shop",
+                           "techStack": ["python"], "relations": [{"targetId": "api_pay",
+                           "type": "dependency"}], "repositoryUrl": "", "localPath": "/w",
+                           "endpoints": [{"name": "n", "url": "u", "description": "d"}],
+                           "apiSpec": [], "billing": {"plain": "free"}, "feature_tier": "team"})
+    run("sync_project_assets", "project", "sync", "--manifest", manifest, "--internal-docs",
+        "checkout docs", env=a)
+    run("upload_project_asset", "project", "upload", "web_shop", "a.txt", "--base64-content",
+        "aGk=", env=a)
+    run("update_project", "project", "update", "web_shop", "--patch", '{"name": "S"}', env=a)
+    run("rename_project", "project", "rename", "web_shop", "web_store", env=a)
+    run("search_projects", "project", "search", "shop", env=a)
+    run("get_global_topology", "project", "topology", env=a)
+    run("get_project", "project", "get", "web_store", env=a)
+    run("update_global_strategy", "doc", "set-strategy", "# plan", env=a)
+    run("get_global_strategy", "doc", "strategy", "--history", "2", env=a)
+    run("sync_global_doc", "doc", "sync", "arch", "Architecture", "text", env=a)
+    run("list_global_docs", "doc", "list", env=a)
+    run("get_global_doc", "doc", "get", "arch", env=a)
+    meeting = run("start_meeting", "meeting", "start", "release", env=a)["meetingId"]
+    run("send_message", "chat", "send", "ship it @codex@work", "--category", "DECISION", env=a)
+    run("read_messages", "chat", "read", "--meeting-id", meeting, env=b)
+    run("list_meetings", "meeting", "list", env=a)
+    run("end_meeting", "meeting", "end", "--summary", "done", env=a)
+    run("archive_meeting", "meeting", "archive", meeting, env=a)
+    run("reopen_meeting", "meeting", "reopen", meeting, env=a)
+    run("find", "find", "checkout", env=a)
+    run("host_maintenance", "chat", "maintenance", "prune", "--count", "1", "--confirm", env=a)
+    run("host_delete_project", "project", "delete", "web_store", "--confirm", env=a)
     run("handoff", "handoff", "status", env=a)
     r = nx("ask", "codex", "anyone?", "--timeout", "0", "--json", env=a)
     assert r.code == 7

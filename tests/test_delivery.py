@@ -293,7 +293,7 @@ def test_an_old_unread_message_is_never_read_and_its_sender_is_told(nx, hook, pa
 
 
 def test_a_task_past_its_ttl_reads_failed_in_a_read_only_listing(nx, pair, home):
-    t = nx("task", "create", "quick", "--ttl", "60", "--json", env=A).json["id"]
+    t = nx("task", "create", "quick", "--ttl", "60000", "--json", env=A).json["task_id"]
     age(home, "UPDATE tasks SET expires_at = expires_at - 120 WHERE id = ?", t)
     got = nx("tasks", "--json", env=A).json["items"][0]
     assert (got["status"], got["error"]) == ("failed", "TTL expired")

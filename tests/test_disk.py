@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
 
 SCRIPT = textwrap.dedent("""
     set -u
-    mount -t tmpfs -o size=400k tmpfs "$MNT"
+    mount -t tmpfs -o size=800k tmpfs "$MNT"
     mkdir -m 700 "$NEXUS_HOME"
     # this script runs below a stand-in claude (the client of A); B's commands run below a codex
     hook() { echo "{\\"hook_event_name\\": \\"SessionStart\\", \\"session_id\\": \\"$2\\", \\"cwd\\": \\"$MNT\\"}" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null; }

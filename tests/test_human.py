@@ -23,6 +23,7 @@ def normalise(text: str, home: str, work: str) -> str:
     text = text.replace(home, "<home>").replace(work, "<work>")
     text = re.sub(r"\bm-[0-9a-f]{12}\b", "m-<id>", text)
     text = re.sub(r"\bt-[0-9a-f]{12}\b", "t-<id>", text)
+    text = re.sub(r"\bmtg-[0-9a-f]{8}\b", "mtg-<id>", text)
     text = re.sub(r"just now|\d+(\.\d+)? (ms|s|min|h|d) ago", "<ago>", text)
     text = re.sub(r"after \d+(\.\d+)? s", "after <n> s", text)
     text = re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d", "<time>", text)
@@ -73,6 +74,21 @@ def test_golden_transcript_of_every_command(nx, hook, pair, home, monkeypatch):
     run("task", "get", mine, env=A)
     run("tasks", "--self", env=A)
     run("task", "cancel", mine, env=A)
+    manifest = ('{"id": "web_shop", "name": "Shop", "description": "the \\u001b[31mshop",'
+                ' "techStack": ["python"], "relations": [{"targetId": "api_pay", "type":'
+                ' "dependency"}], "repositoryUrl": "", "localPath": "/w", "endpoints": [],'
+                ' "apiSpec": []}')
+    run("project", "sync", "--manifest", manifest, "--internal-docs", "checkout notes", env=A)
+    run("project", "topology", env=A)
+    run("project", "get", "web_shop", "--no-include-docs", env=A)
+    meeting = re.search(r"mtg-[0-9a-f]{8}", run("meeting", "start", "release plan",
+                                                 env=A)).group(0)
+    run("chat", "send", "ship friday, @codex@work", "--category", "DECISION", env=A)
+    run("chat", "read", "--meeting-id", meeting, env=B)
+    run("meeting", "list", env=A)
+    run("meeting", "end", "--summary", "friday it is", env=B, code=5)
+    run("meeting", "end", "--summary", "friday it is", env=A)
+    run("find", "friday", env=A)
     run("listen", "on", env=B)
     run("listen", "off", env=B)
     run("listen", "on", code=2)

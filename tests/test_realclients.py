@@ -126,7 +126,7 @@ def test_a_message_sent_during_a_turn_arrives_after_the_next_tool_call(world, cl
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_every_group_is_one_flag_away(world, client):
     """The default groups leave the workspace tools out; `--tools all` serves them."""
-    world.script(g1=[{"tool": "mcp__nexus__task_create", "input": {"text": "tracked"}},
+    world.script(g1=[{"tool": "mcp__nexus__create_task", "input": {"text": "tracked"}},
                      {"text": "done"}])
     def turn(run: str) -> None:
         if client == "claude":
@@ -136,12 +136,12 @@ def test_every_group_is_one_flag_away(world, client):
 
     turn("g1")
     tools = json.dumps(world.requests("g1")[0]["body"].get("tools", []))
-    assert "task_create" not in tools and "delegate" in tools
+    assert "create_task" not in tools and "delegate" in tools
     world.nexus("install", client, "--tools", "all")
-    world.script(g2=[{"tool": "mcp__nexus__task_create", "input": {"text": "tracked"}},
+    world.script(g2=[{"tool": "mcp__nexus__create_task", "input": {"text": "tracked"}},
                      {"text": "done"}])
     turn("g2")
-    assert "task_create" in json.dumps(world.requests("g2")[0]["body"].get("tools", []))
+    assert "create_task" in json.dumps(world.requests("g2")[0]["body"].get("tools", []))
     assert world.reached("g2", "tracked") and world.reached("g2", "pending")
 
 
@@ -381,3 +381,45 @@ def test_the_conversation_after_clear_inherits_mail_and_obligations(world, clien
                                    (mid,)).fetchone()[0]
     assert recipient == new
     assert json.loads(world.nexus("status", old, "--json").stdout)["successor"] == new
+
+
+def test_claude_and_codex_hold_a_meeting_through_mcp_tools(world):
+    """Seed 004's workspace over MCP with the real clients: Claude Code starts a meeting and
+    proposes, Codex (a participant by posting) decides, Claude ends it: the decision is in the
+    meeting's record, and it reached Claude's model as the announcement of a DECISION."""
+    world.nexus("install", "claude", "--tools", "default,workspace")
+    world.nexus("install", "codex", "--tools", "default,workspace")
+    c_id = start(world, "claude", "c0")
+    x_id = start(world, "codex", "x0")
+    world.script(
+        c1=[{"tool": "mcp__nexus__start_meeting", "input": {"topic": "api style"}},
+            {"tool": "mcp__nexus__send_message",
+             "input": {"message": "proposal: REST over gRPC", "category": "PROPOSAL"}},
+            {"text": "proposed"}],
+        x1=[{"tool": "mcp__nexus__list_meetings", "input": {"status": "active"}},
+            {"tool": "mcp__nexus__find", "input": {"query": "gRPC", "kind": "meeting"}},
+            {"tool": "mcp__nexus__send_message",
+             "input": {"message": "agreed: REST", "category": "DECISION"}},
+            {"text": "decided"}],
+        c2=[{"tool": "mcp__nexus__end_meeting", "input": {"summary": "REST it is"}},
+            {"text": "ended"}],
+    )
+    resume(world, c_id, "c1")
+    resume(world, x_id, "x1")
+    resume(world, c_id, "c2")
+    meetings = json.loads(world.nexus("meeting", "list", "--json").stdout)["meetings"]
+    assert len(meetings) == 1, meetings
+    m = meetings[0]
+    assert (m["status"], m["topic"], m["initiator"], m["summary"]) == (
+        "closed", "api style", c_id, "REST it is")
+    assert set(m["participants"]) == {c_id, x_id}
+    assert [(d["from"], d["text"]) for d in m["decisions"]] == [(x_id, "agreed: REST")]
+    # codex's model saw the meeting through its tools; claude's was told of the decision
+    assert world.reached("x1", "proposal: REST over [gRPC]")  # find's snippet of the meeting
+    assert world.reached("x1", '\\"api style\\" started')  # its hook told it the meeting began
+    assert world.reached("c2", "DECISION in meeting")
+    assert world.reached("c2", "agreed: REST")  # end_meeting's result carries the record
+    assert not world.reached("c1", "caller_unknown") and not world.reached("x1", "caller_unknown")
+    actions = [e["action"] for e in json.loads(world.nexus("events", "--action", "meeting",
+                                                           "--json").stdout)["events"]]
+    assert actions == ["meeting.end", "meeting.start"]

@@ -268,9 +268,13 @@ def test_handoff_can_be_disabled_and_done_explicitly(nx, hook, trio, fake):
 def test_self_managed_tasks_share_the_ledger(nx, trio, home):
     import time
 
-    t = nx("task", "create", "write the docs", "--metadata", '{"area": "docs"}', "--ttl", "3600",
-           "--json", env=A).json
-    assert (t["status"], t["mode"], t["metadata"]) == ("pending", "self", {"area": "docs"})
+    made = nx("task", "create", "write the docs", "--metadata", '{"area": "docs"}', "--ttl",
+              "3600000", "--json", env=A).json
+    t = made["task"]  # seed 004's create_task shape: {task_id, status, message, task}
+    assert (made["task_id"], made["status"], made["message"]) == (
+        t["id"], "pending", "Task created successfully.")
+    assert (t["status"], t["mode"], t["metadata"], t["ttl"]) == ("pending", "self",
+                                                                {"area": "docs"}, 3_600_000)
     u = nx("task", "update", t["id"], "--status", "running", "--progress", "0.5", "--json", env=A).json
     assert (u["status"], u["progress"], u["metadata"]) == ("running", 0.5, {"area": "docs"})
     assert nx("task", "update", t["id"], "--progress", "2", env=A).code == 2
@@ -282,7 +286,7 @@ def test_self_managed_tasks_share_the_ledger(nx, trio, home):
     assert done["closed_at"] and done["result_uri"] == "file:///d.md"
     assert nx("task", "cancel", t["id"], env=A).code == 4
     # a TTL makes an unfinished task fail at the next maintenance
-    short = nx("task", "create", "quick", "--ttl", "1", "--json", env=A).json["id"]
+    short = nx("task", "create", "quick", "--ttl", "1000", "--json", env=A).json["task_id"]
     from nexus_cli.maintenance import expiry
 
     with Store(str(home)).write() as conn:
@@ -318,7 +322,7 @@ def test_metadata_is_bounded_at_validation_and_nothing_is_written(nx, trio, home
 
 
 def test_listings_survive_any_stored_metadata(nx, trio, home):
-    t = nx("task", "create", "odd", "--json", env=A).json["id"]
+    t = nx("task", "create", "odd", "--json", env=A).json["task_id"]
     conn = sqlite3.connect(paths.db_path(str(home)))
     conn.execute("UPDATE tasks SET metadata = ? WHERE id = ?", ("[" * 5000 + "]" * 5000, t))
     conn.commit()

@@ -76,7 +76,8 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
     from ..catalog import tool as find
 
     tool = find(spec["name"], spec["cli"]["module"])
-    raw = {k: v for k, v in values.items() if v is not None}
+    names = params.schema_names(spec)
+    raw = {names.get(k, k): v for k, v in values.items() if v is not None}
     for key in tool.stdin:
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()

@@ -5,6 +5,7 @@ checks them, so the CLI and MCP accept exactly the same."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
@@ -42,8 +43,18 @@ def _metavar(name: str, prop: dict[str, Any]) -> str:
     return METAVAR[_kind(prop)]
 
 
+def dest(name: str) -> str:
+    """The Python name of an argument: seed 004's camelCase (`projectId`) as `project_id`."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
 def flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+    return "--" + dest(name).replace("_", "-")
+
+
+def schema_names(spec: dict[str, Any]) -> dict[str, str]:
+    """Click's parameter names back to the schema's argument names."""
+    return {dest(n): n for n in spec["inputSchema"].get("properties", {})}
 
 
 def complete_session(ctx: click.Context, param: click.Parameter,
@@ -82,16 +93,19 @@ def params(spec: dict[str, Any]) -> list[click.Parameter]:
     for name in cli["positional"]:
         prop = props[name]
         choice = click.Choice(prop["enum"]) if "enum" in prop else None
-        meta = "{" + "|".join(prop["enum"]) + "}" if choice else name.upper()
+        meta = "{" + "|".join(prop["enum"]) + "}" if choice else dest(name).upper()
         meta = meta if name in required else f"[{meta}]"
         out.append(click.Argument(
-            [name], required=name in required, type=choice, metavar=meta,
+            [dest(name)], required=name in required, type=choice, metavar=meta,
             shell_complete=complete_session if name in TARGETS else None))
     for name, prop in props.items():
         if name in cli["positional"]:
             continue
-        names = [flag(name), *ALIASES.get(name, ()), name]
-        if _kind(prop) == "boolean":
+        names = [flag(name), *ALIASES.get(name, ()), dest(name)]
+        if _kind(prop) == "boolean" and prop.get("default") is True:  # on unless turned off
+            names = [f"{flag(name)}/--no-{flag(name)[2:]}", dest(name)]
+            out.append(click.Option(names, default=None, help=_help(prop)))
+        elif _kind(prop) == "boolean":
             out.append(click.Option(names, is_flag=True, default=None, help=_help(prop)))
         elif "enum" in prop:
             out.append(click.Option(names, type=click.Choice(prop["enum"]), default=None,
@@ -118,7 +132,7 @@ def namer(spec: dict[str, Any]):
         if not path:
             return "arguments"
         head = str(path[0])
-        shown = head.upper() if head in positional else flag(head)
+        shown = dest(head).upper() if head in positional else flag(head)
         return shown + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[1:])
 
     return name

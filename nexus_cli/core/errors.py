@@ -59,6 +59,17 @@ CODES: dict[str, tuple[Exit, str]] = {
     "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),
     "config_changed": (Exit.CONFIG, "A config file changed while nexus was editing it."),
     "config_conflict": (Exit.CONFIG, "The config defines nexus in a form nexus cannot edit safely."),
+    "project_not_found": (Exit.NOT_FOUND, "No project with that id in the shared workspace."),
+    "project_exists": (Exit.CONFLICT, "A project with that id already exists."),
+    "doc_not_found": (Exit.NOT_FOUND, "No global document with that id."),
+    "meeting_not_found": (Exit.NOT_FOUND, "No meeting with that id (or no active meeting)."),
+    "meeting_state": (Exit.CONFLICT, "The meeting is not in a state that allows this."),
+    "not_initiator": (Exit.FORBIDDEN, "Only the meeting's initiator (or the person at the shell) "
+                                      "may end, archive or reopen it."),
+    "confirmation_required": (Exit.FORBIDDEN, "A destructive workspace tool needs the person at "
+                                              "the shell or an explicit confirm argument."),
+    "rate_limited": (Exit.CONFLICT, "Too many workspace calls from one session; retry after the "
+                                    "delay the error gives."),
     "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
     "output_failed": (Exit.OUTPUT, "The result could not be written; nothing was consumed."),
     "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),

@@ -36,6 +36,12 @@ METADATA_BYTES = 16_384  # a task's metadata, as JSON
 METADATA_DEPTH = 8
 # maintenance
 MAINTAIN_EVERY = 60  # lazy maintenance runs at most this often
+# the shared workspace (seed 004)
+CHAT_MAX = 32_000  # a chat or meeting message
+DOC_MAX = 1_000_000  # a project's internal docs, a global doc, the strategy (characters)
+ASSET_MAX = 10 * 1024 * 1024  # one project asset (bytes, decoded)
+PROJECT_ASSETS_MAX = 100 * 1024 * 1024  # all assets of one project (bytes)
+STRATEGY_KEPT = 50  # strategy versions kept (older ones go when a new one is written)
 
 # every setting: its type, bounds, default and what it does (`nexus config list` shows them)
 # the MCP tool groups served unless chosen otherwise (`--tools`): the daily work
@@ -44,6 +50,10 @@ DEFAULT_GROUPS = ("sessions", "messages", "tasks")
 KEYS: dict[str, tuple[type, int, int, object, str]] = {
     "maxAutoTurns": (int, 0, 100, 8, "automatic turns (a wake, a listening or held Stop) "
                                      "allowed since the user's last prompt"),
+    "rateLimit": (int, 1, 100_000, 20, "workspace tool calls per second allowed to one "
+                                         "session (or you), refilled continuously"),
+    "rateBurst": (int, 1, 1_000_000, 60, "workspace tool calls one session may make at once "
+                                         "before rateLimit applies"),
     "handoff": (int, 0, 1, 1, "1: a new conversation in the same client process (Claude Code "
                               "/clear, Codex /new or /clear) inherits the old one's name, mail, "
                               "obligations and listen mode; 0: never"),

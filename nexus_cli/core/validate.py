@@ -108,6 +108,8 @@ def check(schema: Mapping[str, Any], value: object, defs: Mapping[str, Any] | No
     """`value` as the schema wants it (coerced, defaults filled), or a Problem."""
     defs = defs if defs is not None else schema.get("$defs", {})
     if "$ref" in schema:
+        if schema.get("x-json") and isinstance(value, str):  # an object given as JSON text
+            value = _coerce({"type": "object", "x-json": True}, value, path)
         return check(defs[schema["$ref"].rsplit("/", 1)[-1]], value, defs, path)
     if "anyOf" in schema:
         first: Problem | None = None
@@ -173,6 +175,10 @@ def _object(schema: Mapping[str, Any], value: dict, defs: Mapping[str, Any],
     props = schema.get("properties")
     if props is None:
         return value
+    aliases = schema.get("x-aliases")
+    if aliases:  # another accepted name of an argument (`task_id` for `taskId`)
+        value = {aliases.get(k, k) if aliases.get(k, k) not in value else k: v
+                 for k, v in value.items()}
     out: dict[str, Any] = {}
     extra = schema.get("additionalProperties", True)
     for key, item in value.items():

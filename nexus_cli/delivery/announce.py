@@ -12,6 +12,7 @@ from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
 from ..core.text import one_line, quoted
 from ..messages import mailbox
 from ..tasks import ledger
+from ..workspace import feed
 
 
 def _who(row: sqlite3.Row | None, sid: str) -> str:
@@ -88,3 +89,8 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
     lines.append(f"`{nexus} peers` lists sessions; `{nexus} send <name> \"<text>\"` messages "
                  f"one; `{nexus} read` reads yours (or the nexus MCP tools peers, send, read).")
     return "\n".join(lines)
+
+
+def shared_chat(conn: sqlite3.Connection, me: sqlite3.Row) -> str | None:
+    """The brief line about new meeting and global chat for `me`, if any (never wakes)."""
+    return feed.news(conn, me, shellcmd.name(conn))

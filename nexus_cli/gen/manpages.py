@@ -19,7 +19,7 @@ GROUP_TITLES = {
     "lifecycle": "a conversation's successor after /clear",
     "store": "the per-user store and your settings",
     "clients": "wiring Claude Code and Codex to nexus",
-    "workspace": "the shared workspace: self-managed tasks and the activity log",
+    "workspace": "the shared workspace: projects, docs, meetings, chat, tasks, the activity log",
     "integration": "entry points the clients call",
 }
 

@@ -46,7 +46,9 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
     if total:
         text += "\n" + announce.announce(conn, me, rows, total, ev.now, "session-start")
     work = announce.open_work(conn, ev.sid)
-    return Outcome(context("SessionStart", text + ("\n" + work if work else "")))
+    chat = announce.shared_chat(conn, me)  # a new session hears of chat from here on
+    text += "".join("\n" + p for p in (work, chat) if p)
+    return Outcome(context("SessionStart", text))
 
 
 def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
@@ -54,16 +56,17 @@ def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     parts = [announce.announce(conn, ev.me, rows, total, ev.now, "prompt")] if rows else []
     work = announce.open_work(conn, ev.sid)
-    if work:
-        parts.append(work)
+    parts += [p for p in (work, announce.shared_chat(conn, ev.me)) if p]
     return Outcome(context("UserPromptSubmit", "\n".join(parts)) if parts else None)
 
 
 def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
     rows, total = mailbox.unread(conn, ev.sid, only_new=True)
-    if not rows:
-        return Outcome()
-    return Outcome(context("PostToolUse", announce.announce(conn, ev.me, rows, total, ev.now, "tool")))
+    parts = [announce.announce(conn, ev.me, rows, total, ev.now, "tool")] if rows else []
+    chat = announce.shared_chat(conn, ev.me)
+    if chat:
+        parts.append(chat)
+    return Outcome(context("PostToolUse", "\n".join(parts)) if parts else None)
 
 
 def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:

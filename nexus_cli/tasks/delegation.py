@@ -121,4 +121,7 @@ def tasks(ctx: Ctx, a: TasksArgs | TaskListArgs, kind: str = "all") -> dict:
 
 
 def self_tasks(ctx: Ctx, a: TaskListArgs) -> dict:
-    return tasks(ctx, a, kind="self")
+    """Seed 004's list_tasks: `{count, tasks}` (in the list envelope)."""
+    out = tasks(ctx, a, kind="self")
+    out["tasks"] = out.pop("items")
+    return out

@@ -65,6 +65,9 @@ def record(conn: sqlite3.Connection, row: sqlite3.Row, duplicate: bool = False) 
         "expires_at_epoch": row["expires_at"],
         "created_at_epoch": row["created_at"], "updated_at_epoch": row["updated_at"],
         "closed_at_epoch": row["closed_at"], "duplicate": duplicate,
+        "source_meeting_id": row["source_meeting_id"], "error_message": row["error"],
+        "ttl": None if row["expires_at"] is None
+        else round((row["expires_at"] - row["created_at"]) * 1000),
     }
 
 
@@ -93,13 +96,15 @@ def make_room(conn: sqlite3.Connection, sender: str) -> None:
 
 def insert(conn: sqlite3.Connection, *, sender: str, target: str, requested: str, text: str,
            status: str, mode: str, now: float, request_id: str | None = None,
-           metadata: dict | None = None, expires_at: float | None = None) -> str:
+           metadata: dict | None = None, expires_at: float | None = None,
+           source_meeting_id: str | None = None) -> str:
     task_id = new_id()
     conn.execute(
         "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode, request_id,"
-        " metadata, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " metadata, expires_at, created_at, updated_at, source_meeting_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (task_id, sender, target, requested, text, status, mode, request_id,
-         json.dumps(metadata) if metadata else None, expires_at, now, now))
+         json.dumps(metadata) if metadata else None, expires_at, now, now, source_meeting_id))
     return task_id
 
 

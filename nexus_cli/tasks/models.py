@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, model_validator
 
 from ..core.models import (
     TASK_MAX,
@@ -84,6 +84,9 @@ class TaskRecord(Result):
     closed_at: str | None = Stamp("Reported")
     closed_at_epoch: float | None = Epoch("Reported")
     duplicate: bool = Field(description="True when this was a replay (same request id or report).")
+    source_meeting_id: str | None = Field(None, description="The meeting it came from, if any.")
+    error_message: str | None = Field(None, description="Seed 004's name for `error`.")
+    ttl: int | None = Field(None, description="Time to live given at creation, in milliseconds.")
 
 
 class TasksResult(Page):
@@ -92,14 +95,38 @@ class TasksResult(Page):
 
 class TaskCreateArgs(Args):
     text: str = Field("", max_length=TASK_MAX, description="What the task is (<= 24,000 chars).")
+    source_meeting_id: str | None = Field(None, max_length=64, description="Link the task to "
+                                          "this meeting (it must exist).")
     metadata: JsonObject = Field(None, description="A JSON object kept with the task.")
-    ttl: float | None = Field(None, gt=0, le=30 * 24 * 3600,
-                              description="Seconds until an unfinished task fails (TTL expired).")
+    ttl: int | None = Field(None, gt=0, le=30 * 24 * 3600 * 1000,
+                            description="Milliseconds until an unfinished task fails (TTL "
+                            "expired).", json_schema_extra={"x-metavar": "MS"})
 
+
+class TaskCreated(Result):
+    task_id: str
+    status: TaskStatus
+    message: str
+    task: TaskRecord
+
+
+def _task_id_alias(value: Any) -> Any:
+    if isinstance(value, dict) and "task_id" in value and "taskId" not in value:
+        value = {**value, "taskId": value["task_id"]}
+        del value["task_id"]
+    return value
 
 
 class TaskIdArgs(Args):
-    task_id: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+    """Seed 004 names the task `taskId`; `task_id` is accepted too."""
+    model_config = ConfigDict(extra="forbid",
+                              json_schema_extra={"x-aliases": {"task_id": "taskId"}})
+    taskId: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _alias(cls, value: Any) -> Any:
+        return _task_id_alias(value)
 
 
 class TaskUpdateArgs(TaskIdArgs):
@@ -111,8 +138,11 @@ class TaskUpdateArgs(TaskIdArgs):
     metadata: JsonObject = Field(None, description="Replaces the task's metadata (a JSON object).")
 
 
-
 class TaskListArgs(Args):
     status: TaskStatus | None = Field(None, description="Only tasks in this status.")
-    limit: int = Field(20, ge=1, le=100, description="Page size.")
+    limit: int = Field(50, ge=1, le=500, description="At most this many (1-500).")
     offset: int = Field(0, ge=0, description="Skip this many.")
+
+
+class SelfTasksResult(Page):
+    tasks: list[TaskRecord]

@@ -42,3 +42,11 @@ def tasks(r: dict[str, Any]) -> list[Part] | str:
              ago(t["updated_at_epoch"]), one_line(t["task"], 60)] for t in r["items"]]
     return [Table(["id", "status", "from", "to", "mode", "updated", "task"], rows,
                   wide=("task",)), page_footer(r)]
+
+
+def created(r: dict[str, Any]) -> str:
+    return task(r["task"])
+
+
+def self_tasks(r: dict[str, Any]) -> list[Part] | str:
+    return tasks({**r, "items": r["tasks"]})

@@ -33,38 +33,39 @@ register(Tool(
     read_only=True, idempotent=True,
 ))
 register(Tool(
-    name="task_create", group="workspace", title="Create a task for yourself",
-    description="Track work you do yourself in the task ledger, with progress, a result URI, "
-    "metadata and an optional TTL.",
+    name="create_task", group="workspace", title="Create Task",
+    description="Track work you do yourself in the task ledger, optionally linked to a meeting, "
+    "with metadata and a TTL in milliseconds.",
     details="Status goes from pending to completed, failed or cancelled; an unfinished task "
-    "fails when its TTL passes. Finished self tasks are purged after 7 days.",
-    args="TaskCreateArgs", result="TaskRecord", run=selftasks.create, render=render.task,
+    "fails when its TTL (milliseconds, as seed 004 has it) passes. Finished self tasks are "
+    "purged after 7 days. Returns {task_id, status, message, task}.",
+    args="TaskCreateArgs", result="TaskCreated", run=selftasks.create, render=render.created,
     command=("task", "create"), positional=("text",),
 ))
 register(Tool(
-    name="task_get", group="workspace", title="Show a task",
-    description="One task you created, dispatched or were assigned.",
+    name="get_task", group="workspace", title="Get Task",
+    description="One task you created, dispatched or were assigned (taskId).",
     args="TaskIdArgs", result="TaskRecord", run=selftasks.show, render=render.task,
-    command=("task", "get"), positional=("task_id",), read_only=True, idempotent=True,
+    command=("task", "get"), positional=("taskId",), read_only=True, idempotent=True,
 ))
 register(Tool(
-    name="task_list", group="workspace", title="List your self tasks",
+    name="list_tasks", group="workspace", title="List Tasks",
     description="The tasks you track for yourself, newest first (`nexus tasks` shows the whole "
     "ledger).",
-    args="TaskListArgs", result="TasksResult", run=delegation.self_tasks, render=render.tasks,
-    command=("task", "list"), read_only=True, idempotent=True, cli=False,
+    args="TaskListArgs", result="SelfTasksResult", run=delegation.self_tasks,
+    render=render.self_tasks, command=("task", "list"), read_only=True, idempotent=True, cli=False,
 ))
 register(Tool(
-    name="task_update", group="workspace", title="Update a task",
+    name="update_task", group="workspace", title="Update Task",
     description="Change only the given fields of a task you created (or post progress and "
     "`running` on one assigned to you).",
     args="TaskUpdateArgs", result="TaskRecord", run=selftasks.update, render=render.task,
-    command=("task", "update"), positional=("task_id",), idempotent=True,
+    command=("task", "update"), positional=("taskId",), idempotent=True,
 ))
 register(Tool(
-    name="task_cancel", group="workspace", title="Cancel a task",
+    name="cancel_task", group="workspace", title="Cancel Task",
     description="Cancel an open task you created or dispatched; the assignee of a delegated task "
     "gets a notice to stop.",
     args="TaskIdArgs", result="TaskRecord", run=selftasks.cancel, render=render.task,
-    command=("task", "cancel"), positional=("task_id",), destructive=True, idempotent=True,
+    command=("task", "cancel"), positional=("taskId",), destructive=True, idempotent=True,
 ))

@@ -160,6 +160,157 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        7,
+        "the shared workspace (seed 004): projects, assets, docs, strategy, meetings, chat, read "
+        "cursors, rate buckets, one full-text index; tasks link to meetings",
+        """
+        CREATE TABLE ws_projects (
+            id TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            tech TEXT NOT NULL DEFAULT '',
+            manifest TEXT NOT NULL,
+            internal_docs TEXT NOT NULL DEFAULT '',
+            created_by TEXT NOT NULL,
+            updated_by TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE ws_relations (
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            type TEXT NOT NULL,
+            PRIMARY KEY (source, target, type)
+        ) WITHOUT ROWID;
+        CREATE INDEX ws_relations_by_target ON ws_relations (target);
+        CREATE TABLE ws_blobs (
+            sha256 TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            data BLOB NOT NULL
+        );
+        CREATE TABLE ws_assets (
+            project TEXT NOT NULL,
+            name TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            updated_by TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (project, name)
+        ) WITHOUT ROWID;
+        CREATE INDEX ws_assets_by_blob ON ws_assets (sha256);
+        CREATE TABLE ws_docs (
+            id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL,
+            updated_by TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX ws_docs_by_time ON ws_docs (updated_at);
+        CREATE TABLE ws_strategy (
+            version INTEGER PRIMARY KEY AUTOINCREMENT,
+            content TEXT NOT NULL,
+            updated_by TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE ws_meetings (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            topic TEXT NOT NULL,
+            status TEXT NOT NULL,
+            initiator TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            summary TEXT,
+            decisions TEXT,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX ws_meetings_by_status ON ws_meetings (status, seq);
+        CREATE TABLE ws_participants (
+            meeting TEXT NOT NULL,
+            session TEXT NOT NULL,
+            joined_at REAL NOT NULL,
+            PRIMARY KEY (meeting, session)
+        ) WITHOUT ROWID;
+        CREATE INDEX ws_participants_by_session ON ws_participants (session);
+        CREATE TABLE ws_chat (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            meeting TEXT,
+            sender TEXT NOT NULL,
+            project TEXT NOT NULL DEFAULT '',
+            category TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX ws_chat_by_meeting ON ws_chat (meeting, seq);
+        CREATE TABLE ws_cursors (
+            reader TEXT NOT NULL,
+            stream TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (reader, stream)
+        ) WITHOUT ROWID;
+        CREATE TABLE ws_buckets (
+            instance TEXT PRIMARY KEY,
+            tokens REAL NOT NULL,
+            at REAL NOT NULL
+        ) WITHOUT ROWID;
+        CREATE VIRTUAL TABLE ws_fts USING fts5(
+            title, body, kind UNINDEXED, ref UNINDEXED, project UNINDEXED,
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER ws_fts_project_in AFTER INSERT ON ws_projects BEGIN
+            INSERT INTO ws_fts (rowid, title, body, kind, ref, project) VALUES (new.rowid * 8 + 1,
+                new.id || ' ' || new.name, new.description || ' ' || new.tech || ' '
+                || new.internal_docs, 'project', new.id, new.id);
+        END;
+        CREATE TRIGGER ws_fts_project_up AFTER UPDATE ON ws_projects BEGIN
+            DELETE FROM ws_fts WHERE rowid = old.rowid * 8 + 1;
+            INSERT INTO ws_fts (rowid, title, body, kind, ref, project) VALUES (new.rowid * 8 + 1,
+                new.id || ' ' || new.name, new.description || ' ' || new.tech || ' '
+                || new.internal_docs, 'project', new.id, new.id);
+        END;
+        CREATE TRIGGER ws_fts_project_out AFTER DELETE ON ws_projects BEGIN
+            DELETE FROM ws_fts WHERE rowid = old.rowid * 8 + 1;
+        END;
+        CREATE TRIGGER ws_fts_doc_in AFTER INSERT ON ws_docs BEGIN
+            INSERT INTO ws_fts (rowid, title, body, kind, ref) VALUES (new.rowid * 8 + 2,
+                new.title, new.content, 'doc', new.id);
+        END;
+        CREATE TRIGGER ws_fts_doc_up AFTER UPDATE ON ws_docs BEGIN
+            DELETE FROM ws_fts WHERE rowid = old.rowid * 8 + 2;
+            INSERT INTO ws_fts (rowid, title, body, kind, ref) VALUES (new.rowid * 8 + 2,
+                new.title, new.content, 'doc', new.id);
+        END;
+        CREATE TRIGGER ws_fts_strategy_in AFTER INSERT ON ws_strategy BEGIN
+            DELETE FROM ws_fts WHERE rowid = 3;
+            INSERT INTO ws_fts (rowid, title, body, kind, ref) VALUES (3, 'global strategy',
+                new.content, 'strategy', new.version);
+        END;
+        CREATE TRIGGER ws_fts_chat_in AFTER INSERT ON ws_chat BEGIN
+            INSERT INTO ws_fts (rowid, title, body, kind, ref, project) VALUES (new.seq * 8 + 4,
+                coalesce(new.meeting, 'global chat'), new.text,
+                CASE WHEN new.meeting IS NULL THEN 'chat' ELSE 'meeting' END, new.seq,
+                new.project);
+        END;
+        CREATE TRIGGER ws_fts_chat_out AFTER DELETE ON ws_chat BEGIN
+            DELETE FROM ws_fts WHERE rowid = old.seq * 8 + 4;
+        END;
+        CREATE TRIGGER ws_fts_message_in AFTER INSERT ON messages
+            WHEN new.kind IN ('message', 'task', 'report') BEGIN
+            INSERT INTO ws_fts (rowid, title, body, kind, ref, project) VALUES (new.seq * 8 + 5,
+                new.id, new.text, 'message', new.id,
+                (SELECT project FROM sessions WHERE id = new.sender));
+        END;
+        INSERT INTO ws_fts (rowid, title, body, kind, ref, project)
+            SELECT m.seq * 8 + 5, m.id, m.text, 'message', m.id, s.project
+            FROM messages m LEFT JOIN sessions s ON s.id = m.sender
+            WHERE m.kind IN ('message', 'task', 'report');
+        ALTER TABLE tasks ADD COLUMN source_meeting_id TEXT;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 
