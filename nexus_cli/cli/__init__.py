@@ -76,7 +76,8 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
     from ..catalog import tool as find
 
     tool = find(spec["name"], spec["cli"]["module"])
-    raw = {k: v for k, v in values.items() if v is not None}
+    raw = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()
+           if v is not None and v != ()}  # a list argument given no value is not given
     for key in tool.stdin:
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()

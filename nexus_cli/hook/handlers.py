@@ -14,6 +14,7 @@ from ..delivery import announce, notify, turns
 from ..maintenance import expiry
 from ..messages import mailbox
 from ..presence import succession
+from ..reservations import lifecycle
 
 
 class Event(namedtuple("Event", "client sid data me now root proc")):
@@ -46,7 +47,8 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
     if total:
         text += "\n" + announce.announce(conn, me, rows, total, ev.now, "session-start")
     work = announce.open_work(conn, ev.sid)
-    return Outcome(context("SessionStart", text + ("\n" + work if work else "")))
+    held = lifecycle.session_start(conn, me, ev.now, ev.root)
+    return Outcome(context("SessionStart", "\n".join(p for p in (text, work, held) if p)))
 
 
 def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
@@ -80,7 +82,9 @@ def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    return Outcome(wake=tuple(notify.idle(conn, ev.sid, ev.now, "went offline")))
+    woken = notify.idle(conn, ev.sid, ev.now, "went offline")
+    woken += lifecycle.session_end(conn, ev.me, ev.data.get("reason"), ev.now, ev.root)
+    return Outcome(wake=tuple(woken))
 
 
 def nothing(conn: sqlite3.Connection, ev: Event) -> Outcome:
