@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from test_mcp import run as arun  # imported before any test captures stderr (the SDK's errlog)
+from test_mcp import session
 
 from helpers import call, claude_env, codex_env, ctx_for, sid
 from nexus_cli.catalog import load
@@ -361,8 +363,10 @@ def test_the_hook_table_without_the_edit_check_is_outdated():
 
 def test_auto_reservations_tell_two_editors_of_each_other(nx, hook, trio, home):
     assert nx("config", "set", "autoReserve", "300").code == 0
-    hook("claude", "SessionStart", sid(1), source="resume")
     assert marker.raised(str(home))  # every edit must reach nexus now
+    os.unlink(marker.path(str(home)))
+    hook("claude", "SessionStart", sid(1), source="resume")
+    assert marker.raised(str(home))  # set by hand in config.toml: the next greeting raises it
     target = str(trio / "src" / "parser.py")
     assert edit(hook, A, target) is None
     mine = nx("reservations", "--mine", "--json", env=A).json["items"]
@@ -465,3 +469,41 @@ def test_the_list_fits_80_columns(nx, trio, monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     out = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", nx("reservations", env=B).out)
     assert out and all(len(line) <= 80 for line in out.splitlines()), out
+
+
+# -- over MCP, and the handoff tool ------------------------------------------------------------
+
+
+def test_the_reservations_group_over_mcp(home, hook, nx, trio):
+    nx("reserve", "src/parser.py", "--reason", "refactor parser", env=A)
+
+    async def go():
+        async with session(home, f"codex:{sid(2)}", args=("--tools", "reservations")) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2)}
+            names = {t.name for t in (await s.list_tools()).tools}
+            refused = await s.call_tool("reserve", {"paths": ["src/parser.py"]}, meta=meta)
+            mine = await s.call_tool("reserve", {"paths": ["docs/"], "shared": True}, meta=meta)
+            checked = await s.call_tool("guard", {"paths": [str(trio / "src" / "parser.py")]},
+                                        meta=meta)
+            listed = await s.call_tool("reservations", {}, meta=meta)
+            gone = await s.call_tool("release", {"all": True}, meta=meta)
+            return names, refused, mine, checked, listed, gone
+
+    names, refused, mine, checked, listed, gone = arun(go)
+    assert names == {"reserve", "release", "reservations", "guard"}
+    assert refused.is_error
+    assert refused.structured_content["error"]["code"] == "reservation_conflict"
+    assert not mine.is_error and mine.structured_content["reserved"][0]["pattern"] == "docs/**"
+    assert checked.structured_content["ok"] is False
+    assert "refactor parser" in checked.structured_content["conflicts"][0]["message"]
+    assert listed.structured_content["total"] == 2
+    assert [r["pattern"] for r in gone.structured_content["released"]] == ["docs/**"]
+
+
+def test_handoff_now_moves_them_to_the_session_named(nx, hook, trio):
+    nx("reserve", "src/parser.py", "docs/", env=A)
+    nx("reserve", "docs/", "--shared", "--ttl", "9999", env=B)  # refused: A holds it exclusively
+    assert nx("handoff", "now", "--to", f"codex:{sid(2)}", env=A).code == 0
+    held = nx("reservations", "--mine", "--json", env=B).json["items"]
+    assert sorted(r["pattern"] for r in held) == ["docs/**", "src/parser.py"]
+    assert reason(edit(hook, C, str(trio / "src" / "parser.py")))

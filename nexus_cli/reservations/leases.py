@@ -122,8 +122,8 @@ def release(conn: sqlite3.Connection, sid: str, spec: Spec) -> sqlite3.Row | Non
 
 
 def release_all(conn: sqlite3.Connection, sid: str) -> list[sqlite3.Row]:
-    rows = conn.execute("SELECT * FROM reservations WHERE session_id = ? ORDER BY created_at",
-                        (sid,)).fetchall()
+    rows = conn.execute("SELECT * FROM reservations WHERE session_id = ? ORDER BY created_at,"
+                        " root, pattern", (sid,)).fetchall()
     conn.execute("DELETE FROM reservations WHERE session_id = ?", (sid,))
     return rows
 
@@ -136,10 +136,10 @@ def held_by(conn: sqlite3.Connection, sid: str, now: float) -> list[sqlite3.Row]
 def listed(conn: sqlite3.Connection, root: str | None, now: float) -> list[sqlite3.Row]:
     """Live reservations under one project root (every one with None), oldest first."""
     if root is None:
-        return conn.execute(f"SELECT * FROM reservations WHERE {LIVE} ORDER BY created_at, id",
-                            {"now": now}).fetchall()
+        return conn.execute(f"SELECT * FROM reservations WHERE {LIVE}"
+                            " ORDER BY created_at, root, pattern", {"now": now}).fetchall()
     return conn.execute(f"SELECT * FROM reservations WHERE root = :root AND {LIVE}"
-                        " ORDER BY created_at, id", {"root": root, "now": now}).fetchall()
+                        " ORDER BY created_at, pattern", {"root": root, "now": now}).fetchall()
 
 
 def transfer(conn: sqlite3.Connection, old_id: str, to: str) -> int:

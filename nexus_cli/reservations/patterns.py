@@ -85,8 +85,24 @@ def atoms(component: str) -> list[tuple]:
     return out
 
 
+def literal(component: str) -> str | None:
+    """The one name a component matches when it matches one (`a[*]b` is `a*b`), else None."""
+    if component == GLOBSTAR:
+        return None
+    out = []
+    for atom in atoms(component):
+        if atom[0] == LIT:
+            out.append(atom[1])
+        elif atom[0] == CLASS and not atom[1] and len(atom[2]) == 1 and \
+                atom[2][0][0] == atom[2][0][1]:
+            out.append(chr(atom[2][0][0]))
+        else:
+            return None
+    return "".join(out)
+
+
 def wild(component: str) -> bool:
-    return component == GLOBSTAR or any(a[0] != LIT for a in atoms(component))
+    return literal(component) is None
 
 
 def escape(name: str) -> str:
@@ -329,12 +345,13 @@ def normalise(raw: str, cwd: str, project: str) -> Spec:
     if len(raw) > MAX_LENGTH:
         raise ValueError(f"longer than {MAX_LENGTH} characters")
     parts = [c for c in raw.split("/") if c not in ("", ".")]
-    k = next((i for i, c in enumerate(parts) if wild(c)), len(parts))
-    literal, rest = parts[:k], tidy(parts[k:])
+    names = [literal(c) for c in parts]
+    k = next((i for i, name in enumerate(names) if name is None), len(parts))
+    plain, rest = names[:k], tidy(parts[k:])
     if ".." in rest:
         raise ValueError("`..` after a wildcard cannot be resolved; write the directory out")
-    anchor = os.path.realpath(os.path.join("/" if raw.startswith("/") else cwd, *literal))
-    if not rest and (raw.rstrip(".").endswith("/") or os.path.isdir(anchor)):
+    anchor = os.path.realpath(os.path.join("/" if raw.startswith("/") else cwd, *plain))  # type: ignore[arg-type]
+    if not rest and (raw.split("/")[-1] in ("", ".") or os.path.isdir(anchor)):
         rest = [GLOBSTAR]
     mine = os.path.realpath(project)
     if anchor == mine or anchor.startswith(mine.rstrip("/") + "/"):
