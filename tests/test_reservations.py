@@ -11,6 +11,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -507,3 +508,24 @@ def test_handoff_now_moves_them_to_the_session_named(nx, hook, trio):
     held = nx("reservations", "--mine", "--json", env=B).json["items"]
     assert sorted(r["pattern"] for r in held) == ["docs/**", "src/parser.py"]
     assert reason(edit(hook, C, str(trio / "src" / "parser.py")))
+
+
+@pytest.mark.parametrize("event,extra", [
+    ("PostToolUse", {"tool_name": "Write"}),
+    ("PreToolUse", {"tool_name": "mcp__nexus__send", "tool_use_id": "toolu_1"}),
+    ("UserPromptSubmit", {"prompt": "hi"}),
+])
+def test_only_the_hooks_that_need_reservations_import_them(tmp_path, event, extra):
+    """Every hook pays for what it imports: the reservation modules load for a file edit, a
+    session's start and end, a handoff and a maintenance round only."""
+    from test_architecture import PACKAGE, PROBE
+
+    stdin = {"hook_event_name": event, "session_id": "00000001-0000-4000-8000-000000000001",
+             "cwd": "/", **extra}
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(["nexus_cli.reservations"])}
+    done = subprocess.run([sys.executable, "-c", PROBE,
+                           json.dumps(["hook", "claude", json.dumps(stdin)])],
+                          env=env, capture_output=True, text=True, timeout=60)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
+    assert json.loads(line.removeprefix("LOADED ")) == [], done.stderr

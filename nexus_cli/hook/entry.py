@@ -19,7 +19,6 @@ from ..core.proctable import table
 from ..core.store import news, wake
 from ..messages import mailbox
 from ..core.store.db import Store
-from ..reservations import edits
 from . import handlers, waits
 from .waits import QUIET, Reply
 
@@ -75,8 +74,11 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         raise bad("session_id", exc.reason) from None
     if wait and event != "Stop":
         return QUIET
-    if event == "PreToolUse" and data.get("tool_name") in edits.TOOLS:
-        return edits.pre_edit(client, sid, data, store, env, now)  # reads; writes nothing
+    if event == "PreToolUse" and not str(data.get("tool_name")).startswith("mcp__"):
+        from ..reservations import edits  # only file edits pay for importing it
+
+        if data.get("tool_name") in edits.TOOLS:
+            return edits.pre_edit(client, sid, data, store, env, now)  # reads; writes nothing
     chain = table().ancestors()
     proc = clients.ADAPTERS[client].hook_client(chain, env)
     with store.write() as conn:

@@ -14,7 +14,6 @@ from ..delivery import announce, notify, turns
 from ..maintenance import expiry
 from ..messages import mailbox
 from ..presence import succession
-from ..reservations import lifecycle
 
 
 class Event(namedtuple("Event", "client sid data me now root proc")):
@@ -47,6 +46,8 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
     if total:
         text += "\n" + announce.announce(conn, me, rows, total, ev.now, "session-start")
     work = announce.open_work(conn, ev.sid)
+    from ..reservations import lifecycle  # imported by the events that need it only
+
     held = lifecycle.session_start(conn, me, ev.now, ev.root)
     return Outcome(context("SessionStart", "\n".join(p for p in (text, work, held) if p)))
 
@@ -82,6 +83,8 @@ def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    from ..reservations import lifecycle
+
     woken = notify.idle(conn, ev.sid, ev.now, "went offline")
     woken += lifecycle.session_end(conn, ev.me, ev.data.get("reason"), ev.now, ev.root)
     return Outcome(wake=tuple(woken))

@@ -13,7 +13,6 @@ from ..core.settings import EXPIRE_AFTER, MAINTAIN_EVERY
 from ..core.text import one_line
 from ..delivery import notify
 from ..messages import mailbox
-from ..reservations import leases
 from ..tasks import ledger
 
 EXPIRED = {  # what the sender of an unread message is told when it expires, by kind
@@ -65,6 +64,8 @@ def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(now),))
     expired, failed = expire_messages(conn, now, limit), expire_tasks(conn, now)
     watched = offline_watchers(conn, now)
+    from ..reservations import leases  # every hook imports this module; a round is rare
+
     ended = leases.expire(conn, now)
     events.trim(conn)
     return {"expired": len(expired), "tasks_expired": len(failed),

@@ -10,10 +10,11 @@ import sqlite3
 from ..core import events, sessions, settings
 from ..core.proctable import Proc
 from ..messages import mailbox
-from ..reservations import leases
 from ..tasks import ledger
 
 def transfer(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> dict:
+    from ..reservations import leases  # a hook imports this module; a handoff is rare
+
     old = sessions.get(conn, old_id)
     assert old is not None
     moved = mailbox.move_unread(conn, old_id, new_id)
