@@ -529,3 +529,40 @@ def test_only_the_hooks_that_need_reservations_import_them(tmp_path, event, extr
                           env=env, capture_output=True, text=True, timeout=60)
     line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
     assert json.loads(line.removeprefix("LOADED ")) == [], done.stderr
+
+
+@pytest.mark.parametrize("client,file", [("claude", ".claude/settings.json"),
+                                         ("codex", ".codex/hooks.json")])
+def test_doctor_calls_the_table_before_reservations_outdated(nx, tmp_path, monkeypatch, client,
+                                                             file):
+    home = tmp_path / "userhome"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert nx("install", client).code == 0
+    check = f"{client} hooks"
+
+    def status() -> str:
+        return {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}[check][
+            "status"]
+
+    assert status() == "ok"
+    config = home / file
+    data = json.loads(config.read_text())
+    data["hooks"]["PreToolUse"] = [g for g in data["hooks"]["PreToolUse"]
+                                   if g.get("matcher") == "^mcp__nexus__"]
+    config.write_text(json.dumps(data))
+    assert status() == "warn"
+    assert nx("install", client).code == 0  # and installing again brings it up to date
+    assert status() == "ok"
+
+
+def test_odd_tool_input_is_let_through(nx, hook, trio):
+    nx("reserve", "src/parser.py", env=A)
+    for given in ({"file_path": 5}, {"file_path": "a\x00b"}, {}, {"file_path": " "}):
+        r = hook("codex", "PreToolUse", sid(2), tool_name="Write", tool_input=given)
+        assert (r.code, r.out) == (0, ""), (given, r.err)
+    r = hook("codex", "PreToolUse", sid(2), tool_name="apply_patch", tool_input="not an object")
+    assert (r.code, r.out) == (0, "")

@@ -44,7 +44,7 @@ def paths(data: dict) -> list[str]:
     key = TOOLS.get(data.get("tool_name") or "")
     if key:
         value = given.get(key)
-        return [value] if isinstance(value, str) and value.strip() else []
+        return [value] if isinstance(value, str) and value.strip() and "\x00" not in value else []
     text = next((given[k] for k in ("command", "patch", "input") if isinstance(given.get(k), str)),
                 "")
     out: list[str] = []
@@ -52,7 +52,7 @@ def paths(data: dict) -> list[str]:
         for head in PATCH_LINES:
             if line.startswith(head):
                 name = line[len(head):].strip()
-                if name and name not in out:
+                if name and name not in out and "\x00" not in name:
                     out.append(name)
     return out
 

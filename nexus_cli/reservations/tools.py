@@ -14,8 +14,8 @@ SYNTAX = ("Paths are relative to your working directory and stored relative to t
 
 register(Tool(
     name="reserve", group="reservations", title="Reserve files",
-    description="Reserve files or globs before editing them: others' edits of an exclusive "
-    "reservation are refused, naming you. Refused (or --wait) on a conflict.",
+    description="Reserve files or globs before editing them: other sessions' edits of an "
+    "exclusive reservation are refused, naming you. A conflict is refused, or waited for.",
     details=f"Exclusive (the default) conflicts with any other session's reservation; --shared "
     "conflicts only with an exclusive one and refuses nobody's edits. All the paths are "
     f"reserved together or none. A reservation ends after --ttl seconds (default {RESERVE_TTL}), "
@@ -41,8 +41,8 @@ register(Tool(
 ))
 register(Tool(
     name="guard", group="reservations", title="Check files against reservations",
-    description="Before changing files outside the edit tools (a shell command): which of them "
-    "another session holds exclusively. Exits 4 when any.",
+    description="Before a change the edit hooks cannot see (a shell command): which of these "
+    "files another session holds exclusively (`ok` false; the CLI exits 4).",
     details="The edit tools are checked by the hooks; a shell command's files cannot be, so "
     "check them here. --staged checks the files staged in git: the commit guard installed by "
     "`nexus install git-hook` runs `nexus guard --staged` and refuses the commit on a conflict "
