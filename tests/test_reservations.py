@@ -566,3 +566,28 @@ def test_odd_tool_input_is_let_through(nx, hook, trio):
         assert (r.code, r.out) == (0, ""), (given, r.err)
     r = hook("codex", "PreToolUse", sid(2), tool_name="apply_patch", tool_input="not an object")
     assert (r.code, r.out) == (0, "")
+
+
+def test_an_edit_reads_settings_only_when_they_mention_auto_reservations(nx, trio, home):
+    """Parsing config.toml costs an edit's hook milliseconds (tomllib): it is read only when the
+    file names autoReserve."""
+    from test_architecture import PACKAGE, PROBE
+
+    nx("reserve", "docs/", env=A)
+    nx("config", "set", "maxAutoTurns", "5")
+    stdin = {"hook_event_name": "PreToolUse", "session_id": sid(2), "cwd": str(trio),
+             "tool_name": "apply_patch", "tool_input": {
+                 "command": "*** Begin Patch\n*** Add File: new.py\n+x\n*** End Patch\n"}}
+
+    def loaded() -> list[str]:
+        env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin",
+               "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(["tomllib"])}
+        done = subprocess.run([sys.executable, "-c", PROBE,
+                               json.dumps(["hook", "codex", json.dumps(stdin)])],
+                              env=env, capture_output=True, text=True, timeout=60)
+        line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
+        return json.loads(line.removeprefix("LOADED "))
+
+    assert loaded() == []
+    nx("config", "set", "autoReserve", "0")
+    assert "tomllib" in loaded()

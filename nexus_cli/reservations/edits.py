@@ -20,7 +20,7 @@ import os
 import sqlite3
 
 from .. import clients
-from ..core import caller, identity, sessions, settings, shellcmd
+from ..core import caller, identity, sessions, shellcmd
 from ..core.proctable import table
 from ..core.store import wake
 from ..core.store.db import Store
@@ -91,9 +91,9 @@ def pre_edit(client: str, sid: str, data: dict, store: Store, env: dict | os._En
         idle = not rows and not leases.any_active(conn, now)
     if refused:
         return deny("[nexus] " + "\n".join(refused)), 0, None
-    ttl = settings.load(store.root)["autoReserve"]
+    ttl = marker.auto_reserve(store.root)
     if ttl:
-        return auto_reserve(client, sid, located, rows, store, env, now, float(ttl))  # type: ignore[arg-type]
+        return auto_reserve(client, sid, located, rows, store, env, now, float(ttl))
     if idle:  # the marker outlived the last reservation: lower it, edits skip Python again
         marker.settle(store, now)
     return QUIET

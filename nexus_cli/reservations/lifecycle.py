@@ -44,7 +44,7 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str | Non
 
 
 def session_start(conn: sqlite3.Connection, me: sqlite3.Row, now: float, root: str) -> str | None:
-    if settings.load(root)["autoReserve"]:
+    if marker.auto_reserve(root):
         marker.raise_(root)  # every edit must reach nexus to take its automatic reservation
     return greeting(conn, me, now)
 

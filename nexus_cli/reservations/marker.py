@@ -37,18 +37,32 @@ def raised(root: str) -> bool:
     return os.path.lexists(path(root))
 
 
+def auto_reserve(root: str) -> int:
+    """The autoReserve setting, without parsing the settings files when neither mentions it
+    (parsing TOML costs an edit's hook milliseconds; a file without the name cannot set it)."""
+    from ..core import settings
+
+    for file in (settings.legacy_path(root), settings.path(root)):
+        try:
+            with open(file, "rb") as fh:
+                if b"autoReserve" in fh.read():
+                    return int(settings.load(root)["autoReserve"])  # type: ignore[call-overload]
+        except OSError:
+            continue
+    return 0
+
+
 def settle(store: Store, now: float) -> bool:
     """Lower the marker when no reservation is active and autoReserve is off; True when it was
     lowered. Its own short write transaction: call it after the change that ended reservations
     has committed, never inside another write."""
-    from ..core import settings
     from . import leases
 
     root = store.root
     if not raised(root):
         return False
     with store.write() as conn:
-        if leases.any_active(conn, now) or settings.load(root)["autoReserve"]:
+        if leases.any_active(conn, now) or auto_reserve(root):
             return False
         try:
             os.unlink(path(root))
