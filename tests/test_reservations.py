@@ -591,3 +591,12 @@ def test_an_edit_reads_settings_only_when_they_mention_auto_reservations(nx, tri
     assert loaded() == []
     nx("config", "set", "autoReserve", "0")
     assert "tomllib" in loaded()
+
+
+def test_the_greeting_names_a_few_whatever_the_store_holds(nx, hook, trio):
+    nx("reserve", *(f"src/m{i}.py" for i in range(12)), env=A)
+    nx("reserve", "docs/", env=B)
+    text = json.loads(hook("codex", "SessionStart", sid(2), source="resume").out)[
+        "hookSpecificOutput"]["additionalContext"]
+    assert "src/m0.py (exclusive" in text and "and 7 more" in text
+    assert "You hold: docs/**;" in text

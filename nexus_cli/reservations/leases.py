@@ -142,6 +142,20 @@ def listed(conn: sqlite3.Connection, root: str | None, now: float) -> list[sqlit
                         " ORDER BY created_at, pattern", {"root": root, "now": now}).fetchall()
 
 
+def sample(conn: sqlite3.Connection, root: str, sid: str, mine: bool, now: float,
+           limit: int) -> tuple[list[sqlite3.Row], int]:
+    """Up to `limit` live reservations under `root` held by `sid` (or by others), oldest first,
+    and how many there are (a greeting names a few, whatever the store holds)."""
+    where = f"root = :root AND {LIVE} AND session_id {'=' if mine else '!='} :sid"
+    params = {"root": root, "now": now, "sid": sid, "limit": limit}
+    rows = conn.execute(f"SELECT * FROM reservations WHERE {where} ORDER BY created_at, pattern"
+                        " LIMIT :limit", params).fetchall()
+    if len(rows) < limit:
+        return rows, len(rows)
+    return rows, conn.execute(f"SELECT count(*) FROM reservations WHERE {where}",
+                              params).fetchone()[0]
+
+
 def transfer(conn: sqlite3.Connection, old_id: str, to: str) -> int:
     """Handoff: the replaced conversation's reservations become its successor's (where the
     successor holds the same pattern, the two merge: the stronger kind, the later end)."""

@@ -17,27 +17,26 @@ from . import leases, marker
 def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str | None:
     """The lines of the SessionStart greeting about reservations in the session's project."""
     root = os.path.realpath(me["project"] or me["cwd"] or "/")
-    rows = leases.listed(conn, root, now)
-    if not rows:
+    theirs, total = leases.sample(conn, root, me["id"], False, now, ANNOUNCE_LISTED)
+    mine, held = leases.sample(conn, root, me["id"], True, now, ANNOUNCE_LISTED)
+    if not theirs and not mine:
         return None
-    mine = [r for r in rows if r["session_id"] == me["id"]]
-    theirs = [r for r in rows if r["session_id"] != me["id"]]
     nexus = shellcmd.name(conn)
     lines = []
     if theirs:
         shown = []
-        for r in theirs[:ANNOUNCE_LISTED]:
+        for r in theirs:
             holder = sessions.get(conn, r["session_id"])
             who = f"{one_line(holder['name'])} ({holder['handle']})" if holder else r["session_id"]
             why = f", {quoted(r['reason'], 60)}" if r["reason"] else ""
             shown.append(f"{one_line(r['pattern'])} ({'exclusive' if r['exclusive'] else 'shared'}"
                          f", {who} until {leases.until(r['expires_at'], now)}{why})")
-        more = f" and {len(theirs) - ANNOUNCE_LISTED} more" if len(theirs) > ANNOUNCE_LISTED else ""
+        more = f" and {total - len(theirs)} more" if total > len(theirs) else ""
         lines.append(f"[nexus] Files reserved in this project: {'; '.join(shown)}{more}. An "
                      "edit of a file another session holds exclusively is refused.")
     if mine:
-        names = ", ".join(one_line(r["pattern"]) for r in mine[:ANNOUNCE_LISTED])
-        more = f" and {len(mine) - ANNOUNCE_LISTED} more" if len(mine) > ANNOUNCE_LISTED else ""
+        names = ", ".join(one_line(r["pattern"]) for r in mine)
+        more = f" and {held - len(mine)} more" if held > len(mine) else ""
         lines.append(f"[nexus] You hold: {names}{more}; `{nexus} release --all` when done.")
     lines.append(f"`{nexus} reservations` lists them; `{nexus} reserve <path>` takes one.")
     return "\n".join(lines)

@@ -200,14 +200,13 @@ def guard(ctx: Ctx, a: GuardArgs) -> dict:
     if not a.paths and not a.staged:
         raise NexusError("invalid_argument", "paths", "name the files to check, or give --staged",
                          "e.g. `nexus guard src/parser.py`")
-    files = [os.path.join(os.getcwd(), p) for p in a.paths]
-    if a.staged:
-        top, names = staged()
-        files += [os.path.join(top, n) for n in names]
-    located = [patterns.locate(f, "/") for f in dict.fromkeys(files)]
+    top, names = staged() if a.staged else ("/", [])
     found = []
     with ctx.read() as conn:
         me = ctx.me(conn)
+        cwd = me.cwd or os.getcwd()
+        files = [*(os.path.join(cwd, p) for p in a.paths), *(os.path.join(top, n) for n in names)]
+        located = [patterns.locate(f, "/") for f in dict.fromkeys(files)]
         anchors = list(dict.fromkeys(x for _, above, _ in located for x in above))
         rows = [r for i in range(0, len(anchors), 500)
                 for r in leases.under(conn, anchors[i : i + 500], ctx.now)]
