@@ -568,6 +568,25 @@ def test_odd_tool_input_is_let_through(nx, hook, trio):
     assert (r.code, r.out) == (0, "")
 
 
+def test_an_edit_check_loads_no_event_handlers(nx, trio, home):
+    """A file edit's hook runs the reservation check alone: the event table (and the delivery,
+    task and maintenance code behind it) is not imported."""
+    from test_architecture import PACKAGE, PROBE
+
+    nx("reserve", "docs/", env=A)
+    stdin = {"hook_event_name": "PreToolUse", "session_id": sid(2), "cwd": str(trio),
+             "tool_name": "Write", "tool_input": {"file_path": str(trio / "docs" / "a.md")}}
+    env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE.parent),
+           "HEAVY": json.dumps(["nexus_cli.hook.handlers", "nexus_cli.delivery",
+                                "nexus_cli.tasks", "nexus_cli.maintenance"])}
+    done = subprocess.run([sys.executable, "-c", PROBE,
+                           json.dumps(["hook", "codex", json.dumps(stdin)])],
+                          env=env, capture_output=True, text=True, timeout=60)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
+    assert json.loads(line.removeprefix("LOADED ")) == [], done.stderr
+    assert '"permissionDecision": "deny"' in done.stdout  # and it did refuse the edit
+
+
 def test_an_edit_reads_settings_only_when_they_mention_auto_reservations(nx, trio, home):
     """Parsing config.toml costs an edit's hook milliseconds (tomllib): it is read only when the
     file names autoReserve."""
