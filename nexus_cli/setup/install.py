@@ -46,10 +46,13 @@ def _git_hook(a: Any, install: bool) -> dict:
         files = githook.install(command, a.dry_run)
     else:
         files = githook.uninstall(a.dry_run)
-    notes = [] if a.dry_run else [
-        "before each commit in this repository, `nexus guard --staged` refuses one that touches "
-        "a file another session holds exclusively (`git commit --no-verify` skips it)"] if install \
-        else [] if files else ["no nexus commit guard in this repository: nothing to remove"]
+    notes = []
+    if install and not a.dry_run:
+        notes.append("before each commit in this repository, `nexus guard --staged` refuses one "
+                     "that touches a file another session holds exclusively (`git commit "
+                     "--no-verify` skips it)")
+    elif not install and not files:
+        notes.append("no nexus commit guard in this repository: nothing to remove")
     return {"client": a.client, "scope": "repository", "dry_run": a.dry_run,
             "installed": install, "files": files, "notes": notes}
 
