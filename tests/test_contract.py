@@ -142,6 +142,14 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     run("config_set", "config", "set", "maxAutoTurns", "5")
     run("config_get", "config", "get", "maxAutoTurns")
     run("list_events", "events", "--action", "security")
+    run("reserve", "reserve", "src/", "--reason", "r", env=a)
+    run("reservations", "reservations", env=b)
+    r = nx("guard", "src/x.py", "--json", env=b)
+    assert r.code == 4  # held by another session
+    validate("guard", r.json)
+    seen.add("guard")
+    run("status", "status", "claude", env=b)
+    run("release", "release", "--all", env=a)
     assert seen == set(load()), set(load()) - seen
 
 

@@ -423,3 +423,76 @@ def test_claude_and_codex_hold_a_meeting_through_mcp_tools(world):
     actions = [e["action"] for e in json.loads(world.nexus("events", "--action", "meeting",
                                                            "--json").stdout)["events"]]
     assert actions == ["meeting.end", "meeting.start"]
+
+
+# -- file reservations: the edit refused at the edit -------------------------------------------
+
+PARSER, REPLACED = "x = 1\n", "x = 2\n"
+PATCH = "*** Begin Patch\n*** Update File: src/parser.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+
+
+def reserved(world: World) -> list[dict]:
+    return json.loads(world.nexus("reservations", "--all-workspaces", "--json").stdout)["items"]
+
+
+def hold_parser(world: World, client: str) -> tuple[str, dict]:
+    """An interactive session (in tmux: it outlives its turns, as a person's session does) whose
+    first turn reserves src/parser.py from its shell; returns its screen and the holder."""
+    world.script(h1=[{"shell": f"{NEXUS} reserve src/parser.py --reason 'refactor parser'"},
+                     {"text": "reserved"}])
+    if client == "claude":
+        world.claude_onboarded()
+        screen = world.tmux_start("claude", [world.claude_bin, "--session-id", str(uuid.uuid4()),
+                                             "--dangerously-skip-permissions", "[run:h1] reserve"])
+    else:
+        screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            "[run:h1] reserve"])
+    wait_until(lambda: reserved(world), timeout=90,
+               what=lambda: f"the reservation; screen:\n{world.tmux_screen(screen)}")
+    return screen, reserved(world)[0]["holder"]
+
+
+def edit_parser(world: World, client: str, run: str, session: str | None) -> str:
+    """One turn of `client` that edits src/parser.py with its own edit tool (Claude Code: Read
+    then Write; Codex: apply_patch); a new conversation unless `session` names one."""
+    path = str(world.work / "src" / "parser.py")
+    steps = ([{"tool": "Read", "input": {"file_path": path}},
+              {"tool": "Write", "input": {"file_path": path, "content": REPLACED}}]
+             if client == "claude" else [{"patch": PATCH}])
+    world.script(**{run: [*steps, {"text": "edited"}]})
+    if session:
+        resume(world, session, run)
+        return session
+    if client == "claude":
+        sid = str(uuid.uuid4())
+        world.claude(run, "edit the parser", session_id=sid)
+        return f"claude:{sid}"
+    before = {s["id"] for s in world.sessions()}
+    world.codex(run, "edit the parser")
+    return next(s["id"] for s in world.sessions() if s["id"] not in before)
+
+
+@pytest.mark.parametrize("holder,editor", [("claude", "claude"), ("codex", "claude"),
+                                           ("claude", "codex")])
+def test_an_edit_of_a_reserved_file_is_refused_until_it_is_released(world, holder, editor):
+    """A session holds src/parser.py exclusively; another real session's edit tool call is
+    denied by its PreToolUse hook (the file unchanged, the reason, naming the holder, reaching
+    its model); after the release the same edit goes through."""
+    (world.work / "src").mkdir()
+    parser = world.work / "src" / "parser.py"
+    parser.write_text(PARSER)
+    if editor == "codex":  # Codex offers apply_patch only for models whose metadata has it
+        config = world.home / ".codex" / "config.toml"
+        config.write_text(config.read_text().replace('model = "gpt-5"\n',
+                                                     'model = "gpt-5.5"\n', 1))
+    screen, who = hold_parser(world, holder)
+    session = edit_parser(world, editor, "e1", None)
+    assert parser.read_text() == PARSER
+    assert world.reached("e1", f"src/parser.py is reserved by {who['name']} ({who['handle']})")
+    assert world.reached("e1", '\\"refactor parser\\"; ask it with')
+    world.script(h2=[{"shell": f"{NEXUS} release src/parser.py"}, {"text": "released"}])
+    type_line(world, screen, "[run:h2] release it")
+    wait_until(lambda: not reserved(world), timeout=90,
+               what=lambda: f"the release; screen:\n{world.tmux_screen(screen)}")
+    edit_parser(world, editor, "e2", session)  # the same conversation, the same edit
+    assert parser.read_text() == REPLACED

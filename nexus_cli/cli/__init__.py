@@ -77,7 +77,8 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
 
     tool = find(spec["name"], spec["cli"]["module"])
     names = params.schema_names(spec)
-    raw = {names.get(k, k): v for k, v in values.items() if v is not None}
+    raw = {names.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in values.items()
+           if v is not None and v != ()}  # a list argument given no value is not given
     for key in tool.stdin:
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()

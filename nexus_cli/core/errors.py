@@ -43,6 +43,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "task_history_full": (Exit.CONFLICT, "Every task record is unfinished; none can be evicted."),
     "request_id_conflict": (Exit.CONFLICT, "The request id was already used for other content."),
     "name_taken": (Exit.CONFLICT, "Another live session already uses that name."),
+    "reservation_conflict": (Exit.CONFLICT, "Another session holds a conflicting file "
+                                            "reservation; the error lists the holders."),
     "caller_unknown": (Exit.FORBIDDEN, "The caller could not be identified for a tool that needs one."),
     "impersonation_refused": (Exit.FORBIDDEN, "A session tried to act as another session."),
     "hook_refused": (Exit.FORBIDDEN, "A hook event did not come from its session's own client "

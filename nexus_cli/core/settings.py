@@ -43,6 +43,13 @@ ASSET_MAX = 10 * 1024 * 1024  # one project asset (bytes, decoded)
 PROJECT_ASSETS_MAX = 100 * 1024 * 1024  # all assets of one project (bytes)
 STRATEGY_KEPT = 50  # strategy versions kept (older ones go when a new one is written)
 
+# file reservations
+RESERVE_TTL = 3600  # a reservation lasts this long unless --ttl says otherwise
+RESERVE_TTL_MAX = 7 * 86400
+RESERVE_REASON_MAX = 500
+RESERVE_PATHS_MAX = 100  # paths or globs per reserve, release or guard
+RESERVE_WAIT_MAX = 3600  # `reserve --wait` (over MCP: ASK_MCP_MAX at most)
+
 # every setting: its type, bounds, default and what it does (`nexus config list` shows them)
 # the MCP tool groups served unless chosen otherwise (`--tools`): the daily work
 DEFAULT_GROUPS = ("sessions", "messages", "tasks")
@@ -57,6 +64,10 @@ KEYS: dict[str, tuple[type, int, int, object, str]] = {
     "handoff": (int, 0, 1, 1, "1: a new conversation in the same client process (Claude Code "
                               "/clear, Codex /new or /clear) inherits the old one's name, mail, "
                               "obligations and listen mode; 0: never"),
+    "autoReserve": (int, 0, 86400, 0, "seconds: an agent's edit of a file nobody holds takes a "
+                                      "shared automatic reservation of it, renewed by its "
+                                      "edits, ending this long after the last one or with the "
+                                      "session; 0: off"),
 }
 DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 

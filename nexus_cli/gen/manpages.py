@@ -21,6 +21,7 @@ GROUP_TITLES = {
     "clients": "wiring Claude Code and Codex to nexus",
     "workspace": "the shared workspace: projects, docs, meetings, chat, tasks, the activity log",
     "integration": "entry points the clients call",
+    "reservations": "file reservations, enforced at the edit and at the commit",
 }
 
 

@@ -47,7 +47,10 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
         text += "\n" + announce.announce(conn, me, rows, total, ev.now, "session-start")
     work = announce.open_work(conn, ev.sid)
     chat = announce.shared_chat(conn, me)  # a new session hears of chat from here on
-    text += "".join("\n" + p for p in (work, chat) if p)
+    from ..reservations import lifecycle  # imported by the events that need it only
+
+    held = lifecycle.session_start(conn, me, ev.now, ev.root)
+    text += "".join("\n" + p for p in (work, chat, held) if p)
     return Outcome(context("SessionStart", text))
 
 
@@ -83,7 +86,11 @@ def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    return Outcome(wake=tuple(notify.idle(conn, ev.sid, ev.now, "went offline")))
+    from ..reservations import lifecycle
+
+    woken = notify.idle(conn, ev.sid, ev.now, "went offline")
+    woken += lifecycle.session_end(conn, ev.me, ev.data.get("reason"), ev.now, ev.root)
+    return Outcome(wake=tuple(woken))
 
 
 def nothing(conn: sqlite3.Connection, ev: Event) -> Outcome:

@@ -19,6 +19,7 @@ from ..core.models import (
     Status,
     Target,
 )
+from ..reservations.models import Reservation
 
 
 class PeersArgs(Args):
@@ -91,6 +92,7 @@ class StatusResult(Result):
     pending: Pending
     transcript_path: str | None
     successor: str | None = Field(description="The conversation that replaced it, if any.")
+    reservations: list[Reservation] = Field(description="The files it holds (`reserve`).")
     note: str
 
 

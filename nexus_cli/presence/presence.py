@@ -12,6 +12,8 @@ from ..core.listing import envelope
 from ..core.settings import LISTEN_WAIT
 from ..delivery import notify
 from ..messages import mailbox
+from ..reservations import leases
+from ..reservations.reserve import item as reservation
 
 if TYPE_CHECKING:
     from ..core.models import NoArgs
@@ -98,6 +100,7 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
                                        allow_self=True, include_offline=True)
         unread, unannounced = mailbox.depth(conn, row["id"])
         shown = sessions.profile(row, ctx.now, me.id, conn)
+        held = [reservation(conn, r, me.id) for r in leases.held_by(conn, row["id"], ctx.now)]
     state = sessions.effective_status(row, ctx.now)
     return {
         "session": shown,
@@ -112,5 +115,6 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
         "pending": {"unread": unread, "unannounced": unannounced},
         "transcript_path": row["transcript_path"],
         "successor": row["successor"],
+        "reservations": held,
         "note": STATUS_NOTE,
     }

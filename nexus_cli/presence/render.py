@@ -47,6 +47,9 @@ def status(r: dict[str, Any]) -> str:
         ("inbox", f"{r['pending']['unread']} unread, {r['pending']['unannounced']} not yet "
                   "announced to it"),
         ("replaced by", r["successor"]),
+        ("holds", ", ".join(f"{one_line(x['pattern'])} "
+                            f"({'exclusive' if x['exclusive'] else 'shared'})"
+                            for x in r["reservations"]) or None),
         ("transcript", r["transcript_path"]),
     ])
     parts = [head, body]

@@ -7,6 +7,9 @@ in its latest tagged user message; each request that offers tools takes that run
 
     {"shell": "command"}               the client's shell tool (Bash / exec_command)
     {"tool": "mcp__x__y", "input": {}} that tool (Codex: namespace mcp__x, function y)
+    {"patch": "*** Begin Patch..."}    Codex only: its freeform apply_patch tool (a custom tool
+                                       call; Codex offers the tool only for models whose metadata
+                                       has it, e.g. gpt-5.5, not gpt-5)
     {"text": "..."}                    a final answer
 
 A run whose steps are used up answers "done"; requests without tools (titles, summaries) get
@@ -149,6 +152,9 @@ class Handler(BaseHTTPRequestHandler):
             item = {"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"),
                     "name": "exec_command", "arguments": json.dumps({"cmd": step["shell"]}),
                     "status": "completed"}
+        elif "patch" in step:  # Codex's freeform apply_patch tool: a custom tool call
+            item = {"type": "custom_tool_call", "id": new_id("ctc"), "call_id": new_id("call"),
+                    "name": "apply_patch", "input": step["patch"], "status": "completed"}
         elif "tool" in step:
             namespace, _, name = step["tool"].rpartition("__")
             item = {"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"),

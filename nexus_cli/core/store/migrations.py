@@ -311,6 +311,33 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        8,
+        "file reservations",
+        """
+        CREATE TABLE reservations (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            root TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            anchor TEXT NOT NULL,
+            exact INTEGER NOT NULL,
+            folded INTEGER NOT NULL DEFAULT 0,
+            exclusive INTEGER NOT NULL,
+            auto INTEGER NOT NULL DEFAULT 0,
+            reason TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            UNIQUE (session_id, root, pattern)
+        );
+        CREATE INDEX reservations_by_anchor ON reservations (anchor, expires_at);
+        CREATE INDEX reservations_by_root ON reservations (root, expires_at);
+        CREATE INDEX reservations_by_expiry ON reservations (expires_at);
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 
