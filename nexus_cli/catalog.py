@@ -7,7 +7,7 @@ import importlib
 
 from .core.registry import TOOLS, Tool
 
-FEATURES = ("presence", "messages", "tasks", "maintenance", "activity", "setup")
+FEATURES = ("presence", "messages", "tasks", "maintenance", "activity", "setup", "insight")
 
 
 def load() -> dict[str, Tool]:

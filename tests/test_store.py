@@ -41,7 +41,8 @@ def test_new_store_is_private_wal_and_migrated(home):
 
 def test_migrations_are_numbered_in_order():
     numbers = [m[0] for m in migrations.MIGRATIONS]
-    assert numbers == list(range(1, len(numbers) + 1))
+    # ordered and unique; each feature branch owns its number, so a branch may show a gap
+    assert numbers == sorted(set(numbers)) and numbers[0] == 1
     assert migrations.pending(migrations.CURRENT) == []
 
 
@@ -193,7 +194,7 @@ def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, h
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.CURRENT
     assert [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")] == \
-        list(range(1, migrations.CURRENT + 1))
+        [m[0] for m in migrations.MIGRATIONS]
     assert conn.execute("SELECT text, defer FROM messages WHERE id = 'm-old'").fetchone() == (
         "kept across the upgrade", 0)
 

@@ -59,6 +59,10 @@ CODES: dict[str, tuple[Exit, str]] = {
     "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),
     "config_changed": (Exit.CONFIG, "A config file changed while nexus was editing it."),
     "config_conflict": (Exit.CONFIG, "The config defines nexus in a form nexus cannot edit safely."),
+    "transcript_not_found": (Exit.NOT_FOUND, "The session's transcript could not be found or "
+                                             "read."),
+    "not_your_session": (Exit.FORBIDDEN, "Only the session itself, or the person at the shell, "
+                                         "may change it."),
     "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
     "output_failed": (Exit.OUTPUT, "The result could not be written; nothing was consumed."),
     "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),

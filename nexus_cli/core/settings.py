@@ -36,6 +36,8 @@ METADATA_BYTES = 16_384  # a task's metadata, as JSON
 METADATA_DEPTH = 8
 # maintenance
 MAINTAIN_EVERY = 60  # lazy maintenance runs at most this often
+# insight
+INDEX_BUDGET = 10.0  # seconds a search or listing may spend bringing the transcript index current
 
 # every setting: its type, bounds, default and what it does (`nexus config list` shows them)
 # the MCP tool groups served unless chosen otherwise (`--tools`): the daily work

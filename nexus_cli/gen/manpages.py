@@ -21,6 +21,7 @@ GROUP_TITLES = {
     "clients": "wiring Claude Code and Codex to nexus",
     "workspace": "the shared workspace: self-managed tasks and the activity log",
     "integration": "entry points the clients call",
+    "insight": "what sessions did: transcripts, stats, search, titles, the wait graph, the board",
 }
 
 
