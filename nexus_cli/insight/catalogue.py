@@ -95,26 +95,26 @@ def entries(ctx: Ctx, me: Caller, all_workspaces: bool, cwd: str | None,
     out = []
     for e in by_id.values():
         e.cached = cached.get(e.path) if e.path else None
-        if e.row is not None:
-            e.cwd, e.project = e.row["cwd"], e.row["project"]
-        elif e.cached is not None and e.cached["cwd"]:
+        if e.cached is not None and e.cached["cwd"]:
             e.cwd, e.project = e.cached["cwd"], e.cached["project"]
-        elif e.path:
+            e.first_prompt, e.started = e.cached["first_prompt"], e.cached["started_at"]
+        elif e.path:  # read its first lines once; remembered below
             meta = locate.meta_of(e.client, e.path)
             if meta is None:
                 skipped += 1
-                continue
-            e.cwd = meta.get("cwd") or ""
-            e.project = locate.project_of(e.cwd)
-            e.first_prompt, e.started = meta.get("first_prompt"), meta.get("started_epoch")
-            sniffed.append(e)
+                if e.row is None:
+                    continue
+            else:
+                e.cwd = meta.get("cwd") or ""
+                e.project = locate.project_of(e.cwd)
+                e.first_prompt, e.started = meta.get("first_prompt"), meta.get("started_epoch")
+                sniffed.append(e)
+        if e.row is not None:  # nexus's own record of where it runs wins
+            e.cwd, e.project = e.row["cwd"], e.row["project"]
         if not all_workspaces and e.project != me.project:
             continue
         if want_cwd is not None and os.path.realpath(e.cwd or "/nonexistent") != want_cwd:
             continue
-        if e.cached is not None:
-            e.first_prompt = e.first_prompt or e.cached["first_prompt"]
-            e.started = e.started or e.cached["started_at"]
         given = set_titles.get(e.session_id)
         if given is not None:
             e.title, e.title_source = given["title"], "set"
