@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import time
 import tracemalloc
 from pathlib import Path
@@ -442,7 +443,7 @@ def test_the_index_answers_the_same_hits_as_a_scan(nx, corpus, query, regex):
     assert (indexed["matched"], indexed["hits"]) == (scanned["matched"], scanned["hits"])
 
 
-def test_the_index_is_incremental_and_says_whether_it_was_current(nx, corpus):
+def test_the_index_is_incremental_and_says_whether_it_was_current(nx, corpus, home):
     first = nx("search", "hello", "--json").json["index"]
     assert first["used"] and first["was_current"] is False and first["current"] is True
     assert first["updated_sessions"] == 4 and first["indexed_bytes"] > 0
@@ -462,6 +463,18 @@ def test_the_index_is_incremental_and_says_whether_it_was_current(nx, corpus):
     # rewritten from scratch (same size or not): read again, the old entries go
     path.write_text((DATA / "codex-autocompact.jsonl").read_text().replace("hello", "HOLA"))
     assert nx("search", "zebra", "--json").json["matched"] == 0
+    # removed: forgotten, index entries and all
+    db = sqlite3.connect(str(home / "nexus.db"))
+    fid = db.execute("SELECT id FROM insight_files WHERE path = ?", (str(path),)).fetchone()[0]
+    assert db.execute("SELECT count(*) FROM insight_chunks WHERE file_id = ?", (fid,)).fetchone()[0]
+    path.unlink()
+    assert nx("search", "zebra", "--json").json["total"] == 3
+    assert db.execute("SELECT count(*) FROM insight_files WHERE path = ?",
+                      (str(path),)).fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM insight_chunks WHERE file_id = ?",
+                      (fid,)).fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM insight_fts WHERE insight_fts MATCH '\"zebra\"'"
+                      ).fetchone()[0] == 0
 
 
 def test_a_per_session_time_limit_is_reported(nx, corpus, user_home, chdir_work):

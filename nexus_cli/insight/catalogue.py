@@ -64,10 +64,17 @@ def store_ready(ctx: Ctx) -> bool:
         return False
 
 
+class Found:
+    """What `entries` found: the sessions in scope (newest first), how many transcripts could
+    not be read, those read for the first time just now, and remembered ones that are gone."""
+
+    def __init__(self, items: list[Entry], skipped: int, sniffed: list[Entry],
+                 gone: list[str]) -> None:
+        self.items, self.skipped, self.sniffed, self.gone = items, skipped, sniffed, gone
+
+
 def entries(ctx: Ctx, me: Caller, all_workspaces: bool, cwd: str | None,
-            conn: sqlite3.Connection) -> tuple[list[Entry], int, list[Entry]]:
-    """(sessions in scope newest first, transcripts that could not be read, entries whose
-    metadata was read from their transcript just now)."""
+            conn: sqlite3.Connection) -> Found:
     found, skipped = locate.discover()
     by_id: dict[str, Entry] = {}
     for f in found:
@@ -88,7 +95,7 @@ def entries(ctx: Ctx, me: Caller, all_workspaces: bool, cwd: str | None,
                 e.path, e.size, e.mtime = hooked, st.st_size, st.st_mtime
             except OSError:
                 pass
-    cached = index.files(conn)
+    cached = index.files(conn, light=True)
     set_titles = index.titles(conn)
     sniffed: list[Entry] = []
     want_cwd = os.path.realpath(cwd) if cwd else None
@@ -123,21 +130,25 @@ def entries(ctx: Ctx, me: Caller, all_workspaces: bool, cwd: str | None,
         e.updated = max(e.mtime, e.row["last_active"] if e.row is not None else 0.0)
         out.append(e)
     out.sort(key=lambda x: (-x.updated, x.session_id))
-    return out, skipped, sniffed
+    present = {f.path for f in found}
+    gone = [p for p in cached if p not in present and not os.path.exists(p)]
+    return Found(out, skipped, sniffed, gone)
 
 
-def remember(ctx: Ctx, sniffed: list[Entry]) -> None:
+def remember(ctx: Ctx, found: Found) -> None:
     """Keep what was read of new transcripts (cwd, first prompt), so the next listing need not
-    read them again. Best effort: a store that cannot be written is left alone."""
-    if not sniffed or not store_ready(ctx):
+    read them again, and forget those that are gone. Best effort: a store that cannot be
+    written is left alone."""
+    if not (found.sniffed or found.gone) or not store_ready(ctx):
         return
     try:
         with ctx.write() as conn:
             index.remember(conn, [(e.path, e.session_id, e.client,
                                    {"cwd": e.cwd, "project": e.project,
                                     "first_prompt": e.first_prompt,
-                                    "started_epoch": e.started}) for e in sniffed if e.path],
-                           time.time())
+                                    "started_epoch": e.started})
+                                  for e in found.sniffed if e.path], time.time())
+            index.forget(conn, found.gone)
     except NexusError:
         pass
 
@@ -178,8 +189,7 @@ def totals_of(ctx: Ctx, page: list[Entry], use_index: bool) -> tuple[dict[str, d
                 rows = index.files(conn, [e.path for e in with_files if e.path])
             for e in with_files:
                 r = rows.get(e.path or "")
-                if r is not None and r["state"] is not None and index.current(
-                        r, e.size, e.mtime):
+                if r is not None and index.current(r, e.size, e.mtime):
                     out[e.session_id] = index.summary(r)
     for e in with_files:
         if e.session_id in out or e.path is None:
@@ -194,9 +204,10 @@ def totals_of(ctx: Ctx, page: list[Entry], use_index: bool) -> tuple[dict[str, d
 def list_sessions(ctx: Ctx, a: SessionsArgs) -> dict:
     with ctx.read() as conn:
         me = ctx.me(conn)
-        found, skipped, sniffed = entries(ctx, me, a.all_workspaces, a.cwd, conn)
-    remember(ctx, sniffed)
-    page = found[a.offset : a.offset + a.limit]
+        found = entries(ctx, me, a.all_workspaces, a.cwd, conn)
+    remember(ctx, found)
+    page = found.items[a.offset : a.offset + a.limit]
     totals, unreadable = totals_of(ctx, page, store_ready(ctx))
     items = [row_of(e, totals.get(e.session_id), ctx.now) for e in page]
-    return envelope(items, len(found), a.offset, a.limit, skipped=skipped + unreadable)
+    return envelope(items, len(found.items), a.offset, a.limit,
+                    skipped=found.skipped + unreadable)

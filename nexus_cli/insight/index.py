@@ -24,6 +24,7 @@ from .locate import READERS
 
 if TYPE_CHECKING:
     from ..core.context import Ctx
+    from ..core.store.db import Store
 
 CHUNK_BYTES = 4 << 20  # transcript bytes read per write transaction (the lock is held briefly)
 DIALOG_CAP = 16_000  # characters of a message indexed and searched
@@ -58,17 +59,29 @@ def head_hash(path: str, size: int) -> str:
         return hashlib.sha1(fh.read(min(size, HEAD_BYTES))).hexdigest()
 
 
-def files(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, sqlite3.Row]:
-    """What is remembered of these transcripts (all when None), by path."""
+LIGHT = ("id, path, session_id, client, cwd, project, first_prompt, started_at, indexed_to,"
+         " file_size, file_mtime, state IS NOT NULL AS started")
+
+
+def files(conn: sqlite3.Connection, paths: list[str] | None = None,
+          light: bool = False) -> dict[str, sqlite3.Row]:
+    """What is remembered of these transcripts (all when None), by path; `light` leaves out the
+    reader's state and the totals (`started` says whether a state exists)."""
+    cols = LIGHT if light else "*, state IS NOT NULL AS started"
     if paths is None:
-        rows = conn.execute("SELECT * FROM insight_files").fetchall()
+        rows = conn.execute(f"SELECT {cols} FROM insight_files").fetchall()
     else:
         rows = []
         for i in range(0, len(paths), 500):
             part = paths[i:i + 500]
-            rows += conn.execute(f"SELECT * FROM insight_files WHERE path IN "
+            rows += conn.execute(f"SELECT {cols} FROM insight_files WHERE path IN "
                                  f"({','.join('?' * len(part))})", part).fetchall()
     return {r["path"]: r for r in rows}
+
+
+def state_of(conn: sqlite3.Connection, file_id: int) -> dict | None:
+    row = conn.execute("SELECT state FROM insight_files WHERE id = ?", (file_id,)).fetchone()
+    return json.loads(row[0]) if row and row[0] else None
 
 
 def remember(conn: sqlite3.Connection, found: list[tuple[str, str, str, dict]], now: float) -> None:
@@ -81,19 +94,18 @@ def remember(conn: sqlite3.Connection, found: list[tuple[str, str, str, dict]], 
          for path, sid, client, meta in found])
 
 
-def forget_missing(conn: sqlite3.Connection, present: set[str]) -> int:
-    """Transcripts that are gone: their rows and index entries go too."""
-    gone = [r["id"] for r in conn.execute("SELECT id, path FROM insight_files")
-            if r["path"] not in present and not os.path.exists(r["path"])]
-    for fid in gone:
-        conn.execute("DELETE FROM insight_chunks WHERE file_id = ?", (fid,))
-        conn.execute("DELETE FROM insight_files WHERE id = ?", (fid,))
-    return len(gone)
+def forget(conn: sqlite3.Connection, paths: list[str]) -> None:
+    """Transcripts that are gone: what was remembered of them goes too."""
+    for path in paths:
+        row = conn.execute("SELECT id FROM insight_files WHERE path = ?", (path,)).fetchone()
+        if row is not None and not os.path.exists(path):
+            conn.execute("DELETE FROM insight_chunks WHERE file_id = ?", (row[0],))
+            conn.execute("DELETE FROM insight_files WHERE id = ?", (row[0],))
 
 
 def current(row: sqlite3.Row | None, size: int, mtime: float) -> bool:
     return row is not None and row["file_size"] == size and row["file_mtime"] == mtime \
-        and row["state"] is not None
+        and bool(row["started"])
 
 
 class Refresh:
@@ -109,11 +121,16 @@ class Refresh:
 
 def refresh(ctx: Ctx, entries: list[Any], budget: float) -> Refresh:
     """Index what these transcripts (locate.Found-like: session_id, client, path) gained, within
-    `budget` seconds; the rest is left for the next time (and scanned meanwhile)."""
+    `budget` seconds; the rest is left for the next time (and scanned meanwhile). One connection
+    serves the whole refresh: opening and closing one per transcript would checkpoint the WAL
+    each time."""
+    from ..core.store.db import Store
+
     out = Refresh()
     deadline = time.monotonic() + budget
-    with ctx.read() as conn:
-        known = files(conn, [e.path for e in entries])
+    store = Store(ctx.store.root, reuse=True)
+    with store.read() as conn:
+        known = files(conn, [e.path for e in entries], light=True)
     for e in entries:
         try:
             st = os.stat(e.path)
@@ -127,7 +144,7 @@ def refresh(ctx: Ctx, entries: list[Any], budget: float) -> Refresh:
             out.partial += 1
             continue
         try:
-            done, read = _index_file(ctx, e, row, st, deadline)
+            done, read = _index_file(store, e, row, st, deadline)
         except NexusError as exc:  # read-only, busy, full: the search goes on without it
             out.reason = exc.message
             out.partial += 1
@@ -141,17 +158,21 @@ def refresh(ctx: Ctx, entries: list[Any], budget: float) -> Refresh:
     return out
 
 
-def _index_file(ctx: Ctx, e: Any, row: sqlite3.Row | None, st: os.stat_result,
+def _index_file(store: Store, e: Any, row: sqlite3.Row | None, st: os.stat_result,
                 deadline: float) -> tuple[bool, int]:
     """Read the new part of one transcript into the index. Returns (complete, bytes read)."""
     size, mtime = st.st_size, st.st_mtime
     start, state = 0, None
-    if row is not None and row["state"] is not None:
+    if row is not None and row["started"]:
+        with store.read() as conn:
+            full = conn.execute("SELECT head, state FROM insight_files WHERE id = ?",
+                                (row["id"],)).fetchone()
         start = row["indexed_to"]
-        if size < start or row["head"] != head_hash(e.path, min(start, HEAD_BYTES)):
+        if full is None or size < start or full["head"] != head_hash(
+                e.path, min(start, HEAD_BYTES)):
             start = 0  # rewritten or truncated: read it again from the start
         else:
-            state = json.loads(row["state"])
+            state = json.loads(full["state"])
     reader = READERS[e.client].reader()
     if state:
         reader.restore(state)
@@ -174,7 +195,7 @@ def _index_file(ctx: Ctx, e: Any, row: sqlite3.Row | None, st: os.stat_result,
                 if last - pos >= CHUNK_BYTES:
                     break
             done = last >= end
-            if not _commit(ctx, e, expected, last, reader, delta, chunks,
+            if not _commit(store, e, expected, last, reader, delta, chunks,
                            (size, mtime) if done else None,
                            head_hash(e.path, min(last, HEAD_BYTES))):
                 return False, read  # another process indexes it: leave it to that one
@@ -198,7 +219,7 @@ def _count(ev: dict, delta: dict) -> None:
         delta["llm_ms"] += ev.get("llm_ms") or 0
 
 
-def _commit(ctx: Ctx, e: Any, expected: int | None, last: int, reader: Any, delta: dict,
+def _commit(store: Store, e: Any, expected: int | None, last: int, reader: Any, delta: dict,
             chunks: list, stat: tuple[int, float] | None, head: str) -> bool:
     """One step of indexing, as one transaction: only if the row still stands where this reader
     started (`expected`; None: from the start, replacing whatever was there)."""
@@ -206,7 +227,7 @@ def _commit(ctx: Ctx, e: Any, expected: int | None, last: int, reader: Any, delt
 
     now = time.time()
     meta = reader.meta
-    with ctx.write() as conn:
+    with store.write() as conn:
         cur = conn.execute("SELECT * FROM insight_files WHERE path = ?", (e.path,)).fetchone()
         if expected is None:
             if cur is not None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 MESSAGE_CAP = 8_000  # characters of a message shown
 FIELD_CAP = 2_000  # characters of a tool's output, a system text, an argument value
+LOG_FULL_MAX = 16 << 20  # a larger transcript is read from its end unless --full
 PRESETS = {"dialog": common.DIALOG, "tools": common.TOOLS, "all": common.TYPES}
 
 
@@ -92,6 +93,10 @@ def first_line(text: str | None, limit: int = 80) -> str | None:
 
 def log(ctx: Ctx, a: LogArgs) -> dict:
     types = effective_types(a, ctx.face)
+    if a.tail_scan and a.full:
+        raise NexusError("invalid_argument", "--full" if ctx.face == "cli" else
+                         "session_log.full", "--full and --tail-scan exclude each other",
+                         "choose one: --full reads the whole file, --tail-scan only its end")
     with ctx.read() as conn:
         me = ctx.me(conn)
         loc = locate.resolve(conn, me, a.target, ctx.now, a.all_workspaces)
@@ -104,7 +109,7 @@ def log(ctx: Ctx, a: LogArgs) -> dict:
 
         try:
             prov = provenance(loc, path, ctx.now)
-            if a.tail_scan:
+            if a.tail_scan or (not a.full and prov["transcript_bytes"] > LOG_FULL_MAX):
                 picked = _tail_scan(path, mod, keep, a, prov["transcript_bytes"])
             else:
                 picked = _full(path, mod, keep, a)
@@ -197,7 +202,8 @@ def _budget(a: LogArgs, types: tuple[str, ...], info: dict, prov: dict, picked: 
             hints.append("--head 5 for the oldest")
         hints.append("--preset dialog or --types to narrow")
         if not picked["exact"]:
-            hints.append("drop --tail-scan for an exact total")
+            hints.append("--full for an exact total" if not a.tail_scan else
+                         "drop --tail-scan for an exact total")
     nxt = ("more: " + "; ".join(hints)) if (count_cut or bytes_cut or omitted) else None
     return {"session": info, "provenance": prov,
             "preset": a.preset if not a.types else None, "types": list(types),

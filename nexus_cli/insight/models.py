@@ -98,7 +98,9 @@ class LogArgs(Args):
                            "as JSON (60 KB at most); the oldest go first.")
     timestamps: bool = Field(False, description="Include each event's time.")
     tail_scan: bool = Field(False, description="Read from the end without parsing the whole "
-                            "file (then total is a lower bound).")
+                            "file (then total is a lower bound); the default above 16 MB.")
+    full: bool = Field(False, description="Read the whole file even when it is large (an exact "
+                       "total).")
     all_workspaces: bool = AllWorkspaces
 
 

@@ -56,7 +56,7 @@ def log(r: dict[str, Any]) -> str:
     p = r["provenance"]
     source = "from its hooks" if p["path_source"] == "hook" else "found by its id"
     head = [who(r["session"]),
-            f"transcript {p['transcript_path']} ({source}; changed "
+            f"transcript {visible(p['transcript_path'], keep_lines=False)} ({source}; changed "
             f"{ago(p['transcript_mtime_epoch'])}; matched by {p['resolved_by']})"]
     body = [_event_line(e) for e in r["events"]] or ["(no matching events)"]
     if r["order"] == "head+tail" and r["omitted"] and 0 < r["head_shown"] < len(body):

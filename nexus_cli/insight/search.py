@@ -4,7 +4,6 @@ where it can and from the transcripts where the index does not reach. Stdlib onl
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..clients import transcript as common
 from ..core.context import Ctx
 from ..core.errors import NexusError
-from ..core.settings import INDEX_BUDGET
+from ..core.settings import ASK_MCP_MAX, INDEX_BUDGET
 from . import catalogue, index, locate
 
 if TYPE_CHECKING:
@@ -88,8 +87,9 @@ def search(ctx: Ctx, a: SearchArgs) -> dict:
     find = matcher(a, ctx.face)
     with ctx.read() as conn:
         me = ctx.me(conn)
-        found, _, sniffed = catalogue.entries(ctx, me, a.all_workspaces, a.cwd, conn)
-    catalogue.remember(ctx, sniffed)
+        listing = catalogue.entries(ctx, me, a.all_workspaces, a.cwd, conn)
+    catalogue.remember(ctx, listing)
+    found = listing.items
     chosen = found if a.all_sessions else found[: a.limit]
     use_index = not a.no_index and catalogue.store_ready(ctx)
     usage: dict[str, Any] = {
@@ -104,27 +104,38 @@ def search(ctx: Ctx, a: SearchArgs) -> dict:
         usage.update(was_current=refresh.was_current, updated_sessions=refresh.updated,
                      indexed_bytes=refresh.bytes, reason=refresh.reason)
         with ctx.read() as conn:
-            rows = index.files(conn, [e.path for e in chosen if e.path])
+            rows = index.files(conn, [e.path for e in chosen if e.path], light=True)
             indexed = _indexed_hits(conn, a, find, rows)
     titled: list[dict] = []
     by_content: list[dict] = []
     total_hits = timed_out = 0
+    # over MCP the whole answer must come within the client's tool-call window
+    overall = time.monotonic() + ASK_MCP_MAX if ctx.face == "mcp" else float("inf")
     for e in chosen:
         title_hit = bool(e.title and find(e.title))
         hits = Hits()
+        if time.monotonic() > overall:
+            hits.timed_out = True
         if e.path:
             row = rows.get(e.path)
-            start, state = 0, None
-            if row is not None and row["state"] is not None:
-                hits = indexed.get(row["id"]) or hits
-                start, state = row["indexed_to"], json.loads(row["state"])
+            start, state, fid = 0, None, None
+            if row is not None and row["started"]:
+                fid, start = row["id"], row["indexed_to"]
+                hits = indexed.get(fid) or hits
             if use_index and not index.current(row, e.size, e.mtime):
                 usage["current"] = False  # what the index lacks is read below
-            try:
-                usage["scanned_bytes"] += _scan_rest(
-                    e, start, state, find, hits, time.monotonic() + a.session_time_limit)
-            except OSError:
-                pass
+            if start < e.size or not start:  # the rest, or a last line still being written
+                if fid is not None:
+                    with ctx.read() as conn:
+                        state = index.state_of(conn, fid)
+                    if state is None:  # re-read meanwhile from the start: scan it all
+                        start, hits = 0, Hits()
+                try:
+                    usage["scanned_bytes"] += _scan_rest(
+                        e, start, state, find, hits,
+                        min(overall, time.monotonic() + a.session_time_limit))
+                except OSError:
+                    pass
         timed_out += hits.timed_out
         if not (title_hit or hits.count):
             continue
@@ -169,7 +180,7 @@ def _indexed_hits(conn: Any, a: SearchArgs, find: Callable, rows: dict) -> dict[
     """Hits in the indexed part of these transcripts, by file id. A text of three characters or
     more goes through FTS5 (its trigrams); every candidate is confirmed with the same matcher a
     scan uses, so both answer the same."""
-    ids = [r["id"] for r in rows.values() if r["state"] is not None]
+    ids = [r["id"] for r in rows.values() if r["started"]]
     out: dict[int, Hits] = {}
     if not ids:
         return out
