@@ -195,7 +195,9 @@ class StatsResult(Result):
     llm_time_human: str
     tool_time_ms: int = Field(description="Wall time with a tool running (parallel calls once).")
     tool_time_human: str
-    ttft_ms: float | None = Field(description="Average time to first token, where recorded.")
+    ttft_ms: float | None = Field(description="Average time to first token, where recorded "
+                                  "(Codex: per turn; Claude Code: to the first complete block "
+                                  "of each response, an upper bound).")
     ttft_human: str | None
     ttft_samples: int
     tokens_per_sec: float | None = Field(description="Output tokens per second of model time.")

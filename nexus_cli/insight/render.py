@@ -209,7 +209,7 @@ def board_lines(snap: dict[str, Any], width: int, now: float | None = None,
     """The board as plain lines, none longer than `width` (`numbered`: keys pick sessions)."""
     now = time.time() if now is None else now
     scope = "all projects" if snap["all_workspaces"] else home_short(snap["project"])
-    lines = [f"nexus board: {len(snap['sessions'])} sessions in {scope}"[:width]]
+    lines = cut([f"nexus board: {len(snap['sessions'])} sessions in {scope}"], width)
     rows = []
     for n, s in enumerate(snap["sessions"], 1):
         answer = one_line(s["answer"] or "", 200)
@@ -220,11 +220,12 @@ def board_lines(snap: dict[str, Any], width: int, now: float | None = None,
     if rows:
         lines += fit(["session", "client", "status", "doing", "in", "tasks", "last answer"], rows,
                      width, shrink=(0, 3, 6))
+        lines += cut(["in: unread messages; tasks: open tasks it owns/waits on"], width)
     else:
         lines.append("no sessions in scope (--all-workspaces, --include-offline)"[:width])
     w = snap["waits"]
     lines.append("")
-    lines.append("waits (tasks: owns/waits on)"[:width])
+    lines.append("who waits on whom"[:width])
     names = {n["id"]: n["name"] for n in w["nodes"]}
     for e in w["edges"]:
         text = (f"  {one_line(e['from']['name'])} -> {one_line(e['to']['name'])}  {e['kind']} "
