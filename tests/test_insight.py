@@ -664,3 +664,21 @@ def test_text_from_transcripts_is_escaped_for_people(nx, chdir_work, user_home):
     assert "\x1b" not in out and "\\x1b" in out
     assert "\x1b" in nx("log", CLAUDE_MAIN, "--tail", "1", "--json").json["events"][-1]["text"]
     assert re.search(r"evil", nx("search", "evil").out)
+
+
+def test_types_as_a_list_over_mcp(home, chdir_work, user_home):
+    """Over MCP `types` is a list (the CLI writes it comma-separated); an unknown type is named
+    the MCP way."""
+    from helpers import ctx_for
+    from nexus_cli.catalog import load
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.core.registry import invoke
+
+    place(user_home, "codex-main.jsonl", chdir_work, sid(9))
+    tool = load()["session_log"]
+    out = invoke(tool, ctx_for(home, face="mcp"),
+                 {"target": f"codex:{sid(9)}", "types": ["tool/call", "turn/end"]})
+    assert {e["type"] for e in out["events"]} == {"tool/call", "turn/end"}
+    with pytest.raises(NexusError) as bad:
+        invoke(tool, ctx_for(home, face="mcp"), {"target": f"codex:{sid(9)}", "types": ["nope"]})
+    assert bad.value.key.startswith("session_log.types")

@@ -31,8 +31,7 @@ STOP_OK = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal", "paus
 # record types that carry nothing to show (api-request is read for timing)
 KNOWN = frozenset({"api-request", "api-request-shape", "api-request-blob", "cost-state",
                    "last-prompt", "tools-used", "mode", "permission-mode", "atis-latch",
-                   "queue-operation", "file-history-snapshot", "summary", "custom-title",
-                   "agent-name", "progress"})
+                   "queue-operation", "file-history-snapshot", "summary"})
 
 
 def root(env: Mapping[str, str]) -> str:
