@@ -14,9 +14,9 @@ register(Tool(
     "(found among the clients' transcripts). By default the last 50 events, at most 20 of them "
     "messages, cut to 24 KB (--max-bytes up to 60 KB; the oldest go first), with the first 5 "
     "when the list was cut. --preset dialog shows the messages, tools the tool calls and their "
-    "results, all every event (turn ends, usage, compactions, hook context). --tail-scan reads the end of the file "
-    "only (then `total` is a lower bound and seq counts back from -1); a transcript over 16 MB "
-    "is read that way unless --full. Every answer says which "
+    "results, all every event (turn ends, usage, compactions, hook context). --tail-scan reads "
+    "the end of the file only (then `total` is a lower bound and seq counts back from -1); a "
+    "transcript over 16 MB is read that way unless --full. Every answer says which "
     "transcript it read, how the target was matched and how old the file is: a transcript is "
     "not proof that a peer answered you (your inbox is).",
     args="LogArgs", result="LogResult", run=log.log, render=render.log, command=("log",),
