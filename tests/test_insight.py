@@ -682,3 +682,20 @@ def test_types_as_a_list_over_mcp(home, chdir_work, user_home):
     with pytest.raises(NexusError) as bad:
         invoke(tool, ctx_for(home, face="mcp"), {"target": f"codex:{sid(9)}", "types": ["nope"]})
     assert bad.value.key.startswith("session_log.types")
+
+
+def test_one_huge_event_still_fits_the_byte_budget(nx, chdir_work, user_home):
+    path = place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
+    edits = [{"old_string": f"old {i} " * 300, "new_string": f"new {i} " * 300} for i in range(40)]
+    row = {"type": "assistant", "cwd": chdir_work, "sessionId": CLAUDE_MAIN,
+           "timestamp": "2026-11-30T12:50:00.000Z",
+           "message": {"id": "msg_huge", "role": "assistant", "stop_reason": "tool_use",
+                       "content": [{"type": "tool_use", "id": "toolu_huge", "name": "MultiEdit",
+                                    "input": {"file_path": "/x", "edits": edits}}]}}
+    with open(path, "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    for budget in (2000, 61440):
+        out = nx("log", CLAUDE_MAIN, "--tail", "1", "--head", "0", "--max-bytes", str(budget),
+                 "--json").json
+        (ev,) = out["events"]
+        assert ev["tool"] == "MultiEdit" and len(json.dumps(ev).encode()) <= budget

@@ -141,8 +141,9 @@ def _tail_scan(path: str, mod: Any, keep: Any, a: LogArgs, size: int) -> dict:
     if not exact:  # numbered from the end: -1 is the newest event
         for ev in events:
             ev["seq"] -= reader.seq
-    first = common.head(path, mod.reader, keep, a.head) if not exact else \
-        events[: a.head]  # the window reached the start: its first events are the first
+    # the window reached the start and holds every match: its first events are the first
+    first = events[: a.head] if exact and matched <= len(events) else \
+        common.head(path, mod.reader, keep, a.head)
     meta = dict(reader.meta)
     if not exact:
         start_meta = locate.meta_of(mod.reader().client, path) or {}
@@ -178,8 +179,9 @@ def _budget(a: LogArgs, types: tuple[str, ...], info: dict, prov: dict, picked: 
     out = [shown(e, a.timestamps) for e in ordered]
     n_head = len(ordered) - len(kept)
     # the byte budget over the events as JSON: the oldest go first
-    sizes = [len(json.dumps(e, ensure_ascii=False, default=str).encode()) + 1 for e in out]
     budget = a.max_bytes
+    out = [_squeeze(e, budget) for e in out]
+    sizes = [_size(e) for e in out]
     drop = 0
     while sum(sizes[drop:]) > budget and drop < len(out) - 1:
         drop += 1
@@ -212,6 +214,29 @@ def _budget(a: LogArgs, types: tuple[str, ...], info: dict, prov: dict, picked: 
             "truncated": bool(count_cut or bytes_cut),
             "count_truncated": count_cut, "bytes_truncated": bytes_cut, "omitted": omitted,
             "next": nxt, "counts": picked["counts"], "events": out}
+
+
+def _size(ev: dict) -> int:
+    return len(json.dumps(ev, ensure_ascii=False, default=str).encode()) + 1
+
+
+def _squeeze(ev: dict, budget: int) -> dict:
+    """One event never exceeds the byte budget on its own: its arguments and text are cut
+    harder (the whole record stays at `offset`)."""
+    if _size(ev) <= budget:
+        return ev
+    ev = dict(ev)
+    if "args" in ev:
+        ev["args"] = _cut(ev["args"], 200)
+        if _size(ev) > budget:
+            ev["args"] = {"_cut": f"{len(json.dumps(ev['args'], default=str)):,} bytes of "
+                                  "arguments: the whole record is at `offset`"}
+    text = ev.get("text")
+    if isinstance(text, str):
+        ev.setdefault("text_chars", len(text))
+        while _size(ev) > budget and len(ev["text"]) > 1:
+            ev["text"] = ev["text"][: len(ev["text"]) // 2] + "…"
+    return ev
 
 
 def _before(ev: dict, oldest_seq: int, picked: dict) -> bool:
