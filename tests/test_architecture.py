@@ -21,7 +21,7 @@ LAYERS = [
                         "clients.codex.runtime"]),
     ("core", ["core"]),
     ("features", ["messages", "tasks", "delivery", "maintenance", "presence", "activity",
-                  "workspace", "reservations"]),
+                  "workspace", "reservations", "insight"]),
     ("setup", ["setup", "clients.configfile", "clients.hookdefs", "clients.claude.config",
                "clients.codex.config", "catalog"]),
     ("faces", ["cli", "mcp", "hook", "gen", "__main__"]),

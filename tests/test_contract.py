@@ -150,6 +150,18 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     seen.add("guard")
     run("status", "status", "claude", env=b)
     run("release", "release", "--all", env=a)
+    transcript = tmp_path / "userhome" / ".claude" / "projects" / "p" / f"{sid(1)}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text((ROOT / "tests" / "data" / "transcripts" / "claude-main.jsonl")
+                          .read_text().replace("/home/dev/work", chdir_work))
+    run("session_log", "log", f"claude:{sid(1)}", "--timestamps")
+    run("session_log", "log", f"claude:{sid(1)}", "--tail-scan", "--tail", "3")
+    run("session_stats", "stats", env=a)
+    run("session_list", "sessions")
+    run("session_search", "search", "hello")
+    run("session_search", "search", "hello", "--no-index")
+    run("session_rename", "rename", "claude@work", "a title")
+    run("waits", "waits", "--on", "codex", env=a)
     assert seen == set(load()), set(load()) - seen
 
 

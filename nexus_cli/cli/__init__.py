@@ -27,9 +27,10 @@ HELP = ("Coordinate Claude Code and Codex sessions (and you, at a shell) on one 
         "directly on a locked per-user SQLite store ($NEXUS_HOME).\n\nExit codes: "
         + ", ".join(f"{int(code)} {EXIT_MEANINGS[code]}" for code in Exit)
         + ", 130 interrupted (Ctrl-C).")
-# commands that are not registry tools: name -> attribute of cli.extra
+# commands that are not registry tools: name -> attribute of cli.extra, or `module:attribute`
+# of another module of cli/
 EXTRA = {"hook": "hook", "mcp": "mcp", "watch": "watch", "help": "help_", "man": "man",
-         "completion": "completion"}
+         "completion": "completion", "board": "board:board"}
 
 
 GROUP_HELP = {
@@ -65,9 +66,10 @@ class Group(click.Group):
         if any(p[: len(path)] == path for p in paths):
             return Group(name, path, help=GROUP_HELP.get(name, f"{name.capitalize()} commands."))
         if not self.prefix and name in EXTRA:
-            from . import extra
+            import importlib
 
-            return getattr(extra, EXTRA[name])
+            module, _, attr = EXTRA[name].rpartition(":")
+            return getattr(importlib.import_module(f".{module or 'extra'}", __package__), attr)
         return None
 
 

@@ -72,6 +72,10 @@ CODES: dict[str, tuple[Exit, str]] = {
                                               "the shell or an explicit confirm argument."),
     "rate_limited": (Exit.CONFLICT, "Too many workspace calls from one session; retry after the "
                                     "delay the error gives."),
+    "transcript_not_found": (Exit.NOT_FOUND, "The session's transcript could not be found or "
+                                             "read."),
+    "not_your_session": (Exit.FORBIDDEN, "Only the session itself, or the person at the shell, "
+                                         "may change it."),
     "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
     "output_failed": (Exit.OUTPUT, "The result could not be written; nothing was consumed."),
     "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),

@@ -50,6 +50,9 @@ RESERVE_REASON_MAX = 500
 RESERVE_PATHS_MAX = 100  # paths or globs per reserve, release or guard
 RESERVE_WAIT_MAX = 3600  # `reserve --wait` (over MCP: ASK_MCP_MAX at most)
 
+# insight
+INDEX_BUDGET = 10.0  # seconds a search or listing may spend bringing the transcript index current
+
 # every setting: its type, bounds, default and what it does (`nexus config list` shows them)
 # the MCP tool groups served unless chosen otherwise (`--tools`): the daily work
 DEFAULT_GROUPS = ("sessions", "messages", "tasks")

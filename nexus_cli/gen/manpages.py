@@ -22,6 +22,7 @@ GROUP_TITLES = {
     "workspace": "the shared workspace: projects, docs, meetings, chat, tasks, the activity log",
     "integration": "entry points the clients call",
     "reservations": "file reservations, enforced at the edit and at the commit",
+    "insight": "what sessions did: transcripts, stats, search, titles, the wait graph, the board",
 }
 
 

@@ -338,6 +338,64 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        9,
+        "insight: what nexus read of each transcript, the full-text index, session titles",
+        """
+        CREATE TABLE insight_files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL,
+            client TEXT NOT NULL,
+            cwd TEXT NOT NULL DEFAULT '',
+            project TEXT NOT NULL DEFAULT '',
+            first_prompt TEXT,
+            model TEXT,
+            started_at REAL,
+            updated_at REAL,
+            indexed_to INTEGER NOT NULL DEFAULT 0,
+            state TEXT,
+            head TEXT,
+            file_size INTEGER,
+            file_mtime REAL,
+            messages INTEGER NOT NULL DEFAULT 0,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            llm_ms INTEGER NOT NULL DEFAULT 0,
+            events INTEGER NOT NULL DEFAULT 0,
+            indexed_at REAL NOT NULL
+        );
+        CREATE INDEX insight_files_by_session ON insight_files (session_id);
+        CREATE TABLE insight_chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            at REAL,
+            offset INTEGER NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX insight_chunks_by_file ON insight_chunks (file_id, seq);
+        CREATE VIRTUAL TABLE insight_fts USING fts5 (
+            text, content = 'insight_chunks', content_rowid = 'id', tokenize = 'trigram'
+        );
+        CREATE TRIGGER insight_chunks_added AFTER INSERT ON insight_chunks BEGIN
+            INSERT INTO insight_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER insight_chunks_removed AFTER DELETE ON insight_chunks BEGIN
+            INSERT INTO insight_fts (insight_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TABLE insight_titles (
+            session_id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            set_by TEXT NOT NULL,
+            set_at REAL NOT NULL
+        );
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 
