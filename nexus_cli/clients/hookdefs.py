@@ -13,9 +13,10 @@ import sys
 from ..core import data
 
 # a handler nexus installed is exactly `[<guard>] [NEXUS_HOME=<dir>] <path>/nexus hook <client>
-# [--wait]`, the guard being the news-marker test of hooks/*.json
+# [--wait]`, the guard being one of the shell tests of hooks/*.json: the news marker
+# (PostToolUse) or a run's variable (PermissionRequest: only `nexus run` clients ask nexus)
 ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
-GUARD = re.compile(r'\A\[ -e \S+/"\$PPID" \] \|\| exit 0; ')
+GUARD = re.compile(r'\A\[ (?:-e \S+/"\$PPID"|-n "\$NEXUS_RUN") \] \|\| exit 0; ')
 
 
 def definition(client: str) -> dict:
@@ -169,7 +170,9 @@ def shapes(table: object) -> set[tuple]:
             for h in group.get("hooks", []) if isinstance(group.get("hooks"), list) else ():
                 if is_ours(h):
                     guard = GUARD.match(h["command"])
-                    out.add((event, group.get("matcher"), bool(guard),
+                    test = None if guard is None else (
+                        "run" if "NEXUS_RUN" in guard.group(0) else "news")
+                    out.add((event, group.get("matcher"), test,
                              tuple(shlex.split(GUARD.sub("", h["command"]))[-2:]),
                              h.get("timeout"), h.get("async"), h.get("asyncRewake")))
     return out

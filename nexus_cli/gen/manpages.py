@@ -21,6 +21,9 @@ GROUP_TITLES = {
     "clients": "wiring Claude Code and Codex to nexus",
     "workspace": "the shared workspace: self-managed tasks and the activity log",
     "integration": "entry points the clients call",
+    "runs": "headless runs of Claude Code and Codex, presets, policy and status",
+    "approvals": "permission requests of runs, answered by a peer or a person",
+    "files": "files in your project, for agents whose sandbox cannot see them",
 }
 
 

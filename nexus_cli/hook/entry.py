@@ -99,6 +99,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     wake.poke(store.root, to_wake)
     if outcome.listen:
         return waits.listen(store, sid)
+    if outcome.then is not None:
+        return outcome.then(store), 0, None
     return outcome.reply, 0, None
 
 

@@ -8,6 +8,7 @@ import sqlite3
 from collections import namedtuple
 from collections.abc import Callable
 
+from ..approvals import gate
 from ..core import sessions
 from ..core.proctable import Proc
 from ..delivery import announce, notify, turns
@@ -27,11 +28,12 @@ class Event(namedtuple("Event", "client sid data me now root proc")):
     proc: Proc  # the client process that ran the hook
 
 
-class Outcome(namedtuple("Outcome", "reply wake listen", defaults=(None, (), False))):
+class Outcome(namedtuple("Outcome", "reply wake listen then", defaults=(None, (), False, None))):
     __slots__ = ()
     reply: dict | None
     wake: tuple[str, ...]
     listen: bool
+    then: Callable | None  # after COMMIT: (store) -> the client's reply (a permission wait)
 
 
 def context(event: str, text: str) -> dict:
@@ -83,6 +85,18 @@ def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
     return Outcome(wake=tuple(notify.idle(conn, ev.sid, ev.now, "went offline")))
 
 
+def permission(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    """A run whose approvals are routed to nexus waits for `nexus approve`; anyone else's request
+    gets no answer from nexus (the client decides as it would without the hook)."""
+    import os
+
+    asked = gate.request(conn, ev.sid, ev.data, ev.proc.pid, ev.now, ev.root, os.environ)
+    if asked is None:
+        return Outcome()
+    aid, deadline = asked
+    return Outcome(then=lambda store: gate.wait(store, aid, deadline))
+
+
 def nothing(conn: sqlite3.Connection, ev: Event) -> Outcome:
     return Outcome()
 
@@ -96,6 +110,7 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("PostToolUse", None): post_tool,
     ("Stop", None): stop,
     ("SessionEnd", None): session_end,
+    ("PermissionRequest", None): permission,
 }
 
 

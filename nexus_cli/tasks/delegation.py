@@ -28,6 +28,10 @@ def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
 
 
 def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
+    if getattr(a, "spawn", False):
+        from ..runs import workers
+
+        a.target = workers.start(ctx, a.target, a.task)  # a new run's session, then as usual
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         if a.request_id is not None:
