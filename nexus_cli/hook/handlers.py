@@ -17,7 +17,7 @@ from ..messages import mailbox
 from ..presence import succession
 
 
-class Event(namedtuple("Event", "client sid data me now root proc")):
+class Event(namedtuple("Event", "client sid data me now root proc env", defaults=(None,))):
     __slots__ = ()
     client: str
     sid: str
@@ -26,6 +26,7 @@ class Event(namedtuple("Event", "client sid data me now root proc")):
     now: float
     root: str  # the store directory (settings)
     proc: Proc  # the client process that ran the hook
+    env: dict | None  # the hook's environment (the client's)
 
 
 class Outcome(namedtuple("Outcome", "reply wake listen then", defaults=(None, (), False, None))):
@@ -88,9 +89,7 @@ def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
 def permission(conn: sqlite3.Connection, ev: Event) -> Outcome:
     """A run whose approvals are routed to nexus waits for `nexus approve`; anyone else's request
     gets no answer from nexus (the client decides as it would without the hook)."""
-    import os
-
-    asked = gate.request(conn, ev.sid, ev.data, ev.proc.pid, ev.now, ev.root, os.environ)
+    asked = gate.request(conn, ev.sid, ev.data, ev.proc.pid, ev.now, ev.root, ev.env or {})
     if asked is None:
         return Outcome()
     aid, deadline = asked

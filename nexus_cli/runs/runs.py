@@ -290,7 +290,8 @@ def _may_steer(conn, me, sid: str) -> None:
 
 
 def _session(conn, value: str) -> str:
-    row = conn.execute("SELECT id FROM sessions WHERE id = ?1 OR handle = ?1", (value,)).fetchone()
+    row = conn.execute("SELECT id FROM sessions WHERE id = ?1 OR handle = ?1", (value,)).fetchone() \
+        or conn.execute("SELECT session_id FROM runs WHERE session_id = ?", (value,)).fetchone()
     if row is None:
         raise NexusError("target_not_found", value, "no session has that id or handle",
                          "list them with `nexus peers --include-offline` or `nexus run list`")
@@ -350,7 +351,8 @@ def preset_set(ctx: Ctx, a: PresetSetArgs) -> dict:
         sid = _session(conn, a.session)
         _may_steer(conn, me, sid)
         row = sessions.get(conn, sid)
-        if row["last_prompt_at"] is not None or ledger.of_session(conn, sid) is not None:
+        if (row is not None and row["last_prompt_at"] is not None) or \
+                ledger.of_session(conn, sid) is not None:
             raise NexusError("session_started", sid,
                              "the session already ran a turn; its preset is fixed, only a blank "
                              "session switches", "pass --preset to `nexus run`, or use "
