@@ -231,7 +231,10 @@ def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work):
     assert r["flags"]["codex"] == ["--sandbox", "workspace-write"]
     nx("run", "codex", "x", "--approvals", "nexus")
     argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
-    assert argv[argv.index("--sandbox") + 1] == "workspace-write" and "--approve-for-me" in argv
+    assert 'sandbox_mode="workspace-write"' in argv and "--approve-for-me" in argv
+    nx("run", "codex", "x")
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert argv[argv.index("--sandbox") + 1] == "workspace-write"
     nx("run", "claude", "x", "--sandbox", "danger-full-access")
     argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
     assert argv[argv.index("--permission-mode") + 1] == "bypassPermissions"

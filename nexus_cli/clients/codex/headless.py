@@ -3,7 +3,8 @@ a task, the sandbox tiers as `--sandbox`, and the JSON events read back into the
 result. Stdlib only. Observed with 0.171.0 (tests/test_realclients.py).
 
 `codex exec` always runs with approval `never` unless `--approve-for-me` is passed; with
-approvals routed to nexus it is, so an escalation under `workspace-write` reaches the
+approvals routed to nexus it is (and the tier goes in as `-c sandbox_mode=...`: exec refuses
+`--sandbox` beside it), so an escalation under `workspace-write` reaches the
 PermissionRequest hook (MCP calls under `workspace-write`/`read-only` reach it either way)."""
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ def binary(env: dict) -> str | None:
 
 
 def flags(sandbox: str | None, approvals: str) -> list[str]:
-    out = ["--sandbox", sandbox] if sandbox else []
-    return out + (["--approve-for-me"] if approvals == "nexus" else [])
+    """`--sandbox TIER`; with approvals routed to nexus `--approve-for-me`, which exec refuses
+    beside `--sandbox`: the tier then goes in as the config override `sandbox_mode`."""
+    if approvals == "nexus":
+        return (["-c", f'sandbox_mode="{sandbox}"'] if sandbox else []) + ["--approve-for-me"]
+    return ["--sandbox", sandbox] if sandbox else []
 
 
 def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
