@@ -72,6 +72,8 @@ def test_allow_once_reaches_the_waiting_hook(nx, routed):
     assert item["session_id"] == f"claude:{WORKER}" and got["hint"].startswith(
         f"nexus approve {item['id']} --session claude:{WORKER}")
     assert thread.is_alive()  # the client is still waiting
+    told = nx("read", "--json", env=claude_env(sid(1))).json["messages"]
+    assert told[0]["kind"] == "notice" and f"nexus approve {item['id']}" in told[0]["text"]
     r = nx("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}", "--json",
            env=claude_env(sid(1)))
     validate("approve", r.json)

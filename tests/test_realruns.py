@@ -175,6 +175,8 @@ def test_allow_once_lets_the_call_run_and_only_one_responder_wins(world, client,
               "nexus", "--detach")
     item = wait_request(world)
     assert item["run_id"] == out["id"] and item["session_id"] == result_session(world, out["id"])
+    told = json.loads(world.nexus("read", "--json").stdout)["messages"]  # what `watch` shows
+    assert any(f"nexus approve {item['id']}" in m["text"] for m in told)
     racers = [subprocess.Popen([NEXUS, "approve", item["id"], outcome, "--session",
                                 item["session_id"], "--json"], env=world.env, cwd=world.work,
                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)

@@ -15,6 +15,7 @@ from ..core import settings
 from ..core.proctable import table
 from ..core.store import wake
 from ..core.store.db import Store
+from ..messages import mailbox
 from . import ledger
 
 ENV = "NEXUS_RUN"
@@ -38,9 +39,11 @@ def started_by(client_pid: int, pid: int, levels: int = 4) -> bool:
 
 
 def request(conn: sqlite3.Connection, sid: str, data: dict, client_pid: int, now: float,
-            root: str, env: dict | os._Environ) -> tuple[str, float] | None:
+            root: str, env: dict | os._Environ) -> tuple[str, float, str] | None:
     """Inside the hook's write: register the request when this client's approvals are routed to
-    nexus; (approval id, deadline), or None to let the client decide as it would."""
+    nexus, and tell the run's dispatcher with a notice (an agent is woken by it; the person sees
+    it in `nexus watch`); (approval id, deadline, dispatcher), or None to let the client decide
+    as it would."""
     run_id = env.get(ENV) or ""
     route = ledger.route_of(conn, run_id) if run_id else None
     if route is None or not table().alive(route["client_pid"], route["client_start"]) \
@@ -52,9 +55,13 @@ def request(conn: sqlite3.Connection, sid: str, data: dict, client_pid: int, now
     reason = data.get("reason") if isinstance(data.get("reason"), str) else (
         f"asked in {mode} permission mode" if isinstance(mode, str) else None)
     deadline = now + float(timeout)  # type: ignore[arg-type]
-    aid = ledger.insert(conn, sid, run_id, tool, ledger.summarize(data.get("tool_input")),
-                        reason, os.getpid(), now, deadline)
-    return aid, deadline
+    summary = ledger.summarize(data.get("tool_input"))
+    aid = ledger.insert(conn, sid, run_id, tool, summary, reason, os.getpid(), now, deadline)
+    mailbox.notice(conn, route["dispatcher"],
+                   f"Permission request {aid} from run {run_id} ({sid}): {tool}: {summary}\n"
+                   f"Answer within {timeout} s (unanswered: rejected): nexus approve {aid} "
+                   f"--session {sid} allow-once|reject", now)
+    return aid, deadline, route["dispatcher"]
 
 
 def decision(allow: bool, message: str = "") -> dict:

@@ -92,8 +92,8 @@ def permission(conn: sqlite3.Connection, ev: Event) -> Outcome:
     asked = gate.request(conn, ev.sid, ev.data, ev.proc.pid, ev.now, ev.root, ev.env or {})
     if asked is None:
         return Outcome()
-    aid, deadline = asked
-    return Outcome(then=lambda store: gate.wait(store, aid, deadline))
+    aid, deadline, dispatcher = asked
+    return Outcome(wake=(dispatcher,), then=lambda store: gate.wait(store, aid, deadline))
 
 
 def nothing(conn: sqlite3.Connection, ev: Event) -> Outcome:

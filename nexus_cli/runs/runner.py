@@ -1,7 +1,8 @@
 """The process that carries one run: `python -m nexus_cli.runs.runner STORE RUN_ID`.
 
-Started by `nexus run` in a session of its own, it forks at once (the caller waits only for that
-fork, so nothing is left a zombie of a long-lived MCP server) and the child, re-parented, claims
+Started by `nexus run` in a session of its own, it forks at once, before importing anything (the
+caller waits only for that fork, so nothing is left a zombie of a long-lived MCP server; see
+BOOT), and the child, re-parented, claims
 the queued record (status `running`, its pid and start time), starts the client in a process
 group of its own with nexus's hooks, keeps the client's event stream in `<store>/runs/<id>.jsonl`,
 and writes the structured result when the client exits. Every step is a committed record: a
@@ -138,10 +139,14 @@ def _tail(path: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
+# how `nexus run` starts this: fork before anything is imported (the caller waits only for that
+# parent), then carry the run in the re-parented child
+BOOT = ("import os\nif os.fork():\n    os._exit(0)\nimport sys\n"
+        "from nexus_cli.runs.runner import main\nos._exit(main(sys.argv[1:]))")
+
+
 def main(argv: list[str]) -> int:
     root, run_id = argv
-    if os.fork():
-        os._exit(0)  # the caller reaps this parent at once; the run goes on re-parented
     try:
         carry(root, run_id)
     except BaseException as exc:  # record why, never leave it `running`
@@ -159,4 +164,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    if os.fork():
+        os._exit(0)
     os._exit(main(sys.argv[1:]))

@@ -23,7 +23,7 @@ from ..core.settings import RUN_MCP_WAIT
 from ..core.store import wake
 from ..core.timefmt import human_duration
 from . import ledger, presets, procs
-from .runner import HEADLESS, channel
+from .runner import BOOT, HEADLESS, channel
 
 if TYPE_CHECKING:
     from .models import (EchoArgs, PolicyGetArgs, PolicySetArgs, PresetGetArgs, PresetSetArgs,
@@ -143,7 +143,7 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
 
 def spawn(root: str, run_id: str) -> None:
     """Start the runner in a session of its own; it forks at once, so this wait is short."""
-    child = subprocess.Popen([sys.executable, "-m", "nexus_cli.runs.runner", root, run_id],
+    child = subprocess.Popen([sys.executable, "-c", BOOT, root, run_id],
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     child.wait()
