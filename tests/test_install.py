@@ -238,7 +238,7 @@ def test_doctor_sees_which_codex_hooks_were_reviewed(nx, fakehome):
     assert by_name["codex hook trust"]["status"] == "warn" and "8 of 8" in by_name["codex hook trust"]["detail"]
     state = "".join(f'\n[hooks.state."{hooks}:{e}:0:{n}"]\ntrusted_hash = "sha256:x"\n' for e, n in (
         ("session_start", 0), ("user_prompt_submit", 0), ("pre_tool_use", 0), ("post_tool_use", 0),
-        ("stop", 0), ("stop", 1), ("session_end", 0)))
+        ("stop", 0), ("stop", 1), ("permission_request", 0), ("session_end", 0)))
     config = fakehome / ".codex" / "config.toml"
     config.write_text(config.read_text() + state)
     by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}

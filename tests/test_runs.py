@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from nexus_cli.runs import procs
 from helpers import claude_env, codex_env, sid
+from nexus_cli.runs import procs
+from test_mcp import A_ID, run, session  # imported before any capture: the SDK keeps stderr
 
 FAKE = Path(__file__).with_name("fake_client.py")
 
@@ -307,3 +308,24 @@ def test_a_missing_client_is_a_coded_error(nx, chdir_work, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     r = nx("run", "claude", "x")
     assert r.code == 3 and "client_unavailable: claude" in r.err
+
+
+def test_a_run_over_mcp_with_the_official_client(home, hook, clients, chdir_work):
+    from test_contract import validate
+
+    hook("claude", "SessionStart", sid(1), source="startup")
+
+    async def go():
+        async with session(home, A_ID, args=("--tools", "default,runs")) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            r = await s.call_tool("run", {"client": "codex", "task": "over mcp"})
+            e = await s.call_tool("echo", {"text": "ping"})
+            return names, r, e
+
+    names, r, e = run(go)
+    assert {"run", "run_result", "info", "echo"} <= names and "approve" not in names
+    assert not r.is_error, r.content
+    validate("run", r.structured_content)
+    assert r.structured_content["status"] == "done"
+    assert r.structured_content["dispatcher"]["id"] == A_ID
+    assert e.structured_content["text"] == "ping"
