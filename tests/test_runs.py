@@ -300,6 +300,10 @@ def test_delegate_spawn_delegates_to_the_new_run(nx, hook, clients, chdir_work):
     assert runs[0]["session_id"] == task["target"]["id"] and runs[0]["task_id"] == task["id"]
     prompt = json.loads(clients.read_text().splitlines()[-1])["argv"][-1]
     assert "count the files" in prompt and "nexus report" in prompt
+    once = [nx("delegate", "--spawn", "claude", "y", "--request-id", "k1", "--json", env=a).json
+            for _ in range(2)]
+    assert once[0]["id"] == once[1]["id"] and once[1]["duplicate"]
+    assert nx("run", "list", "--json", env=a).json["total"] == 2  # no second worker
     r = nx("delegate", "--spawn", "gemini", "x", env=a)
     assert r.code == 2 and "claude or codex" in r.err
 
