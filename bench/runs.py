@@ -27,7 +27,8 @@ def started(folder: str, before: set[str], timeout: float = 30) -> float:
     while time.monotonic() < deadline:
         new = [n for n in os.listdir(folder) if n not in before]
         for name in new:
-            text = open(os.path.join(folder, name)).read().strip()
+            with open(os.path.join(folder, name)) as fh:
+                text = fh.read().strip()
             if text:
                 return float(text)
         time.sleep(0.001)

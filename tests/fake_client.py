@@ -13,7 +13,8 @@ import time
 import uuid
 
 if os.environ.get("FAKE_STARTED"):
-    open(os.environ["FAKE_STARTED"], "w").write(repr(time.time()))
+    with open(os.environ["FAKE_STARTED"], "w") as fh:
+        fh.write(repr(time.time()))
     if os.environ.get("FAKE_QUIT"):
         sys.exit(0)
 name = os.path.basename(sys.argv[0])

@@ -5,7 +5,6 @@ hooks/*.json is behind a shell guard that starts no Python outside a run."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import threading
@@ -13,10 +12,10 @@ import time
 
 import pytest
 
+from helpers import call, claude_env, codex_env, fake_table, run_hook_in_thread, sid
 from nexus_cli.approvals import ledger
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store.db import Store
-from helpers import call, claude_env, codex_env, fake_table, run_hook_in_thread, sid
 
 RUN = "r-0123456789ab"
 WORKER = sid(5)

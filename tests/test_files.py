@@ -27,6 +27,11 @@ def work(hook, chdir_work):
 A = claude_env(sid(1))
 
 
+def read(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
+
+
 def test_read_pages_by_lines_and_bytes(nx, work):
     from test_contract import validate
 
@@ -115,15 +120,15 @@ def test_write_is_off_until_the_person_turns_it_on(nx, work):
     nx("config", "set", "fsWrite", "1")
     r = nx("fs", "write", path, "hello\n", "--mode", "create-new", "--json", env=A)
     validate("fs_write", r.json)
-    assert r.code == 0 and open(path).read() == "hello\n" and r.json["bytes_raw"] == 6
+    assert r.code == 0 and read(path) == "hello\n" and r.json["bytes_raw"] == 6
     r = nx("fs", "write", path, "again", "--mode", "create-new", env=A)
     assert r.code == 4 and "file already exists" in r.err
     nx("fs", "write", path, "more\n", "--mode", "append", env=A)
-    assert open(path).read() == "hello\nmore\n"
+    assert read(path) == "hello\nmore\n"
     nx("fs", "write", path, "fresh", env=A)
-    assert open(path).read() == "fresh"
+    assert read(path) == "fresh"
     r = nx("fs", "write", os.path.join(work, ".env"), "x", env=A)
-    assert r.code == 5 and open(os.path.join(work, ".env")).read() == "secret\n"
+    assert r.code == 5 and read(os.path.join(work, ".env")) == "secret\n"
     r = nx("fs", "write", os.path.join(work, "..", "escape.txt"), "x", env=A)
     assert r.code == 5
     r = nx("fs", "write", os.path.join(work, "big.txt"), "-", stdin="x" * (4 * 1024 * 1024 + 1),

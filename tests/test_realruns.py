@@ -10,8 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import threading
-import time
 
 import pytest
 

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from test_mcp import A_ID, run, session  # imported before any capture: the SDK keeps stderr
 
 from helpers import claude_env, codex_env, sid
 from nexus_cli.runs import procs
-from test_mcp import A_ID, run, session  # imported before any capture: the SDK keeps stderr
 
 FAKE = Path(__file__).with_name("fake_client.py")
 

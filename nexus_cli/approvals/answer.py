@@ -95,6 +95,7 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
         remaining = conn.execute(f"SELECT count(*) FROM ({VISIBLE} WHERE a.status = 'pending'"
                                  f" AND {where})", params).fetchone()[0]
         now_row = ledger.get(conn, a.approval_id)
+        assert now_row is not None
     if accepted:
         wake.poke(ctx.store.root, [gate.channel(a.approval_id)])
     return {"ok": accepted, "receipt": "accepted" if accepted else "not-pending",

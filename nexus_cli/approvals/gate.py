@@ -50,7 +50,7 @@ def request(conn: sqlite3.Connection, sid: str, data: dict, client_pid: int, now
             or not started_by(route["client_pid"], client_pid):
         return None
     timeout = settings.load(root)["approvalTimeout"]
-    tool = data.get("tool_name") if isinstance(data.get("tool_name"), str) else "unknown"
+    tool: str = data["tool_name"] if isinstance(data.get("tool_name"), str) else "unknown"
     mode = data.get("permission_mode")
     reason = data.get("reason") if isinstance(data.get("reason"), str) else (
         f"asked in {mode} permission mode" if isinstance(mode, str) else None)

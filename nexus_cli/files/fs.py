@@ -56,7 +56,8 @@ def read(ctx: Ctx, a: FsReadArgs) -> dict:
         text = fh.read().decode("utf-8", "replace")
     lines = text.splitlines(keepends=True)
     first = a.offset - 1
-    chosen, used = [], 0
+    chosen: list[str] = []
+    used = 0
     for line in lines[first: first + a.limit]:
         if used + len(line.encode("utf-8")) > FS_READ_BYTES and chosen:
             break

@@ -121,7 +121,7 @@ def task_of(conn: sqlite3.Connection, row: sqlite3.Row) -> str | None:
 def waited_ms(row: sqlite3.Row) -> int | None:
     if row["finished_at"] is None:
         return None
-    return int(round((row["finished_at"] - row["created_at"]) * 1000))
+    return round((row["finished_at"] - row["created_at"]) * 1000)
 
 
 # -- run policy: the default preset and tier, and each session's own ----------------------------

@@ -46,11 +46,11 @@ def build(parts: dict, cwd: str, started: float, ended: float, sandbox: str | No
         calls.append({"name": call["name"], "input": shown})
     results = []
     for res in parts["results"][-RUN_RESULTS_MAX:]:
-        out, _ = cap(res["output"], RUN_CALL_CHARS)
-        results.append({"name": res["name"], "output": out, "is_error": res["is_error"]})
+        output, _ = cap(res["output"], RUN_CALL_CHARS)
+        results.append({"name": res["name"], "output": output, "is_error": res["is_error"]})
     seen, changes = set(), []
     for change in parts["changes"]:
-        path = change["path"] if os.path.isabs(change["path"]) else os.path.join(cwd, change["path"])
+        path = os.path.join(cwd, change["path"])  # an absolute path stays as it is
         if path not in seen:
             seen.add(path)
             changes.append({"path": path, "kind": change["kind"]})
@@ -76,7 +76,7 @@ def build(parts: dict, cwd: str, started: float, ended: float, sandbox: str | No
         "cache_read_tokens": tokens["cache_read"], "cache_write_tokens": tokens["cache_write"],
         "reasoning_tokens": tokens["reasoning"],
     }
-    out = {
+    out: dict = {
         "session_id": session_id, "assistant_text": assistant, "tool_calls": calls,
         "tool_results": results, "changes": changes, "stats": stats,
         "truncated": {"assistant_text": text_cut,

@@ -29,7 +29,8 @@ from . import ledger, procs, result
 HEADLESS = {"claude": claude, "codex": codex}
 # what a client's environment must not carry into a run: the caller's own session variables
 # (the run is a session of its own, and nexus would refuse a process claiming another session)
-SCRUB = tuple(sorted({v for a in clients.ADAPTERS.values() for v in (*a.ENV_SESSION, *a.ENV_MARKERS)}
+SCRUB = tuple(sorted({v for a in clients.ADAPTERS.values()
+                      for v in (*a.ENV_SESSION, *a.ENV_MARKERS)}
                      | {"CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"}))
 
 
@@ -53,6 +54,7 @@ def carry(root: str, run_id: str) -> None:
         row = ledger.get(conn, run_id)
         if row is None or row["status"] != "queued":
             return  # cancelled (or reaped) before it started
+        assert row is not None
         me = os.getpid()
         ledger.change(conn, run_id, status="running", runner_pid=me,
                       runner_start=procs.start_of(me), started_at=time.time())
@@ -77,6 +79,7 @@ def carry(root: str, run_id: str) -> None:
     client_start = procs.start_of(proc.pid)
     with store.write() as conn:
         row = ledger.get(conn, run_id)
+        assert row is not None  # a run's record is never deleted while it runs
         ledger.change(conn, run_id, client_pid=proc.pid, client_start=client_start,
                       client_started_at=started, output=out_path)
         if row["approvals"] == "nexus":

@@ -26,8 +26,16 @@ from . import ledger, presets, procs
 from .runner import BOOT, HEADLESS, channel
 
 if TYPE_CHECKING:
-    from .models import (EchoArgs, PolicyGetArgs, PolicySetArgs, PresetGetArgs, PresetSetArgs,
-                         RunArgs, RunIdArgs, RunListArgs)
+    from .models import (
+        EchoArgs,
+        PolicyGetArgs,
+        PolicySetArgs,
+        PresetGetArgs,
+        PresetSetArgs,
+        RunArgs,
+        RunIdArgs,
+        RunListArgs,
+    )
 
 
 def _not_found(run_id: str, retention: object) -> NexusError:
@@ -290,7 +298,8 @@ def _may_steer(conn, me, sid: str) -> None:
 
 
 def _session(conn, value: str) -> str:
-    row = conn.execute("SELECT id FROM sessions WHERE id = ?1 OR handle = ?1", (value,)).fetchone() \
+    row = conn.execute("SELECT id FROM sessions WHERE id = ?1 OR handle = ?1",
+                       (value,)).fetchone() \
         or conn.execute("SELECT session_id FROM runs WHERE session_id = ?", (value,)).fetchone()
     if row is None:
         raise NexusError("target_not_found", value, "no session has that id or handle",
@@ -340,7 +349,8 @@ def preset_set(ctx: Ctx, a: PresetSetArgs) -> dict:
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         if a.scope == "new-default":
-            previous = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
+            previous: str | None = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or \
+                presets.DEFAULT
             ledger.set_policy(conn, ledger.DEFAULT_SCOPE, ctx.now, preset=a.preset_id)
             return {"ok": True, "scope": a.scope, "preset": a.preset_id, "previous": previous,
                     "session_id": None,

@@ -37,7 +37,7 @@ def start(ctx: Ctx, client: str, task: str) -> str:
     args = SimpleNamespace(client=client, task=prompt(task, name), context=None, cwd=None,
                            resume=None, title="delegated task", preset=None, sandbox=None,
                            approvals=None, detach=True)
-    started = runs.start(ctx, args)
+    started = runs.start(ctx, args)  # type: ignore[arg-type]
     run_id, sid = started["id"], started["session_id"]
     if sid is None:
         row = runs.wait_for(ctx, run_id, SESSION_WAIT, until="session")

@@ -74,9 +74,8 @@ def read(events: list[tuple[float, dict]]) -> dict:
     names: dict[str, str] = {}
     for at, ev in events:
         kind = ev.get("type")
-        if kind == "system" and ev.get("subtype") == "init" and ev.get("session_id"):
-            out["session"] = ev["session_id"]
-        elif not out["session"] and isinstance(ev.get("session_id"), str):
+        init = kind == "system" and ev.get("subtype") == "init" and ev.get("session_id")
+        if init or (not out["session"] and isinstance(ev.get("session_id"), str)):
             out["session"] = ev["session_id"]
         if kind == "assistant":
             msg = ev.get("message") or {}
