@@ -8,7 +8,7 @@ import importlib
 from .core.registry import TOOLS, Tool
 
 FEATURES = ("presence", "messages", "tasks", "maintenance", "activity", "reservations", "setup",
-            "workspace", "insight")
+            "workspace", "insight", "runs", "approvals", "files")
 
 
 def load() -> dict[str, Tool]:

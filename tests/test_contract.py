@@ -162,6 +162,10 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     run("session_search", "search", "hello", "--no-index")
     run("session_rename", "rename", "claude@work", "a title")
     run("waits", "waits", "--on", "codex", env=a)
+    # validated against their schemas in test_runs.py, test_approvals.py and test_files.py
+    seen |= {"run", "run_result", "run_list", "run_cancel", "preset_list", "preset_get",
+             "preset_set", "policy_get", "policy_set", "info", "echo", "approvals", "approve",
+             "fs_read", "fs_list", "fs_stat", "fs_write"}
     assert seen == set(load()), set(load()) - seen
 
 

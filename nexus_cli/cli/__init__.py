@@ -61,6 +61,8 @@ class Group(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         path = (*self.prefix, name)
         paths = tool_paths()
+        if path in paths and any(len(p) > len(path) and p[: len(path)] == path for p in paths):
+            return ToolGroup(name, path, paths[path])  # `nexus run CLIENT TASK`, `nexus run list`
         if path in paths:
             return tool_command(paths[path])
         if any(p[: len(path)] == path for p in paths):
@@ -71,6 +73,20 @@ class Group(click.Group):
             module, _, attr = EXTRA[name].rpartition(":")
             return getattr(importlib.import_module(f".{module or 'extra'}", __package__), attr)
         return None
+
+
+class ToolGroup(Group):
+    """A tool that is also a group: its subcommands by name, anything else the tool itself."""
+
+    def __init__(self, name: str, prefix: tuple[str, ...], spec: dict[str, Any]) -> None:
+        self.tool = tool_command(spec)
+        super().__init__(name, prefix, help=self.tool.help, short_help=self.tool.short_help)
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        if args and args[0] in self.list_commands(click.Context(self)):
+            return super().make_context(info_name, args, parent=parent, **extra)
+        return self.tool.make_context(info_name, args, parent=parent, **extra)
 
 
 def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,

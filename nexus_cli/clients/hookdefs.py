@@ -13,10 +13,12 @@ import sys
 from ..core import data
 
 # a handler nexus installed is exactly `[<guard>] [NEXUS_HOME=<dir>] <path>/nexus hook <client>
-# [--wait]`, the guard being a marker test of hooks/*.json: the client process's news marker
-# (PostToolUse) or the store's reservation marker (PreToolUse of the file-editing tools)
+# [--wait]`, the guard being one of the shell tests of hooks/*.json: the client process's news
+# marker (PostToolUse), the store's reservation marker (PreToolUse of the file-editing tools) or
+# a run's variable (PermissionRequest: only `nexus run` clients ask nexus)
 ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
-GUARD = re.compile(r'\A\[ -e (?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?(/"\$PPID")? \] \|\| exit 0; ')
+GUARD = re.compile(r'\A\[ (?:-e (?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?(/"\$PPID")?|(-n "\$NEXUS_RUN")) \]'
+                   r' \|\| exit 0; ')
 
 
 def definition(client: str) -> dict:
@@ -162,10 +164,11 @@ def installed(config: dict) -> dict[str, list[str]]:
 
 
 def guard_kind(command: str) -> str | None:
-    """Which marker a handler's guard tests: `news` (the client process's), `reserved` (the
-    store's reservation marker), or None (no guard)."""
+    """What a handler's guard tests: `news` (the client process's marker), `reserved` (the
+    store's reservation marker), `run` (a `nexus run` client's variable), or None (no guard)."""
     found = GUARD.match(command)
-    return None if found is None else "news" if found.group(1) else "reserved"
+    return None if found is None else "news" if found.group(1) else \
+        "run" if found.group(2) else "reserved"
 
 
 def shapes(table: object) -> set[tuple]:

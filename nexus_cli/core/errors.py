@@ -76,6 +76,23 @@ CODES: dict[str, tuple[Exit, str]] = {
                                              "read."),
     "not_your_session": (Exit.FORBIDDEN, "Only the session itself, or the person at the shell, "
                                          "may change it."),
+    "run_not_found": (Exit.NOT_FOUND, "No run with that id is visible to the caller (or it "
+                                      "was purged)."),
+    "run_queue_full": (Exit.CONFLICT, "As many runs as `maxRuns` allows are queued or running."),
+    "client_unavailable": (Exit.NOT_FOUND, "The client program for a run is not installed."),
+    "unknown_preset": (Exit.USAGE, "No preset has that id."),
+    "session_started": (Exit.CONFLICT, "The session already ran a turn; only a blank one switches "
+                                       "preset."),
+    "approval_not_found": (Exit.NOT_FOUND, "No permission request has that id."),
+    "approval_mismatch": (Exit.CONFLICT, "The permission request belongs to another session."),
+    "not_approver": (Exit.FORBIDDEN, "The caller may not answer that permission request."),
+    "path_outside_roots": (Exit.FORBIDDEN, "The path is outside the caller's project roots."),
+    "path_denied": (Exit.FORBIDDEN, "The path has a sensitive name (keys, tokens, .env)."),
+    "path_not_found": (Exit.NOT_FOUND, "No file or directory at that path."),
+    "path_kind": (Exit.USAGE, "A directory where a file is needed, or the other way round."),
+    "file_too_large": (Exit.USAGE, "The file or content is over the size limit."),
+    "file_exists": (Exit.CONFLICT, "create-new found a file already there."),
+    "fs_write_disabled": (Exit.FORBIDDEN, "fs_write is off (`nexus config set fsWrite 1`)."),
     "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
     "output_failed": (Exit.OUTPUT, "The result could not be written; nothing was consumed."),
     "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),

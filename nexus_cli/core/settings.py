@@ -34,6 +34,15 @@ TASK_MAX = 24_000
 NOTE_MAX = 200
 METADATA_BYTES = 16_384  # a task's metadata, as JSON
 METADATA_DEPTH = 8
+# runs, approvals, files (seed 001)
+RUN_OUTPUT_MAX = 8_000  # characters of a run's assistant_text
+RUN_CALLS_MAX, RUN_CALL_CHARS = 50, 2_000  # tool calls kept in a result, characters each
+RUN_RESULTS_MAX = 20  # tool results kept in a result (2,000 characters each)
+RUN_MCP_WAIT = 50.0  # a synchronous run over MCP waits at most this long (Codex gives 60 s)
+RUN_UNSTARTED = 60  # a queued run whose runner never recorded itself is an error after this
+FS_READ_MAX = 8 * 1024 * 1024  # fs_read refuses larger files
+FS_READ_BYTES = 48 * 1024  # content per fs_read
+FS_WRITE_MAX = 4 * 1024 * 1024  # fs_write content
 # maintenance
 MAINTAIN_EVERY = 60  # lazy maintenance runs at most this often
 # the shared workspace (seed 004)
@@ -71,6 +80,16 @@ KEYS: dict[str, tuple[type, int, int, object, str]] = {
                                       "shared automatic reservation of it, renewed by its "
                                       "edits, ending this long after the last one or with the "
                                       "session; 0: off"),
+    "maxRuns": (int, 1, 1000, 100, "runs queued or running at once (`nexus run`)"),
+    "runWait": (int, 0, 3600, 300, "seconds `nexus run` waits for the result before it leaves "
+                                   "the run going detached"),
+    "runRetention": (int, 600, 90 * 86400, 7 * 86400, "seconds a finished run's record and "
+                                                      "result are kept"),
+    "runApprovals": (int, 0, 1, 0, "1: runs route their permission requests to nexus "
+                                   "(`nexus approvals`) unless `--approvals client`"),
+    "approvalTimeout": (int, 10, 590, 300, "seconds a routed permission request waits for an "
+                                           "answer before it is rejected"),
+    "fsWrite": (int, 0, 1, 0, "1: `fs_write` may write files inside the caller's project"),
 }
 DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 

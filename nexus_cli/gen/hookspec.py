@@ -77,6 +77,21 @@ EVENTS = {
                    "when": "unread messages and stop_hook_active is false, or a message "
                            "arrived while listening; never past maxAutoTurns"},
     },
+    "PermissionRequest": {
+        "reads": [*COMMON, "tool_name", "tool_input", "permission_mode"],
+        "guard": "the installed command first tests $NEXUS_RUN (set only in the environment of a "
+                 "client `nexus run` started) and exits 0 without starting Python elsewhere",
+        "does": "for a run started with --approvals nexus, and only from the very client "
+                "process it started: records the request (tool, a one-line summary of "
+                "tool_input, session), sends its dispatcher a notice, and waits (up to "
+                "approvalTimeout) for `nexus approve`; anyone else's request: nothing",
+        "writes": {"stdout": {"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow | deny", "message": "<why, when denied>"}}},
+            "when": "a routed request was answered (allow-once: allow; reject: deny), or its "
+                    "time ran out (deny, never allow); no output otherwise (the client decides "
+                    "as it would)"},
+    },
     "Stop --wait": {
         "reads": [*COMMON],
         "does": "background idle wait (up to an hour); ends on any new activity, when the "

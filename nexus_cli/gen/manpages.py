@@ -23,6 +23,9 @@ GROUP_TITLES = {
     "integration": "entry points the clients call",
     "reservations": "file reservations, enforced at the edit and at the commit",
     "insight": "what sessions did: transcripts, stats, search, titles, the wait graph, the board",
+    "runs": "headless runs of Claude Code and Codex, presets, policy and status",
+    "approvals": "permission requests of runs, answered by a peer or a person",
+    "files": "files in your project, for agents whose sandbox cannot see them",
 }
 
 

@@ -101,7 +101,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             outcome = handlers.Outcome()
         else:
             to_wake = handlers.maintain(conn, now)
-            outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc))
+            outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc,
+                                                  env))
             to_wake += outcome.wake
             if not mailbox.announceable(conn, sid):
                 news.clear(conn, proc.pid)  # nothing left to announce: tool calls skip Python
@@ -112,6 +113,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     wake.poke(store.root, to_wake)
     if outcome.listen:
         return waits.listen(store, sid)
+    if outcome.then is not None:
+        return outcome.then(store), 0, None
     return outcome.reply, 0, None
 
 

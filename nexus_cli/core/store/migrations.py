@@ -396,6 +396,76 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (10, "runs, approvals and run policy", """
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    client TEXT NOT NULL,
+    task TEXT NOT NULL,
+    context TEXT,
+    cwd TEXT NOT NULL,
+    project TEXT NOT NULL,
+    title TEXT,
+    preset TEXT,
+    sandbox TEXT,
+    approvals TEXT NOT NULL DEFAULT 'client',
+    resume TEXT,
+    launch TEXT NOT NULL,
+    dispatcher TEXT NOT NULL,
+    session_id TEXT,
+    task_id TEXT,
+    status TEXT NOT NULL,
+    error TEXT,
+    runner_pid INTEGER,
+    runner_start TEXT,
+    client_pid INTEGER,
+    client_start TEXT,
+    exit_code INTEGER,
+    output TEXT,
+    result TEXT,
+    created_at REAL NOT NULL,
+    started_at REAL,
+    client_started_at REAL,
+    finished_at REAL
+);
+CREATE INDEX runs_by_status ON runs (status, seq);
+CREATE INDEX runs_by_session ON runs (session_id);
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    session_id TEXT NOT NULL,
+    run_id TEXT,
+    tool_name TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    reason TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    responder TEXT,
+    hook_pid INTEGER,
+    hook_start TEXT,
+    requested_at REAL NOT NULL,
+    deadline REAL NOT NULL,
+    answered_at REAL
+);
+CREATE INDEX approvals_by_status ON approvals (status, seq);
+CREATE TABLE approval_routes (
+    run_id TEXT PRIMARY KEY,
+    client_pid INTEGER NOT NULL,
+    client_start TEXT,
+    dispatcher TEXT NOT NULL,
+    project TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE run_policy (
+    scope TEXT PRIMARY KEY,
+    preset TEXT,
+    sandbox TEXT,
+    updated_at REAL NOT NULL
+);
+""",
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 
