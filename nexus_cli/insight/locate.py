@@ -154,7 +154,11 @@ def by_transcript(conn: sqlite3.Connection, me: Caller, target: str,
         if not all_workspaces and row["project"] != me.project:
             raise outside(target, row["project"])
         return from_row(row, "id", target)
-    cwd = (meta_of(client, path) or {}).get("cwd") or ""
+    try:
+        cwd = common.sniff(path, READERS[client].reader).get("cwd") or ""
+    except OSError as exc:  # not a regular file, or not readable: nothing to scope it by
+        raise NexusError("transcript_not_found", target, f"{path}: {exc.strerror or exc}",
+                         "only a regular file the user can read is a transcript") from None
     project = project_of(cwd)
     if not all_workspaces and project != me.project:
         raise outside(target, project)
