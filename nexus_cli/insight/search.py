@@ -60,6 +60,8 @@ class Regex:
         self.worker = regexwork.Worker(query, overall)
 
     def title(self, text: str, deadline: float) -> bool | None:
+        if time.monotonic() > deadline:
+            return None
         spans = self.worker.match([text], deadline)
         return None if spans is None else spans[0] is not None
 
@@ -121,6 +123,7 @@ class Hits:
         self.count = 0
         self.snippets: list[dict] = []
         self.timed_out = False
+        self.spent = 0.0  # seconds its indexed part took
 
     def add(self, seq: int, type_: str, at: float | None, text: str,
             span: tuple[int, int]) -> None:
@@ -172,31 +175,26 @@ def _search(ctx: Ctx, a: SearchArgs, m: Plain | Regex, overall: float) -> dict:
                      indexed_bytes=refresh.bytes, reason=refresh.reason)
         with ctx.read() as conn:
             rows = index.files(conn, [e.path for e in chosen if e.path], light=True)
-            if isinstance(m, Plain):
-                indexed = _indexed_hits(conn, a, m, rows)
+            indexed = _indexed_hits(conn, a, m, rows) if isinstance(m, Plain) else \
+                _indexed_regex(conn, a, m, rows, overall)
     titled: list[dict] = []
     by_content: list[dict] = []
     cut_short: list[str] = []
     total_hits = 0
     for e in chosen:
-        deadline = min(overall, time.monotonic() + a.session_time_limit)
-        hits = Hits()
+        row = rows.get(e.path) if e.path else None
+        hits = (indexed.get(row["id"]) if row is not None else None) or Hits()
+        # a regex's session time counts what its indexed part took (plain: see _indexed_hits)
+        budget = a.session_time_limit - (hits.spent if isinstance(m, Regex) else 0.0)
+        deadline = min(overall, time.monotonic() + max(0.0, budget))
         got = m.title(e.title, deadline) if e.title else False
         title_hit = bool(got)
         if got is None or time.monotonic() > overall:
             hits.timed_out = True
         if e.path and not hits.timed_out:
-            row = rows.get(e.path)
             start, state, fid = 0, None, None
             if row is not None and row["started"]:
                 fid, start = row["id"], row["indexed_to"]
-                if isinstance(m, Plain):
-                    hits = indexed.get(fid) or hits
-                else:  # the indexed part, through the matching process
-                    with ctx.read() as conn:
-                        m.scan(conn.execute("SELECT seq, type, at, text FROM insight_chunks"
-                                            " WHERE file_id = ? ORDER BY seq", (fid,)),
-                               hits, deadline)
             if use_index and not index.current(row, e.size, e.mtime):
                 usage["current"] = False  # what the index lacks is read below
             if start < e.size or not start:  # the rest, or a last line still being written
@@ -251,6 +249,23 @@ def _scan_rest(e: catalogue.Entry, start: int, state: dict | None, m: Plain | Re
     reader = locate.READERS[e.client].reader()
     m.scan(items_of(common.read_all(e.path, reader, start, None, state)), hits, deadline)
     return max(0, e.size - start)
+
+
+def _indexed_regex(conn: Any, a: SearchArgs, m: Regex, rows: dict,
+                   overall: float) -> dict[int, Hits]:
+    """A regex's hits in the indexed part of these transcripts, by file id, each within its
+    session's time (on one connection: the chunks are read file by file)."""
+    out: dict[int, Hits] = {}
+    for r in rows.values():
+        if not r["started"]:
+            continue
+        hits = out[r["id"]] = Hits()
+        started = time.monotonic()
+        m.scan(conn.execute("SELECT seq, type, at, text FROM insight_chunks WHERE file_id = ?"
+                            " ORDER BY seq", (r["id"],)),
+               hits, min(overall, started + a.session_time_limit))
+        hits.spent = time.monotonic() - started
+    return out
 
 
 def _indexed_hits(conn: Any, a: SearchArgs, m: Plain, rows: dict) -> dict[int, Hits]:
