@@ -891,3 +891,7 @@ def test_counts_in_human_output_agree_with_their_nouns(nx, chdir_work, user_home
     assert "an unknown directory" not in err["reason"]
     assert err["reason"] == ("its transcript does not say which directory it ran in, so it is "
                              "outside this project") and "--all-workspaces" in err["action"]
+    place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
+    place(user_home, "codex-main.jsonl", chdir_work, sid(9))
+    hint = nx("search", "zzz-nowhere", "--limit", "1", "--json").json["hint"]
+    assert "1 older session was not searched" in hint, hint

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..clients import transcript as common
 from ..core.context import Ctx
 from ..core.errors import NexusError
+from ..core.human import plural
 from ..core.settings import ASK_MCP_MAX, INDEX_BUDGET
 from . import catalogue, index, locate, regexwork
 
@@ -226,8 +227,8 @@ def _search(ctx: Ctx, a: SearchArgs, m: Plain | Regex, overall: float) -> dict:
     truncated = a.offset + len(page) < len(results)
     left = len(found) - len(chosen)
     hint = ("open one with `nexus log <session_id>`" if results else "nothing matched") + \
-        (f"; {left} older sessions were not searched: --limit {min(200, a.limit * 2)} or "
-         "--all-sessions" if left else "") + \
+        (f"; {plural(left, 'older session')} {'was' if left == 1 else 'were'} not searched: "
+         f"--limit {min(200, a.limit * 2)} or --all-sessions" if left else "") + \
         (f"; {len(cut_short)} of the sessions searched hit the time limit before their end "
          "(`timed_out_sessions`): their hits are partial; raise --session-time-limit"
          + (", or narrow the pattern" if a.regex else "") if cut_short else "")
