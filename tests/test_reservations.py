@@ -101,6 +101,61 @@ def test_codex_apply_patch_is_checked_for_every_file_it_names(nx, hook, trio):
     assert edit(hook, B, fine, "apply_patch") is None
 
 
+@pytest.mark.parametrize("header", ["  *** Update File: src/parser.py",
+                                    "*** Update File:\tsrc/parser.py",
+                                    "***  Update File: src/parser.py",
+                                    "\t*** update file: src/parser.py  ",
+                                    "*** Update File:  src/parser.py",
+                                    "*** Update File: src/parser.py\r"])
+def test_a_patch_header_is_read_as_liberally_as_codex_reads_it(nx, hook, trio, header):
+    """Codex trims a header line and tolerates padding: every spelling of a header it could take
+    as naming src/parser.py is checked."""
+    nx("reserve", "src/parser.py", env=A)
+    patch = f"*** Begin Patch\n{header}\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    assert "src/parser.py is reserved by" in reason(edit(hook, B, patch, "apply_patch"))
+
+
+@pytest.mark.parametrize("command", [
+    "apply_patch <<'EOF'\n{patch}EOF",
+    "applypatch <<EOF\n{patch}EOF\n",
+    'apply_patch <<"EOF"\n{patch}EOF',
+    "cd src && apply_patch <<'EOF'\n{patch_here}EOF",
+    "cd 'src' && apply_patch <<'EOF'\n{patch_here}EOF",
+    "apply_patch '{patch}'",
+])
+def test_codex_patching_through_its_shell_tool_is_checked(nx, hook, trio, command):
+    """gpt-5 has no apply_patch tool in Codex: it runs `apply_patch <<'EOF' ... EOF` with its
+    shell tool, which Codex's PreToolUse reports as Bash; the patch's files are checked (in the
+    directory a `cd DIR &&` names), and any other shell command passes without a lookup."""
+    nx("reserve", "src/parser.py", env=A)
+    patch = "*** Begin Patch\n*** Update File: src/parser.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    text = command.format(patch=patch, patch_here=patch.replace("src/parser.py", "parser.py"))
+    r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_1",
+             tool_input={"command": text})
+    assert r.code == 0 and "src/parser.py is reserved by" in json.loads(r.out)[
+        "hookSpecificOutput"]["permissionDecisionReason"], (r.out, r.err)
+    for other in ("sed -i s/1/2/ src/parser.py", "echo '*** Update File: src/parser.py'",
+                  "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/lexer.py\n"
+                  "@@\n-a\n+b\n*** End Patch\nEOF"):
+        r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_2",
+                 tool_input={"command": other})
+        assert (r.code, r.out) == (0, ""), (other, r.out, r.err)
+
+
+def test_a_codex_hook_table_without_the_shell_matcher_is_outdated():
+    """An install from before Bash joined the Codex edit matcher misses shell patches: doctor
+    reports it outdated (reinstall), the Claude Code table is unchanged."""
+    table = hookdefs.hooks("codex", {"{nexus}": "nexus", "{news}": "news",
+                                     "{reserved}": "reserved"})
+    assert not hookdefs.outdated({"hooks": table}, "codex")
+    for group in table["PreToolUse"]:
+        group["matcher"] = group["matcher"].replace("|Bash", "")
+    assert hookdefs.outdated({"hooks": table}, "codex")
+    claude = hookdefs.hooks("claude", {"{nexus}": "nexus", "{news}": "news",
+                                       "{reserved}": "reserved"})
+    assert not any("Bash" in g.get("matcher", "") for g in claude["PreToolUse"])
+
+
 def test_a_shared_reservation_refuses_no_edit(nx, hook, trio):
     nx("reserve", "src/parser.py", "--shared", env=A)
     assert edit(hook, B, str(trio / "src" / "parser.py")) is None
@@ -334,7 +389,7 @@ def test_the_installed_edit_guard_starts_python_only_while_something_is_reserved
                                     "{reserved}": str(tmp_path / "reserved")})
     group = next(g for g in table["PreToolUse"] if "Write" in g["matcher"])
     assert set(group["matcher"].split("|")) == {"Edit", "MultiEdit", "NotebookEdit", "Write",
-                                                "apply_patch"}
+                                                "apply_patch", *(["Bash"] * (client == "codex"))}
     command = group["hooks"][0]["command"]
 
     def run() -> str:
