@@ -229,6 +229,44 @@ def test_case_does_not_count_where_the_file_system_ignores_it(nx, hook, trio, mo
     assert nx("reserve", "src/parser.py", env=B).code == 4
 
 
+def test_a_glob_too_complex_to_compare_is_refused_and_the_lock_is_not_held_long(nx, trio,
+                                                                                 monkeypatch):
+    """Two long globs made a reserve walk 7 million product states under the store's write
+    lock (another session's send failed store_busy): globs are bounded, and the overlap
+    decisions of one reserve share a budget; past it the reserve is refused, nothing written."""
+    r = nx("reserve", "src/" + "*?" * 10 + "*Z", "--shared", "--json", env=A)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert "wildcards" in r.json["error"]["reason"]
+    assert nx("reserve", "src/*a*b*.py", env=A).code == 0
+    monkeypatch.setattr(patterns, "OVERLAP_STEPS", 20)
+    r = nx("reserve", "src/*b*a*.py", "docs/x.md", "--json", env=B)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", r.out
+    assert "too complex" in r.json["error"]["reason"] and "nothing was reserved" in r.err + r.out
+    monkeypatch.setattr(patterns, "OVERLAP_STEPS", 100_000)
+    assert nx("reserve", "src/*b*a*.py", env=B).code == 4  # `src/aba.py` is in both
+    assert [i["pattern"] for i in nx("reservations", "--json", env=A).json["items"]] == [
+        "src/*a*b*.py"]
+
+
+def test_a_pathological_glob_in_the_store_does_not_slow_anyones_edit(nx, hook, trio, home):
+    """A shared `src/*?*?...*Z` (taken before globs were bounded) made every other session's
+    edit hook backtrack for 17 s, past the client's hook timeout: matching is linear now. The
+    outer limit is generous (the old matcher took minutes on this one)."""
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.reservations import leases
+
+    nx("reserve", "docs/", env=A)  # A is known and the marker is up
+    glob = "src/" + "*?" * 14 + "*Z"
+    spec = patterns.Spec(str(trio), glob, str(trio / "src"), False, False)
+    with Store(str(home)).write() as conn:
+        leases.take(conn, f"claude:{sid(1)}", spec, False, "", time.time(), 600)
+    started = time.monotonic()
+    assert edit(hook, B, str(trio / "src" / ("x" * 80 + ".py"))) is None
+    r = nx("guard", str(trio / "src" / ("x" * 80 + ".py")), env=B)
+    assert r.code == 0, r.err
+    assert time.monotonic() - started < 60
+
+
 def test_bad_paths_are_refused_with_nothing_written(nx, trio):
     for bad in ("src/*/../x", "a\x00b", "  "):
         r = nx("reserve", bad, "--json", env=A)

@@ -60,7 +60,9 @@ def near(conn: sqlite3.Connection, spec: Spec, now: float) -> list[sqlite3.Row]:
         (now, *above, prefix, prefix[:-1] + "0")).fetchall()
 
 
-def overlaps(row: sqlite3.Row, spec: Spec) -> bool:
+def overlaps(row: sqlite3.Row, spec: Spec, steps: list[int] | None = None) -> bool:
+    """Whether a reservation and a spec can name one file; two globs spend `steps` (see
+    patterns.overlap: TooComplex when they run out)."""
     folded = spec.folded or bool(row["folded"])
     if row["exact"] and spec.exact:
         return (row["anchor"].lower() == spec.anchor.lower()) if folded else \
@@ -73,14 +75,15 @@ def overlaps(row: sqlite3.Row, spec: Spec) -> bool:
     b = patterns.absolute(spec.root, spec.pattern)
     if folded:
         a, b = a.lower(), b.lower()
-    return patterns.overlap(a, b) is not None
+    return patterns.overlap(a, b, steps) is not None
 
 
 def conflicts(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool,
-              now: float) -> list[sqlite3.Row]:
-    """Other sessions' live reservations that forbid `sid` holding `spec` (exclusive or not)."""
-    return [r for r in near(conn, spec, now)
-            if r["session_id"] != sid and (exclusive or r["exclusive"]) and overlaps(r, spec)]
+              now: float, steps: list[int] | None = None) -> list[sqlite3.Row]:
+    """Other sessions' live reservations that forbid `sid` holding `spec` (exclusive or not).
+    Deciding them spends `steps` (patterns.TooComplex when they run out)."""
+    return [r for r in near(conn, spec, now) if r["session_id"] != sid and
+            (exclusive or r["exclusive"]) and overlaps(r, spec, steps)]
 
 
 def own(conn: sqlite3.Connection, sid: str, spec: Spec) -> sqlite3.Row | None:

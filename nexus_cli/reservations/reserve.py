@@ -77,8 +77,16 @@ def attempt(ctx: Ctx, a: ReserveArgs, waited: float) -> dict:
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         wanted = specs(a.paths, me)
-        clashes = [(s, r) for s in wanted
-                   for r in leases.conflicts(conn, me.id, s, not a.shared, ctx.now)]
+        steps = patterns.budget()  # one budget for the whole reserve: the write lock is held
+        try:
+            clashes = [(s, r) for s in wanted
+                       for r in leases.conflicts(conn, me.id, s, not a.shared, ctx.now, steps)]
+        except patterns.TooComplex:
+            raise NexusError("invalid_argument", ", ".join(s.pattern for s in wanted)[:200],
+                             "too complex to compare with the reservations near it (more than "
+                             f"{patterns.OVERLAP_STEPS:,} steps)",
+                             "reserve simpler globs (fewer `*`), or the directory; nothing was "
+                             "reserved") from None
         if clashes:
             raise conflict(conn, me.id, clashes, ctx.now)
         marker.raise_(ctx.store.root)  # before COMMIT: edits reach the check from now on
