@@ -267,6 +267,55 @@ def test_a_pathological_glob_in_the_store_does_not_slow_anyones_edit(nx, hook, t
     assert time.monotonic() - started < 60
 
 
+def test_a_reservation_outside_the_project_needs_all_workspaces_and_is_listed_where_it_covers(
+        nx, hook, trio, tmp_path):
+    """`reserve /` blocked edits in every project while their `reservations` showed nothing: a
+    path outside the caller's project is refused (path_outside_roots, nothing reserved) unless
+    --all-workspaces; one taken that way is listed in each project it covers."""
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    D = claude_env(sid(4))
+    hook("claude", "SessionStart", sid(4), source="startup", cwd=str(other))
+    for bad in ("/", "..", str(other / "x.py"), "src/../../other/"):
+        r = nx("reserve", bad, "--json", env=A)
+        assert r.code == 5 and r.json["error"]["code"] == "path_outside_roots", (bad, r.out)
+        assert "--all-workspaces" in r.err + r.out
+    assert nx("reservations", "--all-workspaces", "--json", env=A).json["total"] == 0
+    assert edit(hook, D, str(other / "anything.py")) is None
+    r = nx("reserve", "/", "--all-workspaces", "--reason", "mine now", env=A)
+    assert r.code == 0, r.err
+    for who in (D, B):  # the other project's session, and one in A's own project
+        items = nx("reservations", "--json", env=who).json["items"]
+        assert [(i["root"], i["pattern"]) for i in items] == [("/", "**")], items
+    assert "reserved by" in reason(edit(hook, D, str(other / "anything.py")))
+    assert nx("reserve", "src/parser.py", env=A).code == 0  # inside: no flag needed
+
+
+def test_paths_and_reasons_with_line_breaks_are_escaped_not_cut(nx, hook, trio):
+    """Two files that differ after a newline looked the same in denials and listings (the
+    name was cut at its first line): paths and reasons are escaped whole."""
+    assert nx("reserve", "src/a\nb.py", "--reason", "first\nsecond", env=A).code == 0
+    assert nx("reserve", "src/a", env=A).code == 0
+    text = reason(edit(hook, B, str(trio / "src" / "a\nb.py")))
+    assert "src/a\\nb.py is reserved by" in text and '"first\\nsecond"' in text
+    listing = nx("reservations", env=B).out
+    assert "src/a\\nb.py" in listing and "first\\nsecond" in listing
+    assert "src/a " in listing or "src/a\n" in listing  # the other one, on its own
+
+
+def test_releasing_what_another_session_holds_says_who_holds_it(nx, trio):
+    nx("reserve", "src/parser.py", env=A)
+    name, handle = name_of(nx, A)
+    r = nx("release", "src/parser.py", "--json", env=B)
+    assert r.code == 0 and r.json["not_held"] == ["src/parser.py"]
+    [other] = r.json["held_by_others"]
+    assert other["reservation"]["holder"]["handle"] == handle
+    assert f"release --as {handle} --all" in other["message"]
+    text = nx("release", "src/parser.py", env=B).out
+    assert f"held by {name} ({handle})" in text and "not by you" in text
+    assert nx("release", "docs/none.md", env=B).out.strip() == "not held: docs/none.md"
+
+
 def test_bad_paths_are_refused_with_nothing_written(nx, trio):
     for bad in ("src/*/../x", "a\x00b", "  "):
         r = nx("reserve", bad, "--json", env=A)

@@ -191,7 +191,7 @@ def tell(conn: sqlite3.Connection, me: sqlite3.Row, spec: patterns.Spec,
          others: list[sqlite3.Row], now: float) -> list[str]:
     """Two sessions editing one file learn of each other: a notice to each. Returns whom to wake."""
     nexus = shellcmd.name(conn)
-    path = one_line(spec.pattern)
+    path = leases.shown(spec.pattern)
     holders: list[sqlite3.Row] = []
     for r in others:
         row = sessions.get(conn, r["session_id"])

@@ -15,7 +15,7 @@ import sqlite3
 import time
 
 from ..core import sessions
-from ..core.text import one_line, quoted
+from ..core.text import one_line, visible
 from . import patterns
 from .patterns import Spec
 
@@ -145,6 +145,32 @@ def listed(conn: sqlite3.Connection, root: str | None, now: float) -> list[sqlit
                         " ORDER BY created_at, pattern", {"root": root, "now": now}).fetchall()
 
 
+def covering_project(conn: sqlite3.Connection, root: str, rows: list[sqlite3.Row],
+                     now: float) -> list[sqlite3.Row]:
+    """`rows` (a project's own reservations) and the live reservations of other roots that can
+    name a file in the project: anchored above it (`reserve /` from elsewhere) or inside it
+    (from an enclosing project), oldest first. One too complex to decide is listed."""
+    try:
+        spec = patterns.normalise(patterns.escape(root) + "/", "/", root)
+    except ValueError:
+        return rows
+    ids = {r["id"] for r in rows}
+    steps = patterns.budget()
+    more = []
+    for r in near(conn, spec, now):
+        if r["id"] in ids:
+            continue
+        try:
+            if not overlaps(r, spec, steps):
+                continue
+        except patterns.TooComplex:
+            pass
+        more.append(r)
+    if not more:
+        return rows
+    return sorted([*rows, *more], key=lambda r: (r["created_at"], r["root"], r["pattern"]))
+
+
 def sample(conn: sqlite3.Connection, root: str, sid: str, mine: bool, now: float,
            limit: int) -> tuple[list[sqlite3.Row], int]:
     """Up to `limit` live reservations under `root` held by `sid` (or by others), oldest first,
@@ -196,6 +222,20 @@ def expire(conn: sqlite3.Connection, now: float) -> int:
 # -- what people and models are told ------------------------------------------------------------
 
 
+def shown(text: str) -> str:
+    """A path or pattern on a human surface: every character kept, backslashes doubled and
+    controls escaped (a newline shows as `\\n`), so two files never look the same."""
+    return visible(text.replace("\\", "\\\\"), keep_lines=False)
+
+
+def said(text: str, limit: int) -> str:
+    """A reason, quoted: escaped as a whole rather than cut at its first line break."""
+    line = visible(text.strip().replace("\\", "\\\\").replace('"', '\\"'), keep_lines=False)
+    if len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return f'"{line}"'
+
+
 def until(epoch: float, now: float) -> str:
     fmt = "%H:%M" if epoch - now < 20 * 3600 else "%Y-%m-%d %H:%M"
     return time.strftime(fmt, time.localtime(epoch))
@@ -209,13 +249,12 @@ def shown_path(row: sqlite3.Row, real: str) -> str:
 
 def refusal(conn: sqlite3.Connection, path: str, row: sqlite3.Row, now: float, nexus: str) -> str:
     """Why an edit (or a commit) of `path` is refused: who holds it, until when, why, and what
-    to do. The holder's name and reason are peer text: one line each, quoted."""
+    to do. The holder's name, the path and the reason are peer text: escaped, the reason quoted."""
     holder = sessions.get(conn, row["session_id"])
     who = f"{one_line(holder['name'])} ({holder['handle']})" if holder else row["session_id"]
     handle = holder["handle"] if holder else row["session_id"]
-    what = one_line(path) if row["exact"] else \
-        f"{one_line(path)} (in {one_line(row['pattern'])})"
-    why = f" for {quoted(row['reason'], 120)}" if row["reason"] else ""
+    what = shown(path) if row["exact"] else f"{shown(path)} (in {shown(row['pattern'])})"
+    why = f" for {said(row['reason'], 120)}" if row["reason"] else ""
     auto = " (it is editing it)" if row["auto"] else ""
     return (f"{what} is reserved by {who}{auto} until {until(row['expires_at'], now)}{why}; "
             f"ask it with `{nexus} ask {handle} \"<your question>\"` or pick other work")
