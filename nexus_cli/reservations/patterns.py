@@ -404,10 +404,17 @@ def ancestors(path: str) -> list[str]:
         path = parent
 
 
-def locate(path: str, cwd: str) -> tuple[str, list[str], bool]:
+def locate(path: str, cwd: str, follow: bool = True) -> tuple[str, list[str], bool]:
     """A file as the hook sees it: its real absolute path, the anchors that could hold it (the
-    path and its ancestors, case-folded where case does not count), and whether it is folded."""
-    real = os.path.realpath(os.path.join(cwd, path))
+    path and its ancestors, case-folded where case does not count), and whether it is folded.
+    With `follow` false a symbolic link is itself (its directory resolved, not its target): what
+    a commit changes is the link."""
+    given = os.path.join(cwd, path)
+    if follow:
+        real = os.path.realpath(given)
+    else:
+        head, tail = os.path.split(os.path.normpath(given))
+        real = os.path.join(os.path.realpath(head), tail) if tail else os.path.realpath(given)
     folded = case_insensitive(os.path.dirname(real))
     return real, ancestors(real.lower() if folded else real), folded
 

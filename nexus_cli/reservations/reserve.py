@@ -247,8 +247,12 @@ def guard(ctx: Ctx, a: GuardArgs) -> dict:
     with ctx.read() as conn:
         me = ctx.me(conn)
         cwd = me.cwd or os.getcwd()
-        files = [*(os.path.join(cwd, p) for p in a.paths), *(os.path.join(top, n) for n in names)]
-        located = [patterns.locate(f, "/") for f in dict.fromkeys(files)]
+        # a named file as a shell command would reach it (through a link, to its target); a
+        # staged one as the commit changes it (a link is the link, not its target); each once
+        located = list({found[0]: found for found in [
+            *(patterns.locate(os.path.join(cwd, p), "/") for p in dict.fromkeys(a.paths)),
+            *(patterns.locate(os.path.join(top, n), "/", follow=False) for n in names)]
+        }.values())
         anchors = list(dict.fromkeys(x for _, above, _ in located for x in above))
         rows = [r for i in range(0, len(anchors), 500)
                 for r in leases.under(conn, anchors[i : i + 500], ctx.now)]
