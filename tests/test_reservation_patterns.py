@@ -57,7 +57,10 @@ def regex(pattern: str) -> str:
 @SETTINGS
 @given(GLOB, PATH)
 def test_the_linear_matcher_agrees_with_the_regular_expression_of_the_syntax(glob, path):
-    assert matches(glob, path) == (re.fullmatch(regex(glob), path, re.DOTALL) is not None)
+    expected = re.fullmatch(regex(glob), path, re.DOTALL) is not None
+    assert matches(glob, path) == expected
+    # and through the literal head/tail prefilter of a reservation's absolute match
+    assert patterns.matches("/r", glob, False, f"/r/{path}") == expected
 
 
 def test_matching_never_backtracks_past_the_last_star(monkeypatch):

@@ -138,7 +138,7 @@ def pre_edit(client: str, sid: str, data: dict, store: Store, env: dict | os._En
     located = [patterns.locate(f, cwd) for f in files]
     anchors = list(dict.fromkeys(a for _, found, _ in located for a in found))
     with store.read() as conn:
-        rows = leases.under(conn, anchors, now)
+        rows = leases.under(conn, anchors, now, [real for real, _, _ in located])
         refused = refusals(conn, sid, located, rows, now)
         idle = not rows and not leases.any_active(conn, now)
     if refused:

@@ -36,12 +36,26 @@ def any_active(conn: sqlite3.Connection, now: float) -> bool:
                         {"now": now}).fetchone() is not None
 
 
-def under(conn: sqlite3.Connection, anchors: list[str], now: float) -> list[sqlite3.Row]:
+def under(conn: sqlite3.Connection, anchors: list[str], now: float,
+          reals: list[str] | None = None) -> list[sqlite3.Row]:
     """The live reservations anchored at any of `anchors` (a file's path and its ancestors): the
-    one indexed lookup of the edit check."""
+    one indexed lookup of the edit check. With `reals` (the files), only those naming one of
+    them: the candidates are read lean (four columns, plain tuples) and only the few that match
+    are read whole, so a thousand globs in one directory cost little more than none."""
     marks = ",".join("?" * len(anchors))
-    return conn.execute(f"SELECT * FROM reservations WHERE anchor IN ({marks}) AND expires_at > ?",
-                        (*anchors, now)).fetchall()
+    if reals is None:
+        return conn.execute(f"SELECT * FROM reservations WHERE anchor IN ({marks}) AND "
+                            "expires_at > ?", (*anchors, now)).fetchall()
+    cur = conn.cursor()
+    cur.row_factory = None
+    lean = cur.execute(f"SELECT rowid, root, pattern, folded FROM reservations WHERE anchor IN "
+                       f"({marks}) AND expires_at > ?", (*anchors, now)).fetchall()
+    hits = [rowid for rowid, root, pattern, folded in lean
+            if any(patterns.matches(root, pattern, bool(folded), real) for real in reals)]
+    if not hits:
+        return []
+    return conn.execute(f"SELECT * FROM reservations WHERE rowid IN ({','.join('?' * len(hits))})"
+                        " ORDER BY created_at, rowid", hits).fetchall()
 
 
 def covering(rows: list[sqlite3.Row], real: str) -> list[sqlite3.Row]:

@@ -229,14 +229,29 @@ def match(pattern: str, path: str) -> bool:
     return p == size
 
 
+_SPECIAL = re.compile(r"[*?\[\]]")
+
+
 def matches(root: str, pattern: str, folded: bool, real: str) -> bool:
-    """Whether the file at the absolute real path `real` is one the reservation names."""
+    """Whether the file at the absolute real path `real` is one the reservation names. The
+    pattern's literal head (before its first wildcard) and tail (after its last) are compared
+    first: most candidates (a thousand globs in one directory) fail there without being parsed."""
     base = root.rstrip("/") + "/"
     if folded:
         base, real, pattern = base.lower(), real.lower(), pattern.lower()
     if not real.startswith(base):
         return False
-    return match(pattern, real[len(base):])
+    rel = real[len(base):]
+    first = _SPECIAL.search(pattern)
+    if first is None:
+        return rel == pattern
+    if not rel.startswith(pattern[: first.start()]):
+        return False
+    tail = pattern[max(pattern.rfind(c) for c in "*?[]") + 1:]
+    # a tail `/x` after a leading `**` that matched no component is the whole path `x`
+    if tail and not ("/" + rel).endswith(tail):
+        return False
+    return match(pattern, rel)
 
 
 def absolute(root: str, pattern: str) -> str:

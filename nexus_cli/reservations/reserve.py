@@ -255,7 +255,8 @@ def guard(ctx: Ctx, a: GuardArgs) -> dict:
         }.values())
         anchors = list(dict.fromkeys(x for _, above, _ in located for x in above))
         rows = [r for i in range(0, len(anchors), 500)
-                for r in leases.under(conn, anchors[i : i + 500], ctx.now)]
+                for r in leases.under(conn, anchors[i : i + 500], ctx.now,
+                                      [real for real, _, _ in located])]
         nexus = shellcmd.name(conn) if rows else "nexus"
         for real, _, _ in located:
             for r in leases.covering(rows, real):
