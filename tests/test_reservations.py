@@ -316,6 +316,19 @@ def test_releasing_what_another_session_holds_says_who_holds_it(nx, trio):
     assert nx("release", "docs/none.md", env=B).out.strip() == "not held: docs/none.md"
 
 
+def test_the_person_ends_an_agents_stale_reservation_as_the_readme_says(nx, trio, monkeypatch):
+    """README: `nexus release --as HANDLE --all` from a terminal ends an agent's reservations."""
+    from nexus_cli.core import caller
+
+    nx("reserve", "src/parser.py", env=A)
+    _, handle = name_of(nx, A)
+    assert nx("release", "--as", handle, "--all").code == 5  # not at a terminal: refused
+    monkeypatch.setattr(caller, "at_terminal", lambda: True)
+    r = nx("release", "--as", handle, "--all", "--json")
+    assert r.code == 0 and [x["pattern"] for x in r.json["released"]] == ["src/parser.py"], r.err
+    assert nx("reservations", "--json", env=B).json["total"] == 0
+
+
 def test_bad_paths_are_refused_with_nothing_written(nx, trio):
     for bad in ("src/*/../x", "a\x00b", "  "):
         r = nx("reserve", bad, "--json", env=A)
