@@ -509,7 +509,7 @@ def test_an_edit_of_a_reserved_file_is_refused_until_it_is_released(world, holde
 
 
 @pytest.mark.parametrize("how", ["padded", "shell"])
-def test_a_codex_patch_is_checked_in_every_form_codex_applies(world, how):
+def test_a_codex_patch_of_a_reserved_file_is_refused_in_every_form_codex_applies(world, how):
     """Codex applies a patch whose header is padded (its parser trims it), and with gpt-5 (no
     apply_patch tool) it patches through its shell tool, `apply_patch <<'EOF' ... EOF`, which
     its PreToolUse reports as Bash: both are denied while another session holds the file, and

@@ -72,7 +72,9 @@ def headers(text: str) -> list[str]:
     """The files a patch's header lines name. A name is taken trimmed and, where it differs, as
     Codex takes it (only the one space after the colon removed): either could be the file."""
     out: list[str] = []
-    for line in text.splitlines():
+    # Codex splits at `\n` alone (a `\v` or `\x1c` inside a line is part of a name); Python's
+    # lines also break at those: either could be how the patch is read
+    for line in [*text.split("\n"), *text.splitlines()]:
         found = HEADER.match(line)
         if found is None:
             continue
