@@ -329,6 +329,40 @@ def test_the_person_ends_an_agents_stale_reservation_as_the_readme_says(nx, trio
     assert nx("reservations", "--json", env=B).json["total"] == 0
 
 
+def test_the_lean_candidate_filter_agrees_with_the_full_match(trio, home, monkeypatch):
+    """The edit check reads candidates lean and rules most out by their literal head before
+    parsing them (1,000 globs in one directory): it finds exactly what matching every row finds,
+    for one file or several, folded or not."""
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.reservations import leases
+
+    raws = ["src/m1_*.py", "src/*.md", "src/**/x.py", "**/y.py", "src/parser.py", "docs/",
+            "src/[!m]*", "src/m?_[ab].py", "SRC/Up*.py", "src/[*]lit.py"]
+    files = ["src/m1_a.py", "src/m2_a.py", "src/x.py", "src/a/x.py", "y.py", "src/q/y.py",
+             "src/parser.py", "docs/a/b.md", "src/zzz.py", "src/m3_b.py", "src/UPPER.py",
+             "src/*lit.py", "README.md"]
+    now = time.time()
+    for folded in (False, True):
+        monkeypatch.setattr(patterns, "case_insensitive", lambda path, f=folded: f)
+        store = Store(str(home))
+        with store.write() as conn:
+            conn.execute("DELETE FROM reservations")
+            for raw in raws:
+                spec = patterns.normalise(raw, str(trio), str(trio))
+                leases.take(conn, f"claude:{sid(1)}", spec, True, "", now, 600)
+        located = [patterns.locate(f, str(trio)) for f in files]
+        with store.read() as conn:
+            for real, above, _ in located:
+                full = {r["id"] for r in leases.covering(leases.under(conn, above, now), real)}
+                assert {r["id"] for r in leases.under(conn, above, now, [real])} == full, real
+            every = list(dict.fromkeys(a for _, above, _ in located for a in above))
+            reals = [real for real, _, _ in located]
+            lean = {r["id"] for r in leases.under(conn, every, now, reals)}
+            assert lean == {r["id"] for r in leases.under(conn, every, now)
+                            if any(leases.covering([r], real) for real in reals)}
+            assert lean
+
+
 def test_bad_paths_are_refused_with_nothing_written(nx, trio):
     for bad in ("src/*/../x", "a\x00b", "  "):
         r = nx("reserve", bad, "--json", env=A)

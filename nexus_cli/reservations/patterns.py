@@ -229,7 +229,7 @@ def match(pattern: str, path: str) -> bool:
     return p == size
 
 
-_SPECIAL = re.compile(r"[*?\[\]]")
+SPECIAL = re.compile(r"[*?\[\]]")  # the characters of wildcards (and of `]`)
 
 
 def matches(root: str, pattern: str, folded: bool, real: str) -> bool:
@@ -242,7 +242,7 @@ def matches(root: str, pattern: str, folded: bool, real: str) -> bool:
     if not real.startswith(base):
         return False
     rel = real[len(base):]
-    first = _SPECIAL.search(pattern)
+    first = SPECIAL.search(pattern)
     if first is None:
         return rel == pattern
     if not rel.startswith(pattern[: first.start()]):
