@@ -9,7 +9,8 @@ Syntax (README, "File reservations"):
   `/`; a `[` without its `]` is itself;
 - `**` as a whole component matches any number of components: `src/**/test_*.py` (zero or more
   directories between), `docs/**` (everything under docs/), `**` (the whole project);
-- a name that holds `*`, `?` or `[` itself is written with the character in brackets: `[*]`.
+- a name that holds `*`, `?` or `[` itself is written with the character in brackets: `[*]`;
+- at most MAX_COMPONENT_WILDCARDS wildcards in one component and MAX_WILDCARDS in a pattern.
 
 Normal form: relative to a root (the reserving session's project root; for a path outside it,
 that path's own project root), `.` and `..` resolved, symbolic links resolved (a link and its
