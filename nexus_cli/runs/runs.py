@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..approvals import ledger as approvals
-from ..core import identity, sessions, settings
+from ..core import identity, interp, sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError, invalid
 from ..core.listing import envelope
@@ -151,7 +151,7 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
 
 def spawn(root: str, run_id: str) -> None:
     """Start the runner in a session of its own; it forks at once, so this wait is short."""
-    child = subprocess.Popen([sys.executable, "-c", BOOT, root, run_id],
+    child = subprocess.Popen(interp.argv("-c", BOOT, root, run_id), cwd=interp.SAFE_CWD,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     child.wait()
