@@ -51,3 +51,166 @@ def test_every_python_nexus_starts_is_isolated():
             assert "SAFE_CWD" in around, f"{path}: interp.argv without cwd=interp.SAFE_CWD"
     assert json  # imported for later tests
     assert os
+
+
+# -- 2, 6, 7, 16. files: code-running places, secrets, roots, non-regular files, links --------
+
+from helpers import claude_env, sid  # noqa: E402
+
+A = claude_env(sid(1))
+
+
+def _project(hook, root: str) -> str:
+    hook("claude", "SessionStart", sid(1), source="startup")
+    for folder in (".git/hooks", ".claude", ".codex", ".vscode", "src"):
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
+    hooked = os.path.join(root, ".git", "hooks", "pre-commit")
+    Path(hooked).write_text("#!/bin/sh\necho original\n")
+    os.chmod(hooked, 0o755)
+    Path(root, ".git", "config").write_text('[remote "o"]\n url = https://u:ghp_x@h/x\n')
+    return root
+
+
+def test_writes_to_places_that_run_code_are_refused(nx, hook, chdir_work):
+    root = _project(hook, chdir_work)
+    assert nx("config", "set", "fsWrite", "1").code == 0
+    for rel in (".git/hooks/pre-commit", ".git/config", ".claude/settings.json",
+                ".codex/config.toml", ".vscode/tasks.json", ".envrc", ".env.local", ".npmrc",
+                ".bashrc", ".zshrc", ".profile", ".mcp.json", "src/.idea/x.xml",
+                ".venv/lib/site.pth", "sitecustomize.py", ".husky/pre-commit",
+                ".gitconfig"):
+        for mode in ("overwrite", "append", "create-new"):
+            r = nx("fs", "write", os.path.join(root, rel), "--mode", mode, "echo PWNED",
+                   env=A)
+            assert r.code == 5 and "path_denied" in r.err and "matches" in r.err, (rel, r.err)
+    assert "original" in Path(root, ".git/hooks/pre-commit").read_text()
+    assert "fsmonitor" not in Path(root, ".git/config").read_text()
+    assert not Path(root, ".claude/settings.json").exists()
+
+
+def test_a_written_file_is_never_executable(nx, hook, chdir_work):
+    root = _project(hook, chdir_work)
+    nx("config", "set", "fsWrite", "1")
+    script = Path(root, "src", "build.sh")
+    for mode in ("overwrite", "append"):
+        script.write_text("#!/bin/sh\n")
+        script.chmod(0o755)
+        r = nx("fs", "write", str(script), "--mode", mode, "echo hi\n", env=A)
+        assert r.code == 0, r.err
+        assert script.stat().st_mode & 0o111 == 0, (mode, oct(script.stat().st_mode))
+    new = Path(root, "src", "new.sh")
+    assert nx("fs", "write", str(new), "--mode", "create-new", "x", env=A).code == 0
+    assert new.stat().st_mode & 0o111 == 0
+
+
+def test_secrets_and_the_git_folder_are_not_readable(nx, hook, chdir_work):
+    root = _project(hook, chdir_work)
+    for rel in (".codex/auth.json", ".git/config", ".bash_history", ".envrc",
+                "service-account.json", "deploy/id_ed25519", ".netrc", ".pgpass",
+                "aws/credentials", "x.pem", ".claude/.credentials.json", ".zsh_history"):
+        path = Path(root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("secret\n")
+        r = nx("fs", "read", str(path), env=A)
+        assert r.code == 5 and "path_denied" in r.err, (rel, r.err)
+    listed = nx("fs", "list", root, "--depth", "3", "--json", env=A).json
+    names = {e["name"] for e in listed["entries"]}
+    assert not any(n.startswith((".git", ".codex", ".envrc", ".bash_history")) for n in names)
+    assert ".vscode" in names  # write-only rules hide nothing
+
+
+def test_a_hard_link_is_neither_read_nor_appended_to(nx, hook, chdir_work, tmp_path):
+    root = _project(hook, chdir_work)
+    nx("config", "set", "fsWrite", "1")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside secret\n")
+    os.link(outside, os.path.join(root, "src", "hard.txt"))
+    r = nx("fs", "read", os.path.join(root, "src", "hard.txt"), env=A)
+    assert r.code == 5 and "hard links" in r.err, r.err
+    r = nx("fs", "write", os.path.join(root, "src", "hard.txt"), "--mode", "append", "x", env=A)
+    assert r.code == 5 and "hard links" in r.err, r.err
+    assert outside.read_text() == "outside secret\n"
+
+
+def test_the_root_is_never_slash_or_home(nx, hook, tmp_path, monkeypatch):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for folder in ("/", str(home)):
+        monkeypatch.chdir(folder)
+        r = nx("fs", "read", "/proc/self/environ")
+        assert r.code == 5 and "path_outside_roots" in r.err and "inside a project" in r.err, \
+            (folder, r.err)
+        r = nx("fs", "list", folder)
+        assert r.code == 5, (folder, r.err)
+
+
+def test_a_fifo_or_device_is_a_path_kind_error_not_a_hang(nx, hook, chdir_work):
+    import threading
+
+    root = _project(hook, chdir_work)
+    nx("config", "set", "fsWrite", "1")
+    fifo = os.path.join(root, "src", "fifo")
+    os.mkfifo(fifo)
+    box: dict = {}
+
+    def go():
+        box["read"] = nx("fs", "read", fifo, env=A)
+        box["append"] = nx("fs", "write", fifo, "--mode", "append", "x", env=A)
+        box["over"] = nx("fs", "write", fifo, "--mode", "overwrite", "x", env=A)
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(60)
+    if t.is_alive():  # unblock the hung open so the test process can end
+        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+        os.close(fd)
+        raise AssertionError("fs read/write of a FIFO hangs")
+    for key in ("read", "append", "over"):
+        assert box[key].code == 2 and "path_kind" in box[key].err, (key, box[key].err)
+    assert stat_is_fifo(fifo)
+
+
+def stat_is_fifo(path: str) -> bool:
+    import stat
+
+    return stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_a_folder_swapped_for_a_link_does_not_redirect_a_write(nx, hook, chdir_work,
+                                                              tmp_path, monkeypatch):
+    """The check passes on a real folder; before the open it becomes a link out: the walk
+    from the root with O_NOFOLLOW refuses it."""
+    from nexus_cli.files import jail
+
+    root = _project(hook, chdir_work)
+    nx("config", "set", "fsWrite", "1")
+    real = Path(root, "race")
+    real.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    checked = jail.check
+
+    def check_then_swap(*args, **kw):
+        out = checked(*args, **kw)
+        if not real.is_symlink():
+            real.rename(Path(root, "race.d"))
+            real.symlink_to(outside)
+        return out
+
+    monkeypatch.setattr(jail, "check", check_then_swap)
+    for mode in ("create-new", "overwrite", "append"):
+        if real.is_symlink():
+            real.unlink()
+            Path(root, "race.d").rename(real)
+        r = nx("fs", "write", str(real / "f.txt"), "--mode", mode, "escaped", env=A)
+        assert r.code != 0, (mode, r.out)
+        assert list(outside.iterdir()) == [], mode
+    if real.is_symlink():
+        real.unlink()
+        Path(root, "race.d").rename(real)
+    Path(real, "r.txt").write_text("in\n")
+    (outside / "r.txt").write_text("outside secret\n")
+    r = nx("fs", "read", str(real / "r.txt"), "--json", env=A)
+    assert r.code != 0 or "outside secret" not in r.json["content"], r.out

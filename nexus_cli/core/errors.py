@@ -87,7 +87,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "approval_mismatch": (Exit.CONFLICT, "The permission request belongs to another session."),
     "not_approver": (Exit.FORBIDDEN, "The caller may not answer that permission request."),
     "path_outside_roots": (Exit.FORBIDDEN, "The path is outside the caller's project roots."),
-    "path_denied": (Exit.FORBIDDEN, "The path has a sensitive name (keys, tokens, .env)."),
+    "path_denied": (Exit.FORBIDDEN, "The path has a sensitive name (keys, tokens, .env), is a "
+                    "place that runs code (writes), or a hard-linked file."),
     "path_not_found": (Exit.NOT_FOUND, "No file or directory at that path."),
     "path_kind": (Exit.USAGE, "A directory where a file is needed, or the other way round."),
     "file_too_large": (Exit.USAGE, "The file or content is over the size limit."),
