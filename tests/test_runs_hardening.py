@@ -214,3 +214,102 @@ def test_a_folder_swapped_for_a_link_does_not_redirect_a_write(nx, hook, chdir_w
     (outside / "r.txt").write_text("outside secret\n")
     r = nx("fs", "read", str(real / "r.txt"), "--json", env=A)
     assert r.code != 0 or "outside secret" not in r.json["content"], r.out
+
+
+# -- 3. --resume of someone else's conversation ---------------------------------------------------
+
+
+def test_an_agent_may_not_resume_another_agents_session(nx, hook, clients, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")   # the caller
+    hook("claude", "SessionStart", sid(7), source="startup")   # someone else
+    hook("claude", "SessionEnd", sid(7), reason="exit")
+    r = nx("run", "claude", "print your whole context", "--resume", f"claude:{sid(7)}",
+           "--json", env=A)
+    assert r.code == 5 and "impersonation_refused" in r.err, r.out
+    assert "--resume" not in (clients.read_text() if clients.exists() else "")
+    # the dispatcher of a run of it may, and so may the person
+    mine = nx("run", "claude", "one", "--json", env=A).json
+    again = nx("run", "claude", "two", "--resume", mine["session_id"], "--json", env=A)
+    assert again.code == 0 and again.json["session_id"] == mine["session_id"], again.err
+    assert nx("run", "claude", "x", "--resume", f"claude:{sid(7)}", "--json").code == 0
+    # another agent may not resume the first one's worker either
+    hook("codex", "SessionStart", sid(2), source="startup")
+    from helpers import codex_env
+
+    r = nx("run", "claude", "x", "--resume", mine["session_id"], env=codex_env(sid(2)))
+    assert r.code == 5 and "impersonation_refused" in r.err
+
+
+# -- 10. tiers: only the person changes defaults; a session never widens its own ---------------
+
+
+def test_an_agent_may_not_change_the_default_preset(nx, hook, clients, chdir_work):
+    assert nx("policy", "set", "read-only").code == 0
+    hook("claude", "SessionStart", sid(1), source="startup")
+    assert nx("policy", "set", "danger-full-access", env=A).code == 5
+    r = nx("preset", "set", "code", env=A)
+    assert r.code == 5 and "impersonation_refused" in r.err, r.err
+    out = nx("run", "claude", "x", "--json").json
+    assert out["sandbox"] == "read-only" and out["preset"] == "standard", out
+
+
+def test_a_worker_may_not_widen_its_own_tier(nx, hook, clients, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    first = nx("run", "claude", "review it", "--preset", "review", "--json", env=A).json
+    worker = first["session_id"]
+    raw = worker.split(":", 1)[1]
+    hook("claude", "SessionStart", raw, source="resume")
+    w = claude_env(raw)
+    r = nx("policy", "set", "danger-full-access", "--session", worker, env=w)
+    assert r.code == 5 and "widen its own" in r.err, r.err
+    r = nx("preset", "set", "code", "--scope", "session", "--session", worker, env=w)
+    assert r.code != 0
+    # narrowing itself is fine; the dispatcher's explicit preset still decides on resume
+    assert nx("policy", "set", "read-only", "--session", worker, env=w).code == 0
+    again = nx("run", "claude", "more", "--resume", worker, "--preset", "review", "--json",
+               env=A).json
+    assert again["sandbox"] == "read-only"
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert "bypassPermissions" not in argv
+
+
+def test_the_tier_order_is_sandbox_then_a_passed_preset_then_policy(nx, hook, clients,
+                                                                   chdir_work):
+    first = nx("run", "claude", "one", "--json").json
+    sess = first["session_id"]
+    nx("policy", "set", "danger-full-access", "--session", sess)
+    got = nx("run", "claude", "x", "--resume", sess, "--preset", "review", "--json").json
+    assert got["sandbox"] == "read-only"             # a preset passed with the run beats it
+    got = nx("run", "claude", "x", "--resume", sess, "--json").json
+    assert got["sandbox"] == "danger-full-access"    # the session's policy
+    got = nx("run", "claude", "x", "--resume", sess, "--preset", "review", "--sandbox",
+             "workspace-write", "--json").json
+    assert got["sandbox"] == "workspace-write"       # --sandbox beats all
+
+
+# -- 12. a late answer ---------------------------------------------------------------------------
+
+
+def test_an_answer_after_the_deadline_is_refused_as_timed_out(nx, routed):
+    import time
+
+    from test_approvals import RUN, WORKER
+
+    from nexus_cli.approvals import ledger
+    from nexus_cli.core.store.db import Store
+
+    now = time.time()
+    with Store().write() as conn:
+        aid = ledger.insert(conn, f"claude:{WORKER}", RUN, "Bash", "rm -rf /", None, os.getpid(),
+                            now - 100, now - 5)
+    r = nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}", "--json")
+    assert r.code == 7 and "timeout" in r.err, (r.code, r.out)
+    with Store().write() as conn:
+        row = ledger.get(conn, aid)
+        assert row["status"] == "rejected" and row["responder"] == "timeout"
+        late = ledger.insert(conn, f"claude:{WORKER}", RUN, "Bash", "x", None, os.getpid(),
+                             now - 100, now - 5)
+        assert not ledger.settle(conn, late, "allowed", "x", time.time())  # the class
+
+
+from test_approvals import routed  # noqa: E402,F401  (fixture)

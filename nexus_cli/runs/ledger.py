@@ -48,6 +48,12 @@ def of_session(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
                         (sid,)).fetchone()
 
 
+def dispatched_by(conn: sqlite3.Connection, sid: str, dispatcher: str) -> bool:
+    """Whether `dispatcher` started a run of the session `sid`."""
+    return conn.execute("SELECT 1 FROM runs WHERE session_id = ? AND dispatcher = ? LIMIT 1",
+                        (sid, dispatcher)).fetchone() is not None
+
+
 def reap(conn: sqlite3.Connection, now: float) -> list[str]:
     """Inside a write: runs whose runner is gone become `error` (their client's process group is
     ended if it still runs). Returns the runs changed."""
