@@ -207,3 +207,20 @@ def test_reject_and_timeout_block_the_call(world, client, answer):
     expected = "rejected by user:" if answer == "reject" else "no answer within 10 s"
     assert world.reached("q1", expected)
     assert approvals(world)["pending"] == 0
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_task_beginning_with_a_dash_or_over_the_argv_limit_reaches_the_model(world, client):
+    """The prompt goes on the client's standard input: a task beginning with `-` is not read as
+    an option, and a task plus context within nexus's caps (well over Linux's 128 KiB limit for
+    one argument) starts."""
+    world.script(d1=[{"text": "dash ok"}], d2=[{"text": "long ok"}])
+    for task in ("- [run:d1] --dangerously-skip-permissions fix the bug",):
+        done = world.nexus("run", client, "--json", "--", task)
+        out = json.loads(done.stdout)
+        assert out["status"] == "done" and out["result"]["assistant_text"] == "dash ok", out
+        assert world.reached("d1", "--dangerously-skip-permissions fix the bug")
+    task = "[run:d2] " + "😀" * 23_000
+    out = run(world, client, task, "--context", "é" * 23_000)
+    assert out["status"] == "done" and out["result"]["assistant_text"] == "long ok", out
+    assert world.reached("d2", "😀" * 1000)

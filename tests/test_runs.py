@@ -85,8 +85,10 @@ def test_a_claude_run_returns_the_seed_result_shape(nx, clients, chdir_work, hom
     assert res["stats"]["cache_hit_rate"] == 0.75
     assert out["landing"]["likely_dir"] == chdir_work  # "wrote notes.md" without a path
     assert out["session_id"].startswith("claude:") and "--resume" in out["next"]
-    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
-    assert argv[:2] == ["-p", "write notes"] and "--session-id" in argv
+    logged = json.loads(clients.read_text().splitlines()[-1])
+    argv = logged["argv"]
+    assert argv[0] == "-p" and logged["stdin"] == "write notes" and "--session-id" in argv
+    assert "write notes" not in argv  # the prompt is on standard input
     assert argv[argv.index("--output-format") + 1] == "stream-json"
 
 
@@ -298,7 +300,7 @@ def test_delegate_spawn_delegates_to_the_new_run(nx, hook, clients, chdir_work):
     assert task["sender"]["id"] == f"claude:{sid(1)}" and task["target"]["id"].startswith("codex:")
     runs = nx("run", "list", "--json", env=a).json["items"]
     assert runs[0]["session_id"] == task["target"]["id"] and runs[0]["task_id"] == task["id"]
-    prompt = json.loads(clients.read_text().splitlines()[-1])["argv"][-1]
+    prompt = json.loads(clients.read_text().splitlines()[-1])["stdin"]
     assert "count the files" in prompt and "nexus report" in prompt
     once = [nx("delegate", "--spawn", "claude", "y", "--request-id", "k1", "--json", env=a).json
             for _ in range(2)]

@@ -313,3 +313,38 @@ def test_an_answer_after_the_deadline_is_refused_as_timed_out(nx, routed):
 
 
 from test_approvals import routed  # noqa: E402,F401  (fixture)
+
+
+# -- 5, 14. the task is never an option, any size within the caps starts, NUL is refused --------
+
+
+def test_a_task_is_never_read_as_a_client_option(nx, clients, chdir_work):
+    for client in ("claude", "codex"):
+        for task in ("- fix the bug", "--dangerously-skip-permissions", "--version", "-x"):
+            out = nx("run", client, "--json", "--", task)  # `--`: nexus's own parser
+            assert out.code == 0 and out.json["status"] == "done", (client, task, out.err)
+            logged = json.loads(clients.read_text().splitlines()[-1])
+            assert task not in logged["argv"] and logged["stdin"] == task, (client, logged)
+    first = nx("run", "codex", "one", "--json").json
+    nx("run", "codex", "--resume", first["session_id"], "--json", "--", "--fix")
+    logged = json.loads(clients.read_text().splitlines()[-1])
+    assert logged["argv"][-3:-1] == ["resume", first["session_id"].split(":", 1)[1]]
+    assert logged["argv"][-1] == "-" and logged["stdin"] == "--fix"
+
+
+def test_a_task_and_context_at_their_caps_start(nx, clients, chdir_work):
+    from nexus_cli.core.settings import TASK_MAX
+
+    task, context = "😀" * TASK_MAX, "é" * TASK_MAX  # ~96 KB + 48 KB: over one argv string
+    for client in ("claude", "codex"):
+        out = nx("run", client, task, "--context", context, "--json")
+        assert out.code == 0 and out.json["status"] == "done", (client, out.json.get("error"))
+        assert task in json.loads(clients.read_text().splitlines()[-1])["stdin"]
+
+
+def test_a_nul_byte_is_refused_at_input(nx, clients, chdir_work):
+    for args in (("x\x00y",), ("x", "--context", "a\x00b"), ("x", "--title", "t\x00"),
+                 ("x", "--cwd", chdir_work + "\x00")):
+        r = nx("run", "claude", *args)
+        assert r.code == 2 and "invalid_argument" in r.err and "NUL" in r.err, (args, r.err)
+    assert not clients.exists()

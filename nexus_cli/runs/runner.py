@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from .. import clients
@@ -66,8 +67,12 @@ def carry(root: str, run_id: str) -> None:
                      0o600)
     env = client_env(dict(os.environ), run_id, row["approvals"], row["client"])
     started = time.time()
+    # the prompt on standard input: an unlinked file, so nothing waits on a pipe
+    prompt_in = tempfile.TemporaryFile(dir=folder(root))
+    prompt_in.write(str(launch.get("stdin") or "").encode("utf-8"))
+    prompt_in.seek(0)
     try:
-        proc = subprocess.Popen(launch["argv"], cwd=row["cwd"], env=env, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(launch["argv"], cwd=row["cwd"], env=env, stdin=prompt_in,
                                 stdout=subprocess.PIPE, stderr=err_fd, start_new_session=True)
     except OSError as exc:
         with store.write() as conn:
@@ -76,6 +81,7 @@ def carry(root: str, run_id: str) -> None:
         wake.poke(root, [channel(run_id)])
         return
     os.close(err_fd)
+    prompt_in.close()
     client_start = procs.start_of(proc.pid)
     with store.write() as conn:
         row = ledger.get(conn, run_id)

@@ -139,6 +139,11 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
     """Queue the run, start its runner, and wait for it up to the window (none with --detach)."""
     root = ctx.store.root
     conf = settings.load(root)
+    for key, value in (("TASK", a.task), ("--context", a.context), ("--cwd", a.cwd),
+                       ("--title", a.title), ("--resume", a.resume)):
+        if value is not None and "\x00" in value:
+            raise invalid(key, "it holds a NUL byte, which no program argument or prompt "
+                          "can carry", "remove the NUL byte")
     adapter = HEADLESS[a.client]
     exe = adapter.binary(dict(os.environ))
     if exe is None:
@@ -162,8 +167,9 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
         approvals_to = a.approvals or ("nexus" if conf["runApprovals"] else "client")
         raw_new = str(uuid.uuid4()) if a.client == "claude" and not resume else None
         session = resume or (f"claude:{raw_new}" if raw_new else None)
+        text = prompt(a.task, a.context)
         argv = adapter.command(
-            exe, prompt(a.task, a.context), session=raw_new,
+            exe, text, session=raw_new,
             resume=identity.split_id(resume)[1] if resume else None, sandbox=sandbox,
             approvals=approvals_to, model=preset.get("model"), system=preset.get("system"),
             allowed_tools=preset.get("allowed_tools") or [], env=dict(os.environ))
@@ -171,7 +177,8 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
         ledger.insert(conn, id=run_id, client=a.client, task=a.task, context=a.context, cwd=cwd,
                       project=identity.project_root(cwd), title=a.title, preset=preset_id,
                       sandbox=sandbox, approvals=approvals_to, resume=resume,
-                      launch=json.dumps({"argv": argv}), dispatcher=me.id, session_id=session,
+                      launch=json.dumps({"argv": argv, "stdin": text}), dispatcher=me.id,
+                      session_id=session,
                       task_id=getattr(a, "task_id", None), status="queued", created_at=ctx.now)
     spawn(root, run_id)
     window = 0.0 if a.detach else float(conf["runWait"])  # type: ignore[arg-type]

@@ -37,7 +37,10 @@ def flags(sandbox: str | None, approvals: str) -> list[str]:
 def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
             sandbox: str | None, approvals: str, model: str | None, system: str | None,
             allowed_tools: list[str], env: dict) -> list[str]:
-    argv = [exe, "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    """The command line; the prompt goes on standard input (`-p` with no prompt argument reads
+    it there), never in argv: a task beginning with `-` is not an option, and a prompt over
+    Linux's 128 KiB argument limit still starts. `prompt` is not used here."""
+    argv = [exe, "-p", "--output-format", "stream-json", "--verbose"]
     if resume:
         argv += ["--resume", resume]
     elif session:

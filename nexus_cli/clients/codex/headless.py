@@ -39,9 +39,11 @@ def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
     if system:
         argv += ["-c", "developer_instructions=" + json.dumps(system)]
     argv += shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
+    # the prompt goes on standard input (`-`), never in argv: a task beginning with `-` is not
+    # an option, and a prompt over Linux's 128 KiB argument limit still starts
     if resume:
-        return [*argv, "resume", resume, prompt]
-    return [*argv, prompt]
+        return [*argv, "resume", resume, "-"]
+    return [*argv, "-"]
 
 
 def run_env(env: dict) -> dict:
