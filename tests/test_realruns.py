@@ -224,3 +224,31 @@ def test_a_task_beginning_with_a_dash_or_over_the_argv_limit_reaches_the_model(w
     out = run(world, client, task, "--context", "é" * 23_000)
     assert out["status"] == "done" and out["result"]["assistant_text"] == "long ok", out
     assert world.reached("d2", "😀" * 1000)
+
+
+@pytest.fixture
+def fresh(tmp_path):
+    """As a user's fresh install: nexus's hooks in Codex not reviewed yet (no bypass flag)."""
+    w = World(tmp_path)
+    w.install()
+    w.env["PATH"] = os.pathsep.join([os.path.dirname(client_bin("claude")), w.env["PATH"]])
+    w.env.pop("NEXUS_CODEX_FLAGS", None)
+    yield w
+    w.close()
+
+
+def test_codex_approvals_are_refused_while_the_hook_is_untrusted(fresh):
+    """Codex skips an unreviewed hook silently and `--approve-for-me` would hand the request to
+    its own reviewer: nexus refuses to start such a run rather than lose the approval."""
+    fresh.script(u1=[ESCALATE, {"text": "after the call"}])
+    for args in (("--approvals", "nexus"), ()):
+        if not args:
+            fresh.nexus("config", "set", "runApprovals", "1")
+        done = fresh.nexus("run", "codex", "[run:u1] needs permission", "--sandbox",
+                           "workspace-write", *args, "--detach", "--json", check=False)
+        assert done.returncode == 8, (done.stdout, done.stderr)
+        err = json.loads(done.stdout)["error"]
+        assert err["code"] == "approvals_unavailable" and "/hooks" in err["action"], err
+    assert not fresh.requests("u1") and not (fresh.work / "marker.txt").exists()
+    listed = json.loads(fresh.nexus("run", "list", "--json").stdout)
+    assert listed["total"] == 0

@@ -222,8 +222,12 @@ def test_resume_continues_the_session_with_its_policy(nx, clients, chdir_work):
     assert r.code == 2 and "not a codex session" in r.err
 
 
-def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work):
+def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work, monkeypatch,
+                                                 tmp_path):
     from test_contract import validate
+    from test_runs_hardening import codex_hooks
+
+    codex_hooks(nx, monkeypatch, tmp_path, trust=True)  # approvals nexus needs them trusted
 
     got = nx("policy", "get", "--json").json
     validate("policy_get", got)

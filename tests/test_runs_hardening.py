@@ -348,3 +348,52 @@ def test_a_nul_byte_is_refused_at_input(nx, clients, chdir_work):
         r = nx("run", "claude", *args)
         assert r.code == 2 and "invalid_argument" in r.err and "NUL" in r.err, (args, r.err)
     assert not clients.exists()
+
+
+# -- 4. Codex approvals need nexus's hook installed and trusted --------------------------------
+
+
+def codex_hooks(nx, monkeypatch, tmp_path, trust: bool) -> Path:
+    """A throwaway HOME with nexus installed for Codex, its hooks reviewed (as /hooks records
+    them) or not."""
+    home = tmp_path / "userhome"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert nx("install", "codex").code == 0
+    if trust:
+        from nexus_cli.clients.codex import config
+
+        info = config.inspect("user", str(home))
+        state = "".join(f'\n[hooks.state."{k}"]\ntrusted_hash = "sha256:x"\n'
+                        for k in info["untrusted"])
+        conf = home / ".codex" / "config.toml"
+        conf.write_text(conf.read_text() + state)
+    return home
+
+
+def test_codex_approvals_need_the_hook_installed_and_trusted(nx, clients, chdir_work,
+                                                             monkeypatch, tmp_path):
+    home = tmp_path / "userhome"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    r = nx("run", "codex", "x", "--approvals", "nexus")
+    assert r.code == 8 and "approvals_unavailable" in r.err and "nexus install codex" in r.err
+    codex_hooks(nx, monkeypatch, tmp_path, trust=False)
+    for args in (("--approvals", "nexus"), ()):
+        if not args:
+            assert nx("config", "set", "runApprovals", "1").code == 0
+        r = nx("run", "codex", "x", *args)
+        assert r.code == 8 and "not trusted" in r.err and "/hooks" in r.err, r.err
+    assert not clients.exists()  # nothing started
+    monkeypatch.setenv("NEXUS_CODEX_FLAGS", "--dangerously-bypass-hook-trust")
+    assert nx("run", "codex", "x").code == 0
+    monkeypatch.delenv("NEXUS_CODEX_FLAGS")
+    codex_hooks(nx, monkeypatch, tmp_path, trust=True)
+    r = nx("run", "codex", "x", "--json")
+    assert r.code == 0 and r.json["approvals"] == "nexus", r.err
+    # Claude Code runs its hooks unreviewed, but they must be there
+    r = nx("run", "claude", "x")
+    assert r.code == 8 and "nexus install claude" in r.err

@@ -86,6 +86,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "approval_not_found": (Exit.NOT_FOUND, "No permission request has that id."),
     "approval_mismatch": (Exit.CONFLICT, "The permission request belongs to another session."),
     "not_approver": (Exit.FORBIDDEN, "The caller may not answer that permission request."),
+    "approvals_unavailable": (Exit.CONFIG, "A run's permission requests cannot reach nexus: its "
+                              "hook is not installed, or Codex has not trusted it."),
     "path_outside_roots": (Exit.FORBIDDEN, "The path is outside the caller's project roots."),
     "path_denied": (Exit.FORBIDDEN, "The path has a sensitive name (keys, tokens, .env), is a "
                     "place that runs code (writes), or a hard-linked file."),

@@ -165,6 +165,10 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
             may_resume(conn, me, resume)
         preset_id, preset, sandbox, _ = choose(conn, root, a.preset, a.sandbox, resume)
         approvals_to = a.approvals or ("nexus" if conf["runApprovals"] else "client")
+        blocked = adapter.approvals_blocker(dict(os.environ), identity.project_root(cwd)) \
+            if approvals_to == "nexus" else None
+        if blocked is not None:
+            raise NexusError("approvals_unavailable", a.client, blocked[0], blocked[1])
         raw_new = str(uuid.uuid4()) if a.client == "claude" and not resume else None
         session = resume or (f"claude:{raw_new}" if raw_new else None)
         text = prompt(a.task, a.context)

@@ -55,6 +55,22 @@ def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
     return argv + shlex.split(env.get("NEXUS_CLAUDE_FLAGS", ""))
 
 
+def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
+    """Why permission requests of a run would not reach nexus (reason, next action), or None:
+    nexus's PermissionRequest hook must be in Claude Code's user or project settings."""
+    from ...core.errors import NexusError
+    from . import config
+
+    for scope in ("user", "project"):
+        try:
+            if "PermissionRequest" in config.inspect(scope, project)["hooks"]:
+                return None
+        except NexusError:
+            continue
+    return ("nexus's PermissionRequest hook is not installed for Claude Code",
+            "run `nexus install claude`; or run without --approvals nexus")
+
+
 def run_env(env: dict) -> dict:
     """A headless run is unattended: its idle wait returns at once (see runtime.unattended)."""
     return {**env, "CLAUDE_CODE_SESSION_ATTENDED": "0"}

@@ -50,6 +50,38 @@ def run_env(env: dict) -> dict:
     return dict(env)
 
 
+BYPASS = "--dangerously-bypass-hook-trust"
+
+
+def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
+    """Why permission requests of a `codex exec --approve-for-me` run would not reach nexus
+    (reason, next action), or None. Codex skips a hook the user has not reviewed, silently, and
+    `--approve-for-me` then hands the request to Codex's own automatic reviewer: nexus's
+    PermissionRequest hook must be installed and trusted (as `nexus doctor` reads it)."""
+    from ...core.errors import NexusError
+    from . import config
+
+    bypass = BYPASS in shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
+    found = []
+    for scope in ("user", "project"):
+        try:
+            info = config.inspect(scope, project)
+        except NexusError:
+            continue
+        if "PermissionRequest" in info["hooks"]:
+            found.append(info)
+            if bypass or not any(":permission_request:" in k for k in info["untrusted"]):
+                return None
+    if not found:
+        return ("nexus's PermissionRequest hook is not installed for Codex",
+                "run `nexus install codex`, then review nexus's hooks in Codex (start `codex`, "
+                "run /hooks and trust them); or run without --approvals nexus")
+    return (f"Codex has not trusted nexus's PermissionRequest hook ({found[0]['hooks_file']}): "
+            "it would skip it and let its own reviewer decide",
+            "review nexus's hooks in Codex: start `codex` in a terminal, run /hooks and trust "
+            "the nexus hooks (`nexus doctor` lists them); or run without --approvals nexus")
+
+
 def read(events: list[tuple[float, dict]]) -> dict:
     out: dict = {"session": None, "texts": [], "calls": [], "results": [], "changes": [],
                  "steps": 0, "usage": {}, "error": None, "final": None, "turns": 0,
