@@ -394,6 +394,4 @@ def test_codex_approvals_need_the_hook_installed_and_trusted(nx, clients, chdir_
     codex_hooks(nx, monkeypatch, tmp_path, trust=True)
     r = nx("run", "codex", "x", "--json")
     assert r.code == 0 and r.json["approvals"] == "nexus", r.err
-    # Claude Code runs its hooks unreviewed, but they must be there
-    r = nx("run", "claude", "x")
-    assert r.code == 8 and "nexus install claude" in r.err
+    # a project's own .codex/hooks.json counts only where reviewed as well

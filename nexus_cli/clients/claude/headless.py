@@ -56,19 +56,9 @@ def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
 
 
 def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
-    """Why permission requests of a run would not reach nexus (reason, next action), or None:
-    nexus's PermissionRequest hook must be in Claude Code's user or project settings."""
-    from ...core.errors import NexusError
-    from . import config
-
-    for scope in ("user", "project"):
-        try:
-            if "PermissionRequest" in config.inspect(scope, project)["hooks"]:
-                return None
-        except NexusError:
-            continue
-    return ("nexus's PermissionRequest hook is not installed for Claude Code",
-            "run `nexus install claude`; or run without --approvals nexus")
+    """Claude Code runs its hooks unreviewed; without nexus's PermissionRequest hook a request
+    of `claude -p` is denied (never allowed), so nothing blocks a run here."""
+    return None
 
 
 def run_env(env: dict) -> dict:

@@ -58,25 +58,17 @@ def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
     (reason, next action), or None. Codex skips a hook the user has not reviewed, silently, and
     `--approve-for-me` then hands the request to Codex's own automatic reviewer: nexus's
     PermissionRequest hook must be installed and trusted (as `nexus doctor` reads it)."""
-    from ...core.errors import NexusError
-    from . import config
+    from . import trust
 
     bypass = BYPASS in shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
-    found = []
-    for scope in ("user", "project"):
-        try:
-            info = config.inspect(scope, project)
-        except NexusError:
-            continue
-        if "PermissionRequest" in info["hooks"]:
-            found.append(info)
-            if bypass or not any(":permission_request:" in k for k in info["untrusted"]):
-                return None
+    found, runs = trust.permission_hook(project, bypass)
+    if runs:
+        return None
     if not found:
         return ("nexus's PermissionRequest hook is not installed for Codex",
                 "run `nexus install codex`, then review nexus's hooks in Codex (start `codex`, "
                 "run /hooks and trust them); or run without --approvals nexus")
-    return (f"Codex has not trusted nexus's PermissionRequest hook ({found[0]['hooks_file']}): "
+    return (f"Codex has not trusted nexus's PermissionRequest hook ({found}): "
             "it would skip it and let its own reviewer decide",
             "review nexus's hooks in Codex: start `codex` in a terminal, run /hooks and trust "
             "the nexus hooks (`nexus doctor` lists them); or run without --approvals nexus")
