@@ -180,10 +180,22 @@ def test_a_runner_killed_at_any_step_never_leaves_a_run_running(nx, clients, chd
     assert out["status"] in ("done", "error")
     if out["status"] == "error":
         assert "killed" in out["error"] or "exited" in out["error"]
-    client = row(home, run_id)["client_pid"]
-    if client:
-        until(lambda: not procs.alive(client, row(home, run_id)["client_start"]), 20,
-              "the client to be gone")
+    # whether or not the client's pid was recorded yet, no process of the run is left
+    until(lambda: not of_run(run_id), 20, f"the run's processes to be gone: {of_run(run_id)}")
+
+
+def of_run(run_id: str) -> list[int]:
+    """Processes whose environment carries NEXUS_RUN=<run_id> (the client and its children)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if f"NEXUS_RUN={run_id}".encode() in fh.read().split(b"\0"):
+                    if procs.start_of(int(pid)) is not None:  # not a zombie
+                        found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def test_a_run_whose_caller_died_before_its_runner_started_becomes_an_error(nx, clients,

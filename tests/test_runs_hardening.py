@@ -395,3 +395,82 @@ def test_codex_approvals_need_the_hook_installed_and_trusted(nx, clients, chdir_
     r = nx("run", "codex", "x", "--json")
     assert r.code == 0 and r.json["approvals"] == "nexus", r.err
     # a project's own .codex/hooks.json counts only where reviewed as well
+
+
+# -- 8, 9. a runner killed at the worst moments ---------------------------------------------------
+
+
+def _hold_when_running(home: Path, run_id: str):
+    """Hold the store's write lock from the moment the run is `running`: the runner then waits
+    for it with its client spawned but not yet recorded."""
+    import sqlite3
+    import time
+
+    conn = sqlite3.connect(str(home / "nexus.db"), isolation_level=None, timeout=0.001)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            continue
+        got = conn.execute("SELECT status, runner_pid, client_pid FROM runs WHERE id = ?",
+                           (run_id,)).fetchone()
+        if got and got[0] == "running":
+            return conn, got
+        conn.execute("ROLLBACK")
+        time.sleep(0.002)
+    raise AssertionError("the run never started")
+
+
+def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clients, chdir_work,
+                                                                       monkeypatch, home):
+    import signal
+    import time
+
+    from test_runs import of_run, until
+
+    monkeypatch.setenv("FAKE_SLEEP", "60")
+    monkeypatch.setenv("FAKE_CHILD", "1")
+    run_id = nx("run", "claude", "orphan me", "--detach", "--json").json["id"]
+    conn, (_, runner, client) = _hold_when_running(home, run_id)
+    try:
+        assert client is None
+        time.sleep(0.5)  # the runner has spawned the client and waits for the lock
+        os.kill(runner, signal.SIGKILL)
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+    out = final(nx, run_id)
+    assert out["status"] == "error", out
+    until(lambda: not of_run(run_id), 20, f"no process of the run: {of_run(run_id)}")
+    assert not clients.exists() or run_id not in clients.read_text()  # it never ran
+
+
+def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(
+        nx, clients, chdir_work, monkeypatch, home):
+    import signal
+    import sqlite3
+    import time
+
+    from nexus_cli.runs import procs
+    from test_runs import until
+
+    monkeypatch.setenv("FAKE_TEXT", "THE ANSWER")
+    for client in ("claude", "codex"):
+        monkeypatch.setenv("FAKE_SLEEP", "1")
+        run_id = nx("run", client, "x", "--detach", "--json").json["id"]
+        conn = sqlite3.connect(str(home / "nexus.db"), isolation_level=None, timeout=30)
+        until(lambda: conn.execute("SELECT client_pid IS NOT NULL AND session_id IS NOT NULL"
+                                   " FROM runs WHERE id = ?", (run_id,)).fetchone()[0],
+              60, "the client to be recorded")
+        runner, pid, start = conn.execute("SELECT runner_pid, client_pid, client_start FROM runs"
+                                          " WHERE id = ?", (run_id,)).fetchone()
+        conn.execute("BEGIN IMMEDIATE")  # the runner's last write waits for this
+        until(lambda: not procs.alive(pid, start), 60, "the client to finish")
+        time.sleep(0.3)
+        os.kill(runner, signal.SIGKILL)
+        conn.execute("ROLLBACK")
+        conn.close()
+        out = final(nx, run_id)
+        assert out["status"] == "done", (client, out)
+        assert out["result"]["assistant_text"] == "THE ANSWER", out["result"]
