@@ -474,3 +474,24 @@ def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(
         out = final(nx, run_id)
         assert out["status"] == "done", (client, out)
         assert out["result"]["assistant_text"] == "THE ANSWER", out["result"]
+
+
+# -- 15. error lines for people never carry raw control characters ------------------------------
+
+
+def test_error_lines_show_control_characters_escaped(nx, hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    evil = "x\x1b]0;pwned\x07\x9b2J\u202eend"
+    for args in (("run", "cancel", evil), ("run", "result", evil),
+                 ("fs", "read", chdir_work + "/" + evil),
+                 ("approve", evil, "allow-once", "--session", f"claude:{sid(1)}"),
+                 ("approve", "a-000000000000", "allow-once", "--session", evil),
+                 ("reply", evil, "hi"), ("send", evil, "hi"), ("preset", "set", evil),
+                 ("config", "set", evil, "1")):
+        r = nx(*args)
+        assert r.code != 0, args
+        for ch in ("\x1b", "\x07", "\x9b", "\u202e"):
+            assert ch not in r.err, (args, r.err)
+        assert r.err.startswith("nexus: ") and r.err.count("\n") == 1, (args, r.err)
+        if "pwned" in r.err:
+            assert "\\x1b]0;pwned\\x07" in r.err, (args, r.err)

@@ -69,7 +69,7 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
             try:
                 pane = render.focus_lines(data.focus_log(ctx, focus_on, all_workspaces), 10_000)
             except NexusError as exc:
-                pane = ["", exc.message]
+                pane = ["", exc.shown]
         return snap, pane
 
     try:

@@ -120,6 +120,15 @@ class NexusError(Exception):
     def message(self) -> str:
         return f"{self.code}: {self.key} ({self.reason}; {self.action})"
 
+    @property
+    def shown(self) -> str:
+        """The message for a person's terminal: the key, reason and action may carry text from
+        a peer or an argument, so control characters are shown escaped (see core.text)."""
+        from .text import visible
+
+        return (f"{self.code}: {visible(self.key, False)} ({visible(self.reason, False)}; "
+                f"{visible(self.action, False)})")
+
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "code": self.code,
