@@ -106,3 +106,12 @@ def chdir_work(hook, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 os.environ.setdefault("COLUMNS", "100")
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The person at an interactive terminal: person-only acts (approve as the person, turning
+    on fsWrite or runApprovals) need one."""
+    from nexus_cli.core import caller
+
+    monkeypatch.setattr(caller, "at_terminal", lambda: True)

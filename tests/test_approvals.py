@@ -17,6 +17,8 @@ from nexus_cli.approvals import ledger
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store.db import Store
 
+pytestmark = pytest.mark.usefixtures("terminal")  # the person at a terminal
+
 RUN = "r-0123456789ab"
 WORKER = sid(5)
 

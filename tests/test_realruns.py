@@ -175,15 +175,27 @@ def test_allow_once_lets_the_call_run_and_only_one_responder_wins(world, client,
     assert item["run_id"] == out["id"] and item["session_id"] == result_session(world, out["id"])
     told = json.loads(world.nexus("read", "--json").stdout)["messages"]  # what `watch` shows
     assert any(f"nexus approve {item['id']}" in m["text"] for m in told)
-    racers = [subprocess.Popen([NEXUS, "approve", item["id"], outcome, "--session",
-                                item["session_id"], "--json"], env=world.env, cwd=world.work,
-                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-              for outcome in ("allow-once", "allow-once")]
+    # the person answers at a terminal; without one (a script, a detached process) it is refused
+    plain = world.nexus("approve", item["id"], "allow-once", "--session", item["session_id"],
+                        check=False)
+    assert plain.returncode == 5 and "interactive terminal" in plain.stderr, plain.stderr
+    racers = [person(world, "approve", item["id"], outcome, "--session", item["session_id"],
+                     "--json") for outcome in ("allow-once", "allow-once")]
     receipts = sorted(json.loads(p.communicate(timeout=60)[0])["receipt"] for p in racers)
     assert receipts == ["accepted", "not-pending"]
     done = result(world, out["id"])
     assert done["status"] == "done", done
     assert (world.work / "marker.txt").read_text().strip() == "RAN"
+
+
+def person(world: World, *args: str) -> subprocess.Popen:
+    """`nexus ARGS` as the person types it: at a terminal (a pty from script(1)), in its
+    foreground."""
+    import shlex
+
+    return subprocess.Popen(["script", "-qec", shlex.join([NEXUS, *args]), "/dev/null"],
+                            env=world.env, cwd=world.work, stdout=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
 
 
 def result_session(world: World, run_id: str) -> str:
@@ -201,7 +213,9 @@ def test_reject_and_timeout_block_the_call(world, client, answer):
               "--detach")
     item = wait_request(world)
     if answer == "reject":
-        world.nexus("approve", item["id"], "reject", "--session", item["session_id"])
+        answered = person(world, "approve", item["id"], "reject", "--session",
+                          item["session_id"])
+        assert answered.wait(60) == 0
     done = result(world, out["id"])
     assert done["status"] == "done" and not (world.work / "marker.txt").exists()
     expected = "rejected by user:" if answer == "reject" else "no answer within 10 s"
@@ -243,7 +257,7 @@ def test_codex_approvals_are_refused_while_the_hook_is_untrusted(fresh):
     fresh.script(u1=[ESCALATE, {"text": "after the call"}])
     for args in (("--approvals", "nexus"), ()):
         if not args:
-            fresh.nexus("config", "set", "runApprovals", "1")
+            assert person(fresh, "config", "set", "runApprovals", "1").wait(60) == 0
         done = fresh.nexus("run", "codex", "[run:u1] needs permission", "--sandbox",
                            "workspace-write", *args, "--detach", "--json", check=False)
         assert done.returncode == 8, (done.stdout, done.stderr)

@@ -9,9 +9,13 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from test_runs import clients, final  # noqa: F401  (fixture)
 
 import nexus_cli
+
+pytestmark = pytest.mark.usefixtures("terminal")  # the person at a terminal
 
 PACKAGE = Path(nexus_cli.__file__).parent
 
@@ -495,3 +499,36 @@ def test_error_lines_show_control_characters_escaped(nx, hook, chdir_work):
         assert r.err.startswith("nexus: ") and r.err.count("\n") == 1, (args, r.err)
         if "pwned" in r.err:
             assert "\\x1b]0;pwned\\x07" in r.err, (args, r.err)
+
+
+# -- 11. person-only acts need the person at a terminal ------------------------------------------
+
+
+def test_person_only_acts_need_a_terminal(nx, hook, routed, monkeypatch):
+    import time
+
+    from test_approvals import RUN, WORKER
+
+    from nexus_cli.approvals import ledger
+    from nexus_cli.core import caller
+    from nexus_cli.core.store.db import Store
+
+    now = time.time()
+    with Store().write() as conn:
+        aid = ledger.insert(conn, f"claude:{WORKER}", RUN, "Bash", "ls", None, os.getpid(), now,
+                            now + 300)
+    monkeypatch.setattr(caller, "at_terminal", lambda: False)  # setsid, env -i, a pipe
+    r = nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}")
+    assert r.code == 5 and "interactive terminal" in r.err, r.err
+    for key in ("fsWrite", "runApprovals"):
+        r = nx("config", "set", key, "1")
+        assert r.code == 5 and "interactive terminal" in r.err, r.err
+        hook("claude", "SessionStart", sid(1), source="startup")
+        r = nx("config", "set", key, "1", env=A)
+        assert r.code == 5 and "only the person" in r.err, r.err
+    assert nx("config", "set", "runWait", "60").code == 0  # not a security setting
+    with Store().read() as conn:
+        assert ledger.get(conn, aid)["status"] == "pending"
+    monkeypatch.setattr(caller, "at_terminal", lambda: True)
+    assert nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}").code == 0
+    assert nx("config", "set", "fsWrite", "1").code == 0

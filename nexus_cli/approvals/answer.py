@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import sessions, settings
+from ..core import caller, sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -86,6 +86,7 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
         if me.id == row["session_id"]:
             raise NexusError("not_approver", a.approval_id, "a session may not answer its own "
                              "permission request", "the run's dispatcher or the person answers")
+        caller.person_at_terminal(me, "answering a permission request", a.approval_id)
         if me.is_agent and row["dispatcher"] != me.id:
             raise NexusError("not_approver", a.approval_id,
                              "an agent may answer only for the runs it started",

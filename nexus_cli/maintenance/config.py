@@ -7,7 +7,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..core import atomic, settings
+from ..core import atomic, caller, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 
@@ -50,6 +50,13 @@ def config_set(ctx: Ctx, a: ConfigSetArgs) -> dict:
     if a.key not in settings.KEYS:
         raise NexusError("invalid_argument", "KEY", f"no setting {a.key!r}",
                          f"the settings are {', '.join(settings.KEYS)} (`nexus config list`)")
+    if a.key in settings.PERSON_ONLY:
+        with ctx.read() as conn:
+            me = ctx.me(conn)
+        if me.is_agent:
+            raise NexusError("impersonation_refused", a.key, f"only the person changes {a.key}",
+                             "ask the person to run it at a terminal")
+        caller.person_at_terminal(me, f"changing {a.key}", a.key)
     value = None
     if a.value is not None:
         try:
