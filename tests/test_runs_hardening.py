@@ -532,3 +532,24 @@ def test_person_only_acts_need_a_terminal(nx, hook, routed, monkeypatch):
     monkeypatch.setattr(caller, "at_terminal", lambda: True)
     assert nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}").code == 0
     assert nx("config", "set", "fsWrite", "1").code == 0
+
+
+# -- 13. the person sees pending approvals on the board ------------------------------------------
+
+
+def test_the_board_shows_pending_approvals(nx, routed):
+    import time
+
+    from test_approvals import RUN, WORKER
+
+    from nexus_cli.approvals import ledger
+    from nexus_cli.core.store.db import Store
+
+    assert "permission request" not in nx("board", "--once", "--all-workspaces").out
+    now = time.time()
+    with Store().write() as conn:
+        aid = ledger.insert(conn, f"claude:{WORKER}", RUN, "Bash\x1b[2J", "command: rm -rf x",
+                            None, os.getpid(), now, now + 300)
+    out = nx("board", "--once", "--all-workspaces", "--width", "200").out
+    assert "1 permission request waiting" in out and aid in out and "rm -rf x" in out, out
+    assert "\x1b" not in out
