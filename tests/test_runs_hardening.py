@@ -553,3 +553,21 @@ def test_the_board_shows_pending_approvals(nx, routed):
     out = nx("board", "--once", "--all-workspaces", "--width", "200").out
     assert "1 permission request waiting" in out and aid in out and "rm -rf x" in out, out
     assert "\x1b" not in out
+
+
+def test_a_worker_may_not_start_or_resume_a_wider_run(nx, hook, clients, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    first = nx("run", "claude", "review it", "--preset", "review", "--json", env=A).json
+    worker = first["session_id"]
+    raw = worker.split(":", 1)[1]
+    hook("claude", "SessionStart", raw, source="resume")
+    w = claude_env(raw)
+    for args in (("--sandbox", "danger-full-access"), ("--preset", "code"),
+                 ("--resume", worker, "--sandbox", "workspace-write")):
+        r = nx("run", "claude", "escape", *args, env=w)
+        assert r.code == 5 and "wider sandbox tier" in r.err, (args, r.err)
+    r = nx("delegate", "--spawn", "codex", "escape", env=w)  # no tier chosen: the worker's own
+    assert r.code == 0, r.err
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert argv[argv.index("--sandbox") + 1] == "read-only", argv
+    assert nx("run", "claude", "fine", "--sandbox", "read-only", env=w).code == 0

@@ -121,6 +121,22 @@ def _not_wider_for_itself(conn, root: str, me, sid: str, tier: str | None, what:
                          "ask the person or the session's dispatcher")
 
 
+def no_wider_than_mine(conn, me, tier: str | None) -> str | None:
+    """The tier of a run a run's session (a worker) starts or resumes: never wider than its own,
+    and its own when none was chosen (the client's own settings could be wider)."""
+    own = ledger.of_session(conn, me.id) if me.is_agent else None
+    if own is None:
+        return tier
+    if rank(tier) > rank(own["sandbox"]):
+        mine = own["sandbox"] or "the client's own settings"
+        raise NexusError("impersonation_refused", me.id,
+                         f"a run's session may not start a run with a wider sandbox tier than "
+                         f"its own ({mine} -> {tier})",
+                         f"pass --sandbox {own['sandbox'] or 'read-only'}, or ask your "
+                         "dispatcher or the person")
+    return tier or own["sandbox"]
+
+
 def may_resume(conn, me, sid: str) -> None:
     """`--resume` continues a conversation (its context is read, its run's dispatcher becomes the
     caller): the person, the session itself, or the dispatcher of a run of it."""
@@ -164,6 +180,7 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
         if resume:
             may_resume(conn, me, resume)
         preset_id, preset, sandbox, _ = choose(conn, root, a.preset, a.sandbox, resume)
+        sandbox = no_wider_than_mine(conn, me, sandbox)
         approvals_to = a.approvals or ("nexus" if conf["runApprovals"] else "client")
         blocked = adapter.approvals_blocker(dict(os.environ), identity.project_root(cwd)) \
             if approvals_to == "nexus" else None
