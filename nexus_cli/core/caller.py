@@ -168,8 +168,8 @@ def at_terminal() -> bool:
 
 def person_at_terminal(me: object, what: str, key: str) -> None:
     """Acts only the person may do (answering a permission request as the person, turning on a
-    security setting) need the person at an interactive terminal, as `--as` does: a process
-    that left its agent's tree (setsid, a double fork, `env -i`) otherwise resolves as the person."""
+    security setting) need the person at an interactive terminal, as `--as` does: a process that
+    left its agent's tree (setsid, a double fork, `env -i`) otherwise resolves as the person."""
     if getattr(me, "is_agent", False) or at_terminal():
         return
     raise NexusError("impersonation_refused", key,
