@@ -197,3 +197,8 @@ def wait_listening(nx, env, target_id, timeout=60.0):
             return
         time.sleep(0.02)
     raise AssertionError("never listening")
+
+
+# a run and its worker session, for the approval tests
+RUN = "r-0123456789ab"
+WORKER = sid(5)

@@ -9,6 +9,8 @@ import pytest
 
 from helpers import claude_env, sid
 
+pytestmark = pytest.mark.usefixtures("terminal")  # the person at a terminal
+
 
 @pytest.fixture
 def work(hook, chdir_work):
