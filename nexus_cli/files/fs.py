@@ -11,6 +11,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
 from ..core.settings import FS_READ_BYTES, FS_READ_MAX, FS_WRITE_MAX
+from ..reservations import edits
 from . import jail
 
 if TYPE_CHECKING:
@@ -146,6 +147,11 @@ def write(ctx: Ctx, a: FsWriteArgs) -> dict:
     path = jail.check(a.path, allowed, ctx.store.root, write=True)
     if os.path.isdir(path):
         raise NexusError("path_kind", a.path, "is a directory", "write to a file path")
+    with ctx.read() as conn:  # a file another session reserved is refused here as at the edit
+        held = edits.held(conn, ctx.me(conn).id, [path], ctx.now)
+    if held:
+        raise NexusError("reservation_conflict", a.path, held[0],
+                         "wait for its release (`nexus reserve PATH --wait S`) or pick other work")
     if a.mode == "overwrite":
         _overwrite(path, allowed, a.path, data)
         return _written(path, data, a.mode)
