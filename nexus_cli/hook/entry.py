@@ -16,7 +16,7 @@ from .. import clients
 from ..core import caller, events, identity, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
-from ..core.store import news, wake
+from ..core.store import news
 from ..messages import mailbox
 from ..core.store.db import Store
 from . import handlers, waits
@@ -96,7 +96,7 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         return waits.idle(client, sid, row, store, env)
     if event != "Stop":
         to_wake.append(sid)  # new activity ends any wait of this session
-    wake.poke(store.root, to_wake)
+    store.poke(to_wake)
     if outcome.listen:
         return waits.listen(store, sid)
     return outcome.reply, 0, None

@@ -1,0 +1,603 @@
+"""The team store: the same interface as `db.Store` on a PostgreSQL server (psycopg 3).
+
+Imported only when a team URL is set (`team.url()`): the SQLite default never loads psycopg.
+Features write their SQL once, in the SQLite dialect they own; here it is translated once per
+statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT OR REPLACE`
+(an upsert on the table's primary key, read from the migrations), the id of an inserted row
+(`RETURNING` its identity column, so `lastrowid` works). Migrations come from the same list;
+DDL types are mapped (REAL -> DOUBLE PRECISION, INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT
+-> identity) and a migration may carry a PostgreSQL variant (`migrations.POSTGRES`). SQLite FTS5
+tables and their triggers are left out: what searches them is not available in team mode yet.
+
+The guarantees SQLite's single writer gives are kept by a transaction-level advisory lock every
+write transaction takes first (keyed by the schema, so several teams can share one database):
+writers run one at a time, and each sees every write committed before it, as `BEGIN IMMEDIATE`
+does. Reads run in a REPEATABLE READ READ ONLY snapshot. Wake-ups are NOTIFY on one channel
+(`nexus`, the session id as payload), sent after COMMIT; waiters LISTEN."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import select
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg.adapt import Loader
+from psycopg.types.string import StrDumperUnknown, TextLoader
+
+from ..errors import NexusError
+from . import migrations, paths, team
+
+CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
+CHANNEL = "nexus"
+LOCK = "SELECT pg_advisory_xact_lock(%d, hashtext(current_schema()))" % migrations.APPLICATION_ID
+
+
+# -- values ----------------------------------------------------------------------------------
+
+
+class _Numeric(Loader):
+    """sum() of integers is numeric in PostgreSQL: an int when whole, as SQLite gives."""
+
+    def load(self, data: object) -> int | float:
+        text = bytes(data).decode()  # type: ignore[call-overload]
+        try:
+            return int(text)
+        except ValueError:
+            return float(text)
+
+
+psycopg.adapters.register_loader("numeric", _Numeric)
+
+
+class _Text(StrDumperUnknown):
+    """PostgreSQL text cannot hold NUL, which SQLite stores: NUL is kept as U+FFFF 0 and U+FFFF
+    itself as U+FFFF 1 (a noncharacter), and turned back on the way out, so text is exact."""
+
+    def dump(self, obj: str):  # type: ignore[no-untyped-def]
+        if "\x00" in obj or "\uffff" in obj:
+            obj = obj.replace("\uffff", "\uffff1").replace("\x00", "\uffff0")
+        return super().dump(obj)
+
+
+class _TextOut(TextLoader):
+    def load(self, data):  # type: ignore[no-untyped-def]
+        text = super().load(data)
+        if "\uffff" in text:
+            text = re.sub("\uffff([01])", lambda m: "\x00" if m.group(1) == "0" else "\uffff",
+                          text)
+        return text
+
+
+psycopg.adapters.register_dumper(str, _Text)
+for _oid in ("text", "varchar", "bpchar"):
+    psycopg.adapters.register_loader(_oid, _TextOut)
+
+
+class RowBase(tuple):
+    """A row readable by position and by column name, as `sqlite3.Row`."""
+
+    __slots__ = ()
+    _index: dict[str, int] = {}
+    _names: tuple[str, ...] = ()
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+
+_ROWS: dict[tuple[str, ...], type] = {}
+
+
+def _row_factory(cursor: psycopg.Cursor):  # type: ignore[type-arg]
+    desc = cursor.description
+    if desc is None:
+        return tuple
+    names = tuple(d.name for d in desc)
+    cls = _ROWS.get(names)
+    if cls is None:
+        cls = _ROWS[names] = type("Row", (RowBase,), {
+            "__slots__": (), "_names": names, "_index": {n: i for i, n in enumerate(names)}})
+    return cls
+
+
+# -- the schema as the migrations define it (for upserts and inserted ids) ---------------------
+
+_TABLES: dict[str, tuple[list[str], list[str], str | None]] = {}
+
+
+def tables() -> dict[str, tuple[list[str], list[str], str | None]]:
+    """table -> (columns in order, primary key columns, identity column), from the migrations."""
+    if _TABLES:
+        return _TABLES
+    for _, _, script in migrations.MIGRATIONS:
+        for stmt in migrations.statements(script):
+            m = re.match(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)\s*\((.*)\)", stmt, re.S | re.I)
+            if m:
+                cols: list[str] = []
+                pk: list[str] = []
+                ident = None
+                for item in _split_top(m.group(2)):
+                    word = item.split(None, 1)[0].upper() if item else ""
+                    if word == "PRIMARY":
+                        pk = [c.strip() for c in item[item.index("(") + 1:item.rindex(")")].split(",")]
+                    elif word in ("UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT", ""):
+                        continue
+                    else:
+                        name = item.split()[0]
+                        cols.append(name)
+                        if "PRIMARY KEY" in item.upper():
+                            pk = [name]
+                        if "AUTOINCREMENT" in item.upper():
+                            ident = name
+                _TABLES[m.group(1)] = (cols, pk, ident)
+                continue
+            m = re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", stmt, re.I)
+            if m and m.group(1) in _TABLES:
+                _TABLES[m.group(1)][0].append(m.group(2))
+    return _TABLES
+
+
+def _split_top(body: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+# -- statements ----------------------------------------------------------------------------------
+
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\?|(?<![:\w]):[A-Za-z_]\w*|%")
+_CACHE: dict[tuple[str, int], tuple[str, bool]] = {}
+
+
+def translate(sql: str, style: int) -> tuple[str, bool]:
+    """The statement in PostgreSQL's dialect, and whether it returns the inserted row's id.
+    style: 0 no parameters, 1 positional, 2 named."""
+    hit = _CACHE.get((sql, style))
+    if hit is not None:
+        return hit
+
+    def token(m: re.Match) -> str:
+        t = m.group(0)
+        if not style:
+            return t
+        if t == "?":
+            return "%s"
+        if t == "%":
+            return "%%"
+        if t[0] == ":":
+            return f"%({t[1:]})s"
+        return t.replace("%", "%%")
+
+    out = _TOKENS.sub(token, sql).strip().rstrip(";")
+    returning = False
+    head = out[:40].upper()
+    suffix = ""
+    if head.startswith("INSERT OR IGNORE INTO"):
+        out = "INSERT INTO" + out[len("INSERT OR IGNORE INTO"):]
+        suffix = " ON CONFLICT DO NOTHING"
+    elif head.startswith("INSERT OR REPLACE INTO"):
+        out = "INSERT INTO" + out[len("INSERT OR REPLACE INTO"):]
+        m = re.match(r"INSERT INTO (\w+)\s*(\(([^)]*)\))?", out)
+        table = m.group(1) if m else ""
+        cols, pk, _ = tables().get(table, ([], [], None))
+        if m and not m.group(2):
+            out = f"INSERT INTO {table} ({', '.join(cols)})" + out[m.end():]
+        named = [c.strip() for c in m.group(3).split(",")] if m and m.group(3) else cols
+        rest = [c for c in named if c not in pk]
+        suffix = (f" ON CONFLICT ({', '.join(pk)}) DO UPDATE SET "
+                  + ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)) if rest else \
+            " ON CONFLICT DO NOTHING"
+    elif head.startswith("UPDATE OR REPLACE "):
+        out = "UPDATE " + out[len("UPDATE OR REPLACE "):]
+    if out[:12].upper() == "INSERT INTO " and " RETURNING " not in out.upper():
+        m = re.match(r"INSERT INTO (\w+)", out, re.I)
+        ident = tables().get(m.group(1), (None, None, None))[2] if m else None
+        if ident:
+            suffix += f" RETURNING {ident}"
+            returning = True
+    _CACHE[(sql, style)] = result = (out + suffix, returning)
+    return result
+
+
+_FTS = re.compile(r"CREATE VIRTUAL TABLE (\w+) USING fts5", re.I)
+
+
+def ddl(script: str) -> list[str]:
+    """A migration's statements for PostgreSQL (FTS5 tables and what feeds them left out)."""
+    stmts = migrations.statements(script)
+    fts = {m.group(1) for s in stmts for m in [_FTS.search(s)] if m}
+    out = []
+    for s in stmts:
+        if fts and any(re.search(rf"\b{name}\b", s) for name in fts):
+            continue
+        s = re.sub(r"\bINTEGER PRIMARY KEY AUTOINCREMENT\b",
+                   "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", s, flags=re.I)
+        s = re.sub(r"\bREAL\b", "DOUBLE PRECISION", s)
+        s = re.sub(r"\bINTEGER\b", "BIGINT", s)
+        s = re.sub(r"\bBLOB\b", "BYTEA", s)
+        s = re.sub(r"\)\s*WITHOUT ROWID", ")", s, flags=re.I)
+        out.append(s)
+    return out
+
+
+def fts_tables() -> set[str]:
+    return {m.group(1) for _, _, s in migrations.MIGRATIONS for m in _FTS.finditer(s)}
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def unreachable(url: str, exc: BaseException | str) -> NexusError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return NexusError("team_unreachable", team.redact(url),
+                      f"the team database cannot be reached ({reason[:200]}); nothing was written",
+                      "retry when the server is back (`nexus team status` checks it), or "
+                      "`nexus team leave` to work on the local store")
+
+
+def translate_error(exc: BaseException, url: str) -> NexusError:
+    if isinstance(exc, pgerrors.InsufficientPrivilege):
+        return NexusError("team_denied", team.redact(url),
+                          f"the server refused it ({str(exc).splitlines()[0][:200]})",
+                          "ask the team's administrator for the role's rights "
+                          "(`nexus team init` prints the SQL)")
+    if isinstance(exc, pgerrors.UndefinedTable) and any(t in str(exc) for t in fts_tables()):
+        return unsupported("full-text search")
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and not isinstance(
+            exc, pgerrors.QueryCanceled | pgerrors.LockNotAvailable):
+        return unreachable(url, exc)
+    if isinstance(exc, pgerrors.QueryCanceled | pgerrors.LockNotAvailable):
+        return NexusError("store_busy", team.redact(url),
+                          "the team database did not answer in time; nothing was written",
+                          "retry; `nexus team status` shows the server's latency")
+    return NexusError("internal_error", team.redact(url),
+                      f"PostgreSQL says: {str(exc).splitlines()[0][:300]}",
+                      "please report it; nothing was committed")
+
+
+def unsupported(what: str) -> NexusError:
+    return NexusError("team_unsupported", what,
+                      f"{what} works on the local store only; not available in team mode yet",
+                      "run it against the local store: NEXUS_DATABASE_URL= nexus ...")
+
+
+# -- connections -----------------------------------------------------------------------------
+
+
+class Cursor:
+    __slots__ = ("_cur", "lastrowid")
+
+    def __init__(self, cur: psycopg.Cursor, returning: bool) -> None:  # type: ignore[type-arg]
+        self._cur = cur
+        self.lastrowid = None
+        if returning and cur.description is not None:
+            row = cur.fetchone()
+            self.lastrowid = row[0] if row else None
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    def fetchone(self):
+        return self._cur.fetchone() if self._cur.description is not None else None
+
+    def fetchall(self) -> list:
+        return self._cur.fetchall() if self._cur.description is not None else []
+
+    def __iter__(self) -> Iterator:
+        return iter(self.fetchall())
+
+
+def _params(params: object) -> tuple[object, int]:
+    if not params:
+        return None, 0
+    if isinstance(params, dict):
+        return {k: int(v) if type(v) is bool else v for k, v in params.items()}, 2
+    return tuple(int(v) if type(v) is bool else v for v in params), 1  # type: ignore[union-attr]
+
+
+class Conn:
+    """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
+
+    def __init__(self, raw: psycopg.Connection, url: str, root: str) -> None:  # type: ignore[type-arg]
+        self.raw = raw
+        self.url = url
+        self.local_root = root  # news markers and wake channels stay on this machine
+        self.version_checked = False
+
+    def execute(self, sql: str, params: object = ()) -> Cursor:
+        values, style = _params(params)
+        text, returning = translate(sql, style)
+        try:
+            return Cursor(self.raw.execute(text, values), returning)  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            raise translate_error(exc, self.url) from None
+
+    def executemany(self, sql: str, seq: Iterable) -> Cursor:
+        rows = [_params(p)[0] for p in seq]
+        if not rows:
+            return Cursor(self.raw.cursor(), False)
+        text, _ = translate(sql, 2 if isinstance(rows[0], dict) else 1)
+        cur = self.raw.cursor()
+        try:
+            cur.executemany(text, rows)  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            raise translate_error(exc, self.url) from None
+        return Cursor(cur, False)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def connect(url: str, root: str) -> Conn:
+    try:
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+                              application_name="nexus", row_factory=_row_factory)
+    except psycopg.Error as exc:
+        raise unreachable(url, exc) from None
+    return Conn(raw, url, root)
+
+
+def schema_version(conn: Conn) -> int:
+    try:
+        if conn.raw.info.transaction_status != 0:  # inside a transaction: look before touching
+            if conn.raw.execute("SELECT to_regclass('migrations')").fetchone()[0] is None:  # type: ignore[index]
+                return 0
+        row = conn.raw.execute("SELECT max(version) FROM migrations").fetchone()
+    except pgerrors.UndefinedTable:
+        return 0
+    except psycopg.Error as exc:
+        raise translate_error(exc, conn.url) from None
+    return (row[0] if row else 0) or 0
+
+
+def migrate(conn: Conn, now: float) -> int:
+    """Bring the team database to CURRENT (under the writers' lock, in one transaction per
+    migration with its record); returns the version reached."""
+    with _transaction(conn, write=True):
+        version = schema_version(conn)
+        if version > migrations.CURRENT:
+            raise NexusError("store_newer", team.redact(conn.url),
+                             f"schema {version} is newer than this nexus knows "
+                             f"({migrations.CURRENT})", "upgrade nexus; nothing was written")
+        if version == 0:
+            conn.raw.execute("CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
+                             " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
+        for number, name, script in migrations.pending(version):
+            variant = migrations.POSTGRES.get(number)
+            for stmt in ddl(variant if variant is not None else script):
+                try:
+                    conn.raw.execute(stmt)  # type: ignore[arg-type]
+                except psycopg.Error as exc:
+                    raise translate_error(exc, conn.url) from None
+            conn.raw.execute("INSERT INTO migrations VALUES (%s, %s, %s)", (number, name, now))
+    return migrations.CURRENT
+
+
+_savepoints = itertools.count(1)
+
+
+@contextmanager
+def _transaction(conn: Conn, write: bool) -> Iterator[None]:
+    raw = conn.raw
+    try:
+        raw.execute(f"BEGIN; {LOCK}" if write else  # type: ignore[arg-type]
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    except psycopg.Error as exc:
+        raise translate_error(exc, conn.url) from None
+    try:
+        yield
+        raw.execute("COMMIT")
+    except BaseException as exc:
+        try:
+            raw.execute("ROLLBACK")
+        except psycopg.Error:
+            pass
+        if isinstance(exc, psycopg.Error):
+            raise translate_error(exc, conn.url) from None
+        raise
+
+
+class PgStore:
+    """A team database, with the `Store` interface: `write()`, `read()`, wake channels."""
+
+    backend = "postgresql"
+
+    def __init__(self, url: str, root: str | None = None, linger: bool = False,
+                 reuse: bool = False) -> None:
+        self.url = url
+        self.root = root or paths.home()
+        self.path = team.redact(url)
+        self.linger = linger
+        self._local = threading.local()
+
+    def check_dir(self) -> bool:
+        return True
+
+    def check_file(self) -> bool:
+        return True
+
+    def _conn(self) -> Conn:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and not conn.raw.closed and not conn.raw.broken:
+            return conn
+        conn = self._local.conn = connect(self.url, self.root)
+        return conn
+
+    def _checked(self, conn: Conn, write: bool) -> Conn:
+        if not conn.version_checked:
+            version = schema_version(conn)
+            if version < migrations.CURRENT:
+                if not write:
+                    raise NexusError("store_outdated", self.path,
+                                     f"the team database is at schema {version}, this nexus needs "
+                                     f"{migrations.CURRENT}", "run `nexus team join` again (it "
+                                     "migrates), or any command that writes")
+                migrate(conn, time.time())
+            elif version > migrations.CURRENT:
+                raise NexusError("store_newer", self.path,
+                                 f"schema {version} is newer than this nexus knows "
+                                 f"({migrations.CURRENT})", "upgrade nexus; nothing was written")
+            conn.version_checked = True
+        return conn
+
+    def open_write(self) -> Conn:
+        return self._checked(self._conn(), write=True)
+
+    def open_read(self) -> Conn:
+        """A connection of its own (a waiter polls on it outside any transaction)."""
+        return self._checked(connect(self.url, self.root), write=False)
+
+    def info(self) -> dict:
+        try:
+            version = schema_version(self._conn())
+        except NexusError:
+            version = None
+        return {"home": self.root, "database": self.path, "exists": version is not None,
+                "schema_version": version, "schema_current": migrations.CURRENT}
+
+    @contextmanager
+    def write(self) -> Iterator[Conn]:
+        outer = getattr(self._local, "active", None)
+        if outer is not None:
+            name = f"nx{next(_savepoints)}"
+            outer.raw.execute(f"SAVEPOINT {name}")  # type: ignore[arg-type]
+            try:
+                yield outer
+            except BaseException:
+                outer.raw.execute(f"ROLLBACK TO {name}")  # type: ignore[arg-type]
+                outer.raw.execute(f"RELEASE {name}")  # type: ignore[arg-type]
+                raise
+            outer.raw.execute(f"RELEASE {name}")  # type: ignore[arg-type]
+            return
+        conn = self.open_write()
+        self._local.active = conn
+        try:
+            with _transaction(conn, write=True):
+                yield conn
+        finally:
+            self._local.active = None
+
+    @contextmanager
+    def read(self) -> Iterator[Conn]:
+        outer = getattr(self._local, "active", None)
+        if outer is not None:
+            yield outer
+            return
+        conn = self._checked(self._conn(), write=False)
+        self._local.active = conn
+        try:
+            with _transaction(conn, write=False):
+                yield conn
+        finally:
+            self._local.active = None
+
+    # -- waking ----------------------------------------------------------------------------------
+
+    def poke(self, session_ids: Iterable[str]) -> int:
+        ids = sorted(set(session_ids))
+        if not ids:
+            return 0
+        try:
+            self._conn().raw.execute("SELECT pg_notify(%s, x) FROM unnest(%s::text[]) x",
+                                     (CHANNEL, ids))
+        except (psycopg.Error, NexusError):
+            return 0  # a wake is only a hint: waiters poll as a safety net
+        return len(ids)
+
+    def channel(self, session_id: str) -> Channel:
+        return Channel(self, session_id)
+
+    def data_version(self, conn: Conn) -> object:
+        return None  # no cheap global change counter: a waiter looks again at each safety poll
+
+
+class Channel:
+    """A waiter's LISTEN connection; created before the first look, so no NOTIFY is missed."""
+
+    def __init__(self, store: PgStore, session_id: str) -> None:
+        self.sid = session_id
+        self.conn = connect(store.url, store.root)
+        try:
+            self.conn.raw.execute(f"LISTEN {CHANNEL}")  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            self.conn.close()
+            raise translate_error(exc, store.url) from None
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + max(0.0, timeout)
+        raw = self.conn.raw
+        while True:
+            got = False
+            try:
+                for note in raw.notifies(timeout=0, stop_after=None):  # drain what is queued
+                    got = got or note.payload == self.sid
+            except psycopg.Error:
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+                return False
+            if got:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                select.select([raw.fileno()], [], [], remaining)
+            except (OSError, ValueError):
+                return False
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> Channel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ping(url: str) -> dict:
+    """For `team status` and doctor: reachability, server version, schema, latency, TLS, role."""
+    started = time.perf_counter()
+    conn = connect(url, paths.home())
+    try:
+        connected = time.perf_counter() - started
+        raw = conn.raw
+        t0 = time.perf_counter()
+        raw.execute("SELECT 1").fetchone()
+        latency = time.perf_counter() - t0
+        version = schema_version(conn)
+        role, schema = raw.execute("SELECT current_user, current_schema()").fetchone()  # type: ignore[misc]
+        can_write = raw.execute(
+            "SELECT has_schema_privilege(current_schema(), 'USAGE')").fetchone()[0]  # type: ignore[index]
+        return {"server_version": raw.info.parameter_status("server_version"),
+                "schema_version": version, "schema_current": migrations.CURRENT,
+                "connect_ms": round(connected * 1000, 2), "latency_ms": round(latency * 1000, 3),
+                "tls": bool(getattr(raw.pgconn, "ssl_in_use", False)), "role": role,
+                "schema": schema, "schema_usage": bool(can_write)}
+    finally:
+        conn.close()
+
