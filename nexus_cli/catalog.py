@@ -7,7 +7,8 @@ import importlib
 
 from .core.registry import TOOLS, Tool
 
-FEATURES = ("presence", "messages", "tasks", "maintenance", "activity", "setup", "workspace")
+FEATURES = ("presence", "messages", "tasks", "maintenance", "activity", "reservations", "setup",
+            "workspace", "insight", "runs", "approvals", "files")
 
 
 def load() -> dict[str, Tool]:

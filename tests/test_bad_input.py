@@ -36,6 +36,8 @@ def bad_values(prop: dict[str, Any]) -> list[str]:
     """Values that break this argument's constraints, written as a person would type them."""
     if "enum" in prop:
         return ["bogus-choice"]
+    if kind(prop) == "array":  # a list argument: one value breaking its items' constraints
+        return bad_values(prop.get("items", {}))
     bad = []
     for key, make in (("maxLength", lambda v: "x" * (v + 1)), ("minimum", lambda v: str(v - 1)),
                       ("exclusiveMinimum", lambda v: str(v)), ("maximum", lambda v: str(v + 1)),

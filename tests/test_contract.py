@@ -142,6 +142,30 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     run("config_set", "config", "set", "maxAutoTurns", "5")
     run("config_get", "config", "get", "maxAutoTurns")
     run("list_events", "events", "--action", "security")
+    run("reserve", "reserve", "src/", "--reason", "r", env=a)
+    run("reservations", "reservations", env=b)
+    r = nx("guard", "src/x.py", "--json", env=b)
+    assert r.code == 4  # held by another session
+    validate("guard", r.json)
+    seen.add("guard")
+    run("status", "status", "claude", env=b)
+    run("release", "release", "--all", env=a)
+    transcript = tmp_path / "userhome" / ".claude" / "projects" / "p" / f"{sid(1)}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text((ROOT / "tests" / "data" / "transcripts" / "claude-main.jsonl")
+                          .read_text().replace("/home/dev/work", chdir_work))
+    run("session_log", "log", f"claude:{sid(1)}", "--timestamps")
+    run("session_log", "log", f"claude:{sid(1)}", "--tail-scan", "--tail", "3")
+    run("session_stats", "stats", env=a)
+    run("session_list", "sessions")
+    run("session_search", "search", "hello")
+    run("session_search", "search", "hello", "--no-index")
+    run("session_rename", "rename", "claude@work", "a title")
+    run("waits", "waits", "--on", "codex", env=a)
+    # validated against their schemas in test_runs.py, test_approvals.py and test_files.py
+    seen |= {"run", "run_result", "run_list", "run_cancel", "preset_list", "preset_get",
+             "preset_set", "policy_get", "policy_set", "info", "echo", "approvals", "approve",
+             "fs_read", "fs_list", "fs_stat", "fs_write"}
     assert seen == set(load()), set(load()) - seen
 
 

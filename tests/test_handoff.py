@@ -41,12 +41,13 @@ def world(hook, nx, fake, chdir_work):
         owed = nx("delegate", "reviewer", "review auth.py", "--json", env=PEER).json["id"]
         mine = nx("delegate", "codex", "fix the test", "--json", env=old).json["id"]
         nx("ask", "codex", "which branch?", "--timeout", "0", env=old)
+        nx("reserve", "auth.py", "--reason", "reviewing auth", env=old)
         return SimpleNamespace(proc=proc, owed=owed, mine=mine)
 
     return make
 
 
-def inherited(nx, client: str, w: SimpleNamespace) -> None:
+def inherited(nx, hook, client: str, w: SimpleNamespace) -> None:
     new, old_id = env_of(client, NEW), sid_of(client, OLD)
     me = nx("whoami", "--json", env=new).json
     assert me["name"] == "reviewer" and me["note"] == "reviewing auth"
@@ -77,6 +78,15 @@ def inherited(nx, client: str, w: SimpleNamespace) -> None:
     peers = {p["id"]: p for p in nx("peers", "--include-offline", "--json", env=PEER).json["items"]}
     assert peers[old_id]["successor"]["id"] == sid_of(client, NEW)
     assert "replaced by" in nx("peers", "--include-offline", env=PEER).out
+    # its file reservations moved too: the successor holds them, edits by others are refused
+    held = nx("reservations", "--json", env=PEER).json["items"]
+    assert [(r["pattern"], r["holder"]["id"], r["reason"]) for r in held] == \
+        [("auth.py", sid_of(client, NEW), "reviewing auth")]
+    assert st["last"]["to"]["id"] == sid_of(client, NEW)
+    refused = hook("codex", "PreToolUse", sid(90), tool_name="apply_patch",
+                   tool_input={"command": "*** Begin Patch\n*** Update File: auth.py\n"
+                                          "@@\n-a\n+b\n*** End Patch\n"}).out
+    assert "auth.py is reserved by reviewer" in refused
 
 
 def test_claude_clear_as_observed(hook, nx, world):
@@ -84,7 +94,7 @@ def test_claude_clear_as_observed(hook, nx, world):
     proc = w.proc
     hook("claude", "SessionEnd", sid(OLD), reason="clear", client_pid=proc)
     hook("claude", "SessionStart", sid(NEW), source="clear", client_pid=proc)
-    inherited(nx, "claude", w)
+    inherited(nx, hook, "claude", w)
 
 
 @pytest.mark.parametrize("source", ["startup", "clear"])  # Codex /new, Codex /clear
@@ -93,7 +103,7 @@ def test_codex_new_and_clear_as_observed(hook, nx, world, source):
     proc = w.proc
     hook("codex", "SessionStart", sid(NEW), source=source, client_pid=proc)
     hook("codex", "UserPromptSubmit", sid(NEW), prompt="next", client_pid=proc)
-    inherited(nx, "codex", w)
+    inherited(nx, hook, "codex", w)
     # at exit Codex ends every thread it loaded: the old one's end changes nothing
     hook("codex", "SessionEnd", sid(NEW), reason="other", client_pid=proc)
     hook("codex", "SessionEnd", sid(OLD), reason="other", client_pid=proc)
@@ -106,7 +116,7 @@ def test_the_start_may_come_before_the_end(hook, nx, world):
     proc = w.proc
     hook("claude", "SessionStart", sid(NEW), source="clear", client_pid=proc)
     hook("claude", "SessionEnd", sid(OLD), reason="clear", client_pid=proc)
-    inherited(nx, "claude", w)
+    inherited(nx, hook, "claude", w)
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])

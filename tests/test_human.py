@@ -169,7 +169,7 @@ def test_usage_lines_tell_the_truth(nx, args, usage):
 
 
 @pytest.mark.parametrize(("args", "shown"), [
-    (("install",), "install [OPTIONS] {claude|codex}"), (("listen",), "{on|off}"),
+    (("install",), "install [OPTIONS] {claude|codex|git-hook}"), (("listen",), "{on|off}"),
     (("report",), "--status [completed|blocked|failed]"),
     (("delegate",), "--mode [auto|queue|steer]"),
 ])
@@ -194,7 +194,7 @@ def complete(nx, monkeypatch, words: str, env: dict | None = None) -> list[str]:
 
 def test_completion_offers_commands_choices_and_sessions(nx, pair, monkeypatch):
     assert {"send", "peers", "inbox", "completion"} <= set(complete(nx, monkeypatch, "nexus "))
-    assert complete(nx, monkeypatch, "nexus install ") == ["claude", "codex"]
+    assert complete(nx, monkeypatch, "nexus install ") == ["claude", "codex", "git-hook"]
     assert complete(nx, monkeypatch, "nexus report t-1 --status c") == ["completed"]
     assert set(complete(nx, monkeypatch, "nexus send ")) >= {"claude@work", "s-000000020000",
                                                              "codex@work"}

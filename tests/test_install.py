@@ -13,7 +13,8 @@ import pytest
 
 from nexus_cli.clients import configfile
 
-EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
+EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd",
+          "PermissionRequest"}
 
 
 @pytest.fixture
@@ -234,10 +235,12 @@ def test_doctor_sees_which_codex_hooks_were_reviewed(nx, fakehome):
     assert nx("install", "codex").code == 0
     hooks = fakehome / ".codex" / "hooks.json"
     by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
-    assert by_name["codex hook trust"]["status"] == "warn" and "7 of 7" in by_name["codex hook trust"]["detail"]
-    state = "".join(f'\n[hooks.state."{hooks}:{e}:0:{n}"]\ntrusted_hash = "sha256:x"\n' for e, n in (
-        ("session_start", 0), ("user_prompt_submit", 0), ("pre_tool_use", 0), ("post_tool_use", 0),
-        ("stop", 0), ("stop", 1), ("session_end", 0)))
+    assert by_name["codex hook trust"]["status"] == "warn" and "9 of 9" in by_name["codex hook trust"]["detail"]
+    state = "".join(f'\n[hooks.state."{hooks}:{e}:{g}:{n}"]\ntrusted_hash = "sha256:x"\n'
+                    for e, g, n in (("session_start", 0, 0), ("user_prompt_submit", 0, 0),
+                                    ("pre_tool_use", 0, 0), ("pre_tool_use", 1, 0),
+                                    ("post_tool_use", 0, 0), ("stop", 0, 0), ("stop", 0, 1),
+                                    ("permission_request", 0, 0), ("session_end", 0, 0)))
     config = fakehome / ".codex" / "config.toml"
     config.write_text(config.read_text() + state)
     by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import time
 import uuid
 
@@ -190,6 +191,7 @@ def test_the_automatic_turn_limit_stops_a_ping_pong(world):
     # which player that is, so the test does not assume either).
     wait_until(lambda: any(p.poll() is not None for p in players.values()), timeout=300,
                what="a player at its turn limit")
+    first = next(s for s, p in players.items() if p.poll() is not None)
     for sid, proc in players.items():
         wait_until(lambda p=proc, s=sid: p.poll() is not None or any(
             x["id"] == s and x["status"] == "listening" for x in world.sessions()), timeout=300,
@@ -205,9 +207,9 @@ def test_the_automatic_turn_limit_stops_a_ping_pong(world):
     for run in ("a1", "b1"):
         assert world.reached(run, "Automatic turn 1 of 2"), run
         assert not world.reached(run, "Automatic turn 3"), run
-    # the messages after the limit were still stored, not lost
+    # the reply that reached the first player after it stopped at its limit is stored, unread
     unread = world.db().execute("SELECT count(*) FROM messages WHERE recipient = ? AND read_at"
-                                " IS NULL AND expired_at IS NULL", (b_id,)).fetchone()[0]
+                                " IS NULL AND expired_at IS NULL", (first,)).fetchone()[0]
     assert unread >= 1
 
 
@@ -423,3 +425,197 @@ def test_claude_and_codex_hold_a_meeting_through_mcp_tools(world):
     actions = [e["action"] for e in json.loads(world.nexus("events", "--action", "meeting",
                                                            "--json").stdout)["events"]]
     assert actions == ["meeting.end", "meeting.start"]
+
+
+# -- file reservations: the edit refused at the edit -------------------------------------------
+
+PARSER, REPLACED = "x = 1\n", "x = 2\n"
+PATCH = "*** Begin Patch\n*** Update File: src/parser.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+
+
+def reserved(world: World) -> list[dict]:
+    return json.loads(world.nexus("reservations", "--all-workspaces", "--json").stdout)["items"]
+
+
+def hold_parser(world: World, client: str) -> tuple[str, dict]:
+    """An interactive session (in tmux: it outlives its turns, as a person's session does) whose
+    first turn reserves src/parser.py from its shell; returns its screen and the holder."""
+    world.script(h1=[{"shell": f"{NEXUS} reserve src/parser.py --reason 'refactor parser'"},
+                     {"text": "reserved"}])
+    if client == "claude":
+        world.claude_onboarded()
+        screen = world.tmux_start("claude", [world.claude_bin, "--session-id", str(uuid.uuid4()),
+                                             "--dangerously-skip-permissions", "[run:h1] reserve"])
+    else:
+        screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            "[run:h1] reserve"])
+    wait_until(lambda: reserved(world), timeout=90,
+               what=lambda: f"the reservation; screen:\n{world.tmux_screen(screen)}")
+    return screen, reserved(world)[0]["holder"]
+
+
+def edit_parser(world: World, client: str, run: str, session: str | None) -> str:
+    """One turn of `client` that edits src/parser.py with its own edit tool (Claude Code: Read
+    then Write; Codex: apply_patch); a new conversation unless `session` names one."""
+    path = str(world.work / "src" / "parser.py")
+    steps = ([{"tool": "Read", "input": {"file_path": path}},
+              {"tool": "Write", "input": {"file_path": path, "content": REPLACED}}]
+             if client == "claude" else [{"patch": PATCH}])
+    world.script(**{run: [*steps, {"text": "edited"}]})
+    if session:
+        resume(world, session, run)
+        return session
+    if client == "claude":
+        sid = str(uuid.uuid4())
+        world.claude(run, "edit the parser", session_id=sid)
+        return f"claude:{sid}"
+    before = {s["id"] for s in world.sessions()}
+    world.codex(run, "edit the parser")
+    return next(s["id"] for s in world.sessions() if s["id"] not in before)
+
+
+@pytest.mark.parametrize("holder,editor", [("claude", "claude"), ("codex", "claude"),
+                                           ("claude", "codex")])
+def test_an_edit_of_a_reserved_file_is_refused_until_it_is_released(world, holder, editor):
+    """A session holds src/parser.py exclusively; another real session's edit tool call is
+    denied by its PreToolUse hook (the file unchanged, the reason, naming the holder, reaching
+    its model); after the release the same edit goes through."""
+    (world.work / "src").mkdir()
+    parser = world.work / "src" / "parser.py"
+    parser.write_text(PARSER)
+    if editor == "codex":  # Codex offers apply_patch only for models whose metadata has it
+        config = world.home / ".codex" / "config.toml"
+        config.write_text(config.read_text().replace('model = "gpt-5"\n',
+                                                     'model = "gpt-5.5"\n', 1))
+    screen, who = hold_parser(world, holder)
+    session = edit_parser(world, editor, "e1", None)
+    assert parser.read_text() == PARSER
+    assert world.reached("e1", f"src/parser.py is reserved by {who['name']} ({who['handle']})")
+    assert world.reached("e1", '\\"refactor parser\\"; ask it with')
+    world.script(h2=[{"shell": f"{NEXUS} release src/parser.py"}, {"text": "released"}])
+    type_line(world, screen, "[run:h2] release it")
+    wait_until(lambda: not reserved(world), timeout=90,
+               what=lambda: f"the release; screen:\n{world.tmux_screen(screen)}")
+    edit_parser(world, editor, "e2", session)  # the same conversation, the same edit
+    assert parser.read_text() == REPLACED
+
+
+# -- session insight: the transcripts the real clients write -----------------------------------
+
+
+def insight(world: World, *args: str) -> dict:
+    return json.loads(world.nexus(*args, "--json").stdout)
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_log_stats_and_search_read_what_the_real_client_wrote(world, client):
+    """The prompt, the answer and the tool calls of scripted turns come back from `nexus log`
+    for the transcript the pinned client wrote in this run; stats count the turns that ran; the
+    index answers what a scan answers."""
+    world.script(x1=[{"shell": "echo hello-from-$((20+22))"},
+                     {"tool": "mcp__nexus__whoami", "input": {}},
+                     {"text": "FIRST ANSWER from the scripted turn"}],
+                 x2=[{"text": "SECOND ANSWER after the resume"}])
+    if client == "claude":
+        sid = f"claude:{uuid.uuid4()}"
+        world.claude("x1", "do the scripted work", session_id=sid.split(":", 1)[1])
+    else:
+        world.codex("x1", "do the scripted work")
+        sid = world.session("codex")["id"]
+    resume(world, sid, "x2", "and once more")
+    out = insight(world, "log", sid, "--tail", "500", "--messages", "500")
+    assert out["provenance"]["path_source"] == "hook" and out["total_exact"]
+    assert out["counts"]["malformed"] == 0 and out["counts"]["unknown"] == 0, out["counts"]
+    events = out["events"]
+    prompts = [e["text"] for e in events if e["type"] == "user/message"]
+    assert "[run:x1] do the scripted work" in prompts and "[run:x2] and once more" in prompts
+    answers = [e["text"] for e in events if e["type"] == "assistant/message"]
+    assert answers[-2:] == ["FIRST ANSWER from the scripted turn", "SECOND ANSWER after the resume"]
+    calls = [e for e in events if e["type"] == "tool/call"]
+    assert [c["tool"] for c in calls] == [("Bash" if client == "claude" else "exec_command"),
+                                          "mcp__nexus__whoami"]
+    assert "hello-from-$((20+22))" in json.dumps(calls[0]["args"])
+    results = {e["call_id"]: e for e in events if e["type"] == "tool/result"}
+    assert "hello-from-42" in results[calls[0]["call_id"]]["text"]
+    assert sid in results[calls[1]["call_id"]]["text"] and not results[calls[1]["call_id"]]["is_error"]
+    assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+    stats = insight(world, "stats", sid)
+    assert stats["rounds"] == 2 and stats["steps"] == 4 and stats["tool_calls"] == 2
+    assert stats["user_messages"] == 2 and stats["tool_errors"] == 0
+    assert stats["input_tokens"] > 0 and stats["output_tokens"] > 0
+    tail = insight(world, "log", sid, "--tail-scan", "--tail", "2", "--preset", "dialog")
+    assert [e["text"] for e in tail["events"][-1:]] == ["SECOND ANSWER after the resume"]
+    indexed = insight(world, "search", "hello-from-42")
+    scanned = insight(world, "search", "hello-from-42", "--no-index")
+    assert [h["session_id"] for h in indexed["results"]] == [sid]
+    assert indexed["results"] == scanned["results"] and indexed["index"]["used"]
+    listed = {s["id"]: s for s in insight(world, "sessions")["items"]}
+    assert listed[sid]["known"] and listed[sid]["message_count"] == 4
+    board = world.nexus("board", "--once", "--include-offline", "--width", "80").stdout
+    assert all(len(line) <= 80 for line in board.splitlines())
+    name = next(s["name"] for s in world.sessions() if s["id"] == sid)
+    assert any(line.lstrip("*").startswith(name) and "SECOND ANSWER" in line
+               for line in board.splitlines()), board
+
+
+def test_sessions_nexus_never_saw_are_listed_and_read(world):
+    """Without nexus's hooks (installed after the session ran, or not at all) a session is still
+    found through its client's transcript directory, by id or handle."""
+    world.nexus("uninstall", "claude")
+    world.nexus("uninstall", "codex")
+    steps = [{"shell": "echo unseen-by-nexus"}, {"text": "UNSEEN ANSWER"}]
+    world.script(u1=steps, u2=steps)
+    raw = str(uuid.uuid4())
+    world.claude("u1", "work without nexus", session_id=raw)
+    world.codex("u2", "work without nexus")
+    listed = insight(world, "sessions")["items"]
+    assert {s["client"] for s in listed} == {"claude", "codex"}
+    assert all(not s["known"] and s["status"] is None for s in listed)
+    assert {s["title"] for s in listed} == {"[run:u1] work without nexus",
+                                            "[run:u2] work without nexus"}
+    for s in listed:
+        out = insight(world, "log", s["id"], "--preset", "dialog")
+        assert out["provenance"]["path_source"] == "found"
+        assert out["events"][-1]["text"] == "UNSEEN ANSWER"
+    handle = "s-" + raw.replace("-", "")[:12]
+    assert insight(world, "log", handle)["session"]["id"] == f"claude:{raw}"
+    assert insight(world, "stats", f"claude:{raw}")["rounds"] == 1
+
+
+def board_row(screen: str, name: str) -> list[str]:
+    line = next(x for x in screen.splitlines() if name in x)
+    return re.split(r"\s{2,}", line.strip())
+
+
+def test_the_live_board_redraws_as_sessions_work_and_shows_their_deadlock(world):
+    """Two real sessions delegate to each other: the board, running in a terminal, redraws on
+    the wake channel and data_version as they do, shows the deadlock, and opens a log on a key."""
+    a = start(world, "claude", "a1")
+    b = start(world, "codex", "b1")
+    names = {s["id"]: s["name"] for s in world.sessions()}
+    screen = world.tmux_start("board", [NEXUS, "board", "--include-offline", "--width", "120"])
+    wait_until(lambda: names[a] in world.tmux_screen(screen) and names[b] in
+               world.tmux_screen(screen), what=lambda: world.tmux_screen(screen))
+    assert board_row(world.tmux_screen(screen), names[a])[4] == "0"
+    world.nexus("send", a, "ping from the shell")
+    wait_until(lambda: board_row(world.tmux_screen(screen), names[a])[4] == "1", timeout=30,
+               what=lambda: "the unread count: " + world.tmux_screen(screen))
+    world.script(a2=[{"shell": f"{NEXUS} delegate {b} 'review the parser, then tell me'"},
+                     {"text": "delegated"}],
+                 b2=[{"shell": f"{NEXUS} delegate {a} 'first fix the tests I depend on'"},
+                     {"text": "delegated back"}])
+    resume(world, a, "a2")
+    resume(world, b, "b2")
+    waits = json.loads(world.nexus("waits", "--json").stdout)
+    assert waits["deadlock"] and {p["id"] for p in waits["deadlocks"][0]["sessions"]} == {a, b}
+    wait_until(lambda: "DEADLOCK" in world.tmux_screen(screen), timeout=30,
+               what=lambda: world.tmux_screen(screen))
+    first = board_row(world.tmux_screen(screen), names[a])[0].split(".", 1)[0]
+    world.tmux_keys(screen, first)
+    wait_until(lambda: f"log of {names[a]}" in world.tmux_screen(screen), timeout=30,
+               what=lambda: world.tmux_screen(screen))
+    assert "delegated" in world.tmux_screen(screen)
+    world.tmux_keys(screen, "q")
+    wait_until(lambda: subprocess.run(["tmux", "-S", world.tmux_socket, "has-session", "-t",
+                                       screen], capture_output=True).returncode != 0,
+               timeout=30, what="the board to quit on q")

@@ -27,9 +27,10 @@ HELP = ("Coordinate Claude Code and Codex sessions (and you, at a shell) on one 
         "directly on a locked per-user SQLite store ($NEXUS_HOME).\n\nExit codes: "
         + ", ".join(f"{int(code)} {EXIT_MEANINGS[code]}" for code in Exit)
         + ", 130 interrupted (Ctrl-C).")
-# commands that are not registry tools: name -> attribute of cli.extra
+# commands that are not registry tools: name -> attribute of cli.extra, or `module:attribute`
+# of another module of cli/
 EXTRA = {"hook": "hook", "mcp": "mcp", "watch": "watch", "help": "help_", "man": "man",
-         "completion": "completion"}
+         "completion": "completion", "board": "board:board"}
 
 
 GROUP_HELP = {
@@ -60,15 +61,32 @@ class Group(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         path = (*self.prefix, name)
         paths = tool_paths()
+        if path in paths and any(len(p) > len(path) and p[: len(path)] == path for p in paths):
+            return ToolGroup(name, path, paths[path])  # `nexus run CLIENT TASK`, `nexus run list`
         if path in paths:
             return tool_command(paths[path])
         if any(p[: len(path)] == path for p in paths):
             return Group(name, path, help=GROUP_HELP.get(name, f"{name.capitalize()} commands."))
         if not self.prefix and name in EXTRA:
-            from . import extra
+            import importlib
 
-            return getattr(extra, EXTRA[name])
+            module, _, attr = EXTRA[name].rpartition(":")
+            return getattr(importlib.import_module(f".{module or 'extra'}", __package__), attr)
         return None
+
+
+class ToolGroup(Group):
+    """A tool that is also a group: its subcommands by name, anything else the tool itself."""
+
+    def __init__(self, name: str, prefix: tuple[str, ...], spec: dict[str, Any]) -> None:
+        self.tool = tool_command(spec)
+        super().__init__(name, prefix, help=self.tool.help, short_help=self.tool.short_help)
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        if args and args[0] in self.list_commands(click.Context(self)):
+            return super().make_context(info_name, args, parent=parent, **extra)
+        return self.tool.make_context(info_name, args, parent=parent, **extra)
 
 
 def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
@@ -77,7 +95,8 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
 
     tool = find(spec["name"], spec["cli"]["module"])
     names = params.schema_names(spec)
-    raw = {names.get(k, k): v for k, v in values.items() if v is not None}
+    raw = {names.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in values.items()
+           if v is not None and v != ()}  # a list argument given no value is not given
     for key in tool.stdin:
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()

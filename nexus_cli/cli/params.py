@@ -93,10 +93,13 @@ def params(spec: dict[str, Any]) -> list[click.Parameter]:
     for name in cli["positional"]:
         prop = props[name]
         choice = click.Choice(prop["enum"]) if "enum" in prop else None
-        meta = "{" + "|".join(prop["enum"]) + "}" if choice else dest(name).upper()
+        many = _kind(prop) == "array"  # any number of values (a list argument)
+        meta = "{" + "|".join(prop["enum"]) + "}" if choice else \
+            str(prop.get("x-metavar") or dest(name).upper()) + ("..." if many else "")
         meta = meta if name in required else f"[{meta}]"
         out.append(click.Argument(
             [dest(name)], required=name in required, type=choice, metavar=meta,
+            nargs=-1 if many else 1,
             shell_complete=complete_session if name in TARGETS else None))
     for name, prop in props.items():
         if name in cli["positional"]:

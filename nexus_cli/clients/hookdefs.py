@@ -13,9 +13,12 @@ import sys
 from ..core import data
 
 # a handler nexus installed is exactly `[<guard>] [NEXUS_HOME=<dir>] <path>/nexus hook <client>
-# [--wait]`, the guard being the news-marker test of hooks/*.json
+# [--wait]`, the guard being one of the shell tests of hooks/*.json: the client process's news
+# marker (PostToolUse), the store's reservation marker (PreToolUse of the file-editing tools) or
+# a run's variable (PermissionRequest: only `nexus run` clients ask nexus)
 ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
-GUARD = re.compile(r'\A\[ -e \S+/"\$PPID" \] \|\| exit 0; ')
+GUARD = re.compile(r'\A\[ (?:-e (?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?(/"\$PPID")?|(-n "\$NEXUS_RUN")) \]'
+                   r' \|\| exit 0; ')
 
 
 def definition(client: str) -> dict:
@@ -39,13 +42,15 @@ def nexus_command() -> str:
 
 def fills(home: str | None) -> dict[str, str]:
     """What the placeholders of hooks/*.json become: {nexus}, the command (with NEXUS_HOME when
-    one is set), and {news}, the store's news folder (the PostToolUse guard tests it)."""
+    one is set), {news}, the store's news folder (the PostToolUse guard tests it), and
+    {reserved}, the store's reservation marker (the guard of the file-editing tools' PreToolUse)."""
     from ..core.store import news, paths
+    from ..reservations import marker
 
     prefix = shlex.quote(nexus_command())
     root = os.path.abspath(os.path.expanduser(home)) if home else paths.home()
     return {"{nexus}": f"NEXUS_HOME={shlex.quote(home)} {prefix}" if home else prefix,
-            "{news}": shlex.quote(news.folder(root))}
+            "{news}": shlex.quote(news.folder(root)), "{reserved}": shlex.quote(marker.path(root))}
 
 
 def hooks(client: str, filled: dict[str, str]) -> dict:
@@ -158,6 +163,14 @@ def installed(config: dict) -> dict[str, list[str]]:
     return found
 
 
+def guard_kind(command: str) -> str | None:
+    """What a handler's guard tests: `news` (the client process's marker), `reserved` (the
+    store's reservation marker), `run` (a `nexus run` client's variable), or None (no guard)."""
+    found = GUARD.match(command)
+    return None if found is None else "news" if found.group(1) else \
+        "run" if found.group(2) else "reserved"
+
+
 def shapes(table: object) -> set[tuple]:
     """nexus's handlers in a hook table, as what matters for how they run: event, matcher, the
     guard, the arguments, the timeout and async flags (not the path of the script)."""
@@ -168,8 +181,7 @@ def shapes(table: object) -> set[tuple]:
                 continue
             for h in group.get("hooks", []) if isinstance(group.get("hooks"), list) else ():
                 if is_ours(h):
-                    guard = GUARD.match(h["command"])
-                    out.add((event, group.get("matcher"), bool(guard),
+                    out.add((event, group.get("matcher"), guard_kind(h["command"]),
                              tuple(shlex.split(GUARD.sub("", h["command"]))[-2:]),
                              h.get("timeout"), h.get("async"), h.get("asyncRewake")))
     return out
@@ -179,4 +191,5 @@ def outdated(config: dict, client: str) -> bool:
     """Whether the nexus handlers in a config differ from the ones this nexus installs (an
     older table: `nexus install` again brings it up to date)."""
     return shapes(config.get("hooks")) != shapes(hooks(client, {"{nexus}": "nexus",
-                                                                "{news}": "news"}))
+                                                                "{news}": "news",
+                                                                "{reserved}": "reserved"}))

@@ -43,6 +43,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "task_history_full": (Exit.CONFLICT, "Every task record is unfinished; none can be evicted."),
     "request_id_conflict": (Exit.CONFLICT, "The request id was already used for other content."),
     "name_taken": (Exit.CONFLICT, "Another live session already uses that name."),
+    "reservation_conflict": (Exit.CONFLICT, "Another session holds a conflicting file "
+                                            "reservation; the error lists the holders."),
     "caller_unknown": (Exit.FORBIDDEN, "The caller could not be identified for a tool that needs one."),
     "impersonation_refused": (Exit.FORBIDDEN, "A session tried to act as another session."),
     "hook_refused": (Exit.FORBIDDEN, "A hook event did not come from its session's own client "
@@ -70,6 +72,27 @@ CODES: dict[str, tuple[Exit, str]] = {
                                               "the shell or an explicit confirm argument."),
     "rate_limited": (Exit.CONFLICT, "Too many workspace calls from one session; retry after the "
                                     "delay the error gives."),
+    "transcript_not_found": (Exit.NOT_FOUND, "The session's transcript could not be found or "
+                                             "read."),
+    "not_your_session": (Exit.FORBIDDEN, "Only the session itself, or the person at the shell, "
+                                         "may change it."),
+    "run_not_found": (Exit.NOT_FOUND, "No run with that id is visible to the caller (or it "
+                                      "was purged)."),
+    "run_queue_full": (Exit.CONFLICT, "As many runs as `maxRuns` allows are queued or running."),
+    "client_unavailable": (Exit.NOT_FOUND, "The client program for a run is not installed."),
+    "unknown_preset": (Exit.USAGE, "No preset has that id."),
+    "session_started": (Exit.CONFLICT, "The session already ran a turn; only a blank one switches "
+                                       "preset."),
+    "approval_not_found": (Exit.NOT_FOUND, "No permission request has that id."),
+    "approval_mismatch": (Exit.CONFLICT, "The permission request belongs to another session."),
+    "not_approver": (Exit.FORBIDDEN, "The caller may not answer that permission request."),
+    "path_outside_roots": (Exit.FORBIDDEN, "The path is outside the caller's project roots."),
+    "path_denied": (Exit.FORBIDDEN, "The path has a sensitive name (keys, tokens, .env)."),
+    "path_not_found": (Exit.NOT_FOUND, "No file or directory at that path."),
+    "path_kind": (Exit.USAGE, "A directory where a file is needed, or the other way round."),
+    "file_too_large": (Exit.USAGE, "The file or content is over the size limit."),
+    "file_exists": (Exit.CONFLICT, "create-new found a file already there."),
+    "fs_write_disabled": (Exit.FORBIDDEN, "fs_write is off (`nexus config set fsWrite 1`)."),
     "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
     "output_failed": (Exit.OUTPUT, "The result could not be written; nothing was consumed."),
     "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),

@@ -27,6 +27,7 @@ EVENT_STATUS = {
     "UserPromptSubmit": "working",
     "PreToolUse": "working",
     "PostToolUse": "working",
+    "PermissionRequest": "working",
     "Stop": "idle",
     "SessionEnd": "offline",
 }

@@ -34,6 +34,15 @@ TASK_MAX = 24_000
 NOTE_MAX = 200
 METADATA_BYTES = 16_384  # a task's metadata, as JSON
 METADATA_DEPTH = 8
+# runs, approvals, files (seed 001)
+RUN_OUTPUT_MAX = 8_000  # characters of a run's assistant_text
+RUN_CALLS_MAX, RUN_CALL_CHARS = 50, 2_000  # tool calls kept in a result, characters each
+RUN_RESULTS_MAX = 20  # tool results kept in a result (2,000 characters each)
+RUN_MCP_WAIT = 50.0  # a synchronous run over MCP waits at most this long (Codex gives 60 s)
+RUN_UNSTARTED = 60  # a queued run whose runner never recorded itself is an error after this
+FS_READ_MAX = 8 * 1024 * 1024  # fs_read refuses larger files
+FS_READ_BYTES = 48 * 1024  # content per fs_read
+FS_WRITE_MAX = 4 * 1024 * 1024  # fs_write content
 # maintenance
 MAINTAIN_EVERY = 60  # lazy maintenance runs at most this often
 # the shared workspace (seed 004)
@@ -42,6 +51,16 @@ DOC_MAX = 1_000_000  # a project's internal docs, a global doc, the strategy (ch
 ASSET_MAX = 10 * 1024 * 1024  # one project asset (bytes, decoded)
 PROJECT_ASSETS_MAX = 100 * 1024 * 1024  # all assets of one project (bytes)
 STRATEGY_KEPT = 50  # strategy versions kept (older ones go when a new one is written)
+
+# file reservations
+RESERVE_TTL = 3600  # a reservation lasts this long unless --ttl says otherwise
+RESERVE_TTL_MAX = 7 * 86400
+RESERVE_REASON_MAX = 500
+RESERVE_PATHS_MAX = 100  # paths or globs per reserve, release or guard
+RESERVE_WAIT_MAX = 3600  # `reserve --wait` (over MCP: ASK_MCP_MAX at most)
+
+# insight
+INDEX_BUDGET = 10.0  # seconds a search or listing may spend bringing the transcript index current
 
 # every setting: its type, bounds, default and what it does (`nexus config list` shows them)
 # the MCP tool groups served unless chosen otherwise (`--tools`): the daily work
@@ -57,6 +76,20 @@ KEYS: dict[str, tuple[type, int, int, object, str]] = {
     "handoff": (int, 0, 1, 1, "1: a new conversation in the same client process (Claude Code "
                               "/clear, Codex /new or /clear) inherits the old one's name, mail, "
                               "obligations and listen mode; 0: never"),
+    "autoReserve": (int, 0, 86400, 0, "seconds: an agent's edit of a file nobody holds takes a "
+                                      "shared automatic reservation of it, renewed by its "
+                                      "edits, ending this long after the last one or with the "
+                                      "session; 0: off"),
+    "maxRuns": (int, 1, 1000, 100, "runs queued or running at once (`nexus run`)"),
+    "runWait": (int, 0, 3600, 300, "seconds `nexus run` waits for the result before it leaves "
+                                   "the run going detached"),
+    "runRetention": (int, 600, 90 * 86400, 7 * 86400, "seconds a finished run's record and "
+                                                      "result are kept"),
+    "runApprovals": (int, 0, 1, 0, "1: runs route their permission requests to nexus "
+                                   "(`nexus approvals`) unless `--approvals client`"),
+    "approvalTimeout": (int, 10, 590, 300, "seconds a routed permission request waits for an "
+                                           "answer before it is rejected"),
+    "fsWrite": (int, 0, 1, 0, "1: `fs_write` may write files inside the caller's project"),
 }
 DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 

@@ -13,10 +13,11 @@ EVENTS = {
         "does": "registers or revives the session; any other conversation its client process "
                 "ran goes offline (one at a time); with source clear (or startup, from a "
                 "process that already ran one: Codex /new) the most recent of them is its "
-                "predecessor and hands over (see lifecycle); compact changes nothing",
+                "predecessor and hands over (see lifecycle), its file reservations included; "
+                "compact changes nothing",
         "writes": {**CONTEXT, "when": "always: your name and id, up to five peers, who can "
-                                      "answer right away, how to use peers/send/read, and any "
-                                      "unread messages"},
+                                      "answer right away, how to use peers/send/read, any "
+                                      "unread messages, and the project's file reservations"},
     },
     "UserPromptSubmit": {
         "reads": [*COMMON, "prompt"],
@@ -30,6 +31,32 @@ EVENTS = {
         "matcher": "^mcp__nexus__ (nexus's own MCP tools only)",
         "does": "status working; binds tool_use_id to the session (the MCP server's caller)",
         "writes": {"stdout": None, "when": "never"},
+    },
+    "PreToolUse (file edits)": {
+        "reads": [*COMMON, "tool_name", "tool_input"],
+        "matcher": "Edit|MultiEdit|NotebookEdit|Write|apply_patch (exact names; Codex matches "
+                   "its apply_patch under apply_patch, Edit and Write)",
+        "guard": "the installed command first tests <store>/reserved in the client's shell and "
+                 "exits 0 without starting Python while no file reservation may be active",
+        "tool_input": {"claude": "Write, Edit, MultiEdit: file_path; NotebookEdit: "
+                                 "notebook_path (absolute)",
+                       "codex": "apply_patch: {\"command\": <the patch>}; the files are on its "
+                                "*** Add File: / Update File: / Delete File: / Move to: lines, "
+                                "relative to cwd"},
+        "does": "looks each file up by its path and its directories (read-only, one indexed "
+                "query); records nothing about the session; with autoReserve on, takes a shared "
+                "automatic reservation of each file it does not hold (a write, admitted like "
+                "every hook event)",
+        "writes": {"stdout": {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                                     "permissionDecision": "deny",
+                                                     "permissionDecisionReason": "[nexus] <file> "
+                                                     "is reserved by <name> (<handle>) until "
+                                                     "<HH:MM> for \"<reason>\"; ask it with "
+                                                     "`nexus ask <handle> ...` or pick other "
+                                                     "work"}},
+                   "when": "another session holds one of the files exclusively (both clients "
+                           "block the tool and show the model the reason; no PostToolUse "
+                           "follows)"},
     },
     "PostToolUse": {
         "reads": [*COMMON, "tool_name"],
@@ -50,6 +77,21 @@ EVENTS = {
                    "when": "unread messages and stop_hook_active is false, or a message "
                            "arrived while listening; never past maxAutoTurns"},
     },
+    "PermissionRequest": {
+        "reads": [*COMMON, "tool_name", "tool_input", "permission_mode"],
+        "guard": "the installed command first tests $NEXUS_RUN (set only in the environment of a "
+                 "client `nexus run` started) and exits 0 without starting Python elsewhere",
+        "does": "for a run started with --approvals nexus, and only from the very client "
+                "process it started: records the request (tool, a one-line summary of "
+                "tool_input, session), sends its dispatcher a notice, and waits (up to "
+                "approvalTimeout) for `nexus approve`; anyone else's request: nothing",
+        "writes": {"stdout": {"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow | deny", "message": "<why, when denied>"}}},
+            "when": "a routed request was answered (allow-once: allow; reject: deny), or its "
+                    "time ran out (deny, never allow); no output otherwise (the client decides "
+                    "as it would)"},
+    },
     "Stop --wait": {
         "reads": [*COMMON],
         "does": "background idle wait (up to an hour); ends on any new activity, when the "
@@ -64,7 +106,8 @@ EVENTS = {
     "SessionEnd": {
         "reads": [*COMMON, "reason"],
         "does": "status offline, the reason kept (a `clear` pairs with the next SessionStart of "
-                "the same process within 60 s); idle notices to senders who asked",
+                "the same process within 60 s); idle notices to senders who asked; its file "
+                "reservations end (after a `clear` that hands over, the successor takes them)",
         "writes": {"stdout": None, "when": "never"},
     },
 }
@@ -114,5 +157,6 @@ SPEC = {
     "failure": "malformed stdin or an unusable store: one line on stderr, exit 1 "
                "(non-blocking for the client), nothing written",
     "lifecycle": LIFECYCLE,
-    "settings": {"file": "config.toml (`nexus config list`)", "maxAutoTurns": 8, "handoff": 1},
+    "settings": {"file": "config.toml (`nexus config list`)", "maxAutoTurns": 8, "handoff": 1,
+                 "autoReserve": 0},
 }

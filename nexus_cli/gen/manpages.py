@@ -21,6 +21,11 @@ GROUP_TITLES = {
     "clients": "wiring Claude Code and Codex to nexus",
     "workspace": "the shared workspace: projects, docs, meetings, chat, tasks, the activity log",
     "integration": "entry points the clients call",
+    "reservations": "file reservations, enforced at the edit and at the commit",
+    "insight": "what sessions did: transcripts, stats, search, titles, the wait graph, the board",
+    "runs": "headless runs of Claude Code and Codex, presets, policy and status",
+    "approvals": "permission requests of runs, answered by a peer or a person",
+    "files": "files in your project, for agents whose sandbox cannot see them",
 }
 
 

@@ -48,6 +48,9 @@ ENVIRONMENT = [
                                           "runs in (checked against the process tree)."),
     ("NEXUS_CODEX_COMMAND", "The command that queues a turn for an idle Codex thread (default: "
                             "`codex`, else the running client's own binary)."),
+    ("CLAUDE_CONFIG_DIR, CODEX_HOME", "Where the clients keep their transcripts (default "
+                                      "`~/.claude`, `~/.codex`): `log`, `search` and the board "
+                                      "read them there."),
     ("NEXUS_PROCESS_TABLE", "`ps` reads the process table with ps(1) instead of /proc."),
     ("NEXUS_DEBUG", "Show the traceback of an internal error."),
 ]
@@ -59,6 +62,10 @@ FILES = [
     ("~/.claude/settings.json, ~/.claude.json", "Where `nexus install claude` puts the hooks and "
                                                 "the MCP server."),
     ("~/.codex/hooks.json, ~/.codex/config.toml", "Where `nexus install codex` puts them."),
+    ("~/.claude/projects/, ~/.codex/sessions/", "The clients' transcripts, read (never written) "
+                                               "by `log`, `stats`, `sessions`, `search` and "
+                                               "`board`; search's index keeps a copy of their "
+                                               "text in the store."),
 ]
 
 EXAMPLES = [

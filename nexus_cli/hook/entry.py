@@ -19,8 +19,9 @@ from ..core.proctable import table
 from ..core.store import news
 from ..messages import mailbox
 from ..core.store.db import Store
-from . import handlers, waits
-from .waits import QUIET, Reply
+
+Reply = tuple  # (stdout JSON or None, exit code, stderr text or None), as in waits
+QUIET: Reply = (None, 0, None)
 
 USAGE = "usage: nexus hook claude|codex [--wait]"
 
@@ -60,18 +61,30 @@ def parse(raw: bytes) -> dict:
     return data
 
 
+def checked_id(client: str, data: dict) -> str:
+    raw = data.get("session_id")
+    try:
+        return identity.session_id(client, raw if isinstance(raw, str) else "")
+    except NexusError as exc:
+        raise bad("session_id", exc.reason) from None
+
+
 def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: float,
            wait: bool = False) -> Reply:
     """Apply one event and decide what the client gets back."""
     event = data["hook_event_name"]
+    edit = event == "PreToolUse" and not str(data.get("tool_name")).startswith("mcp__")
+    if edit and not wait:  # a file edit: the reservation check alone, before the event table
+        from ..reservations import edits
+
+        if data.get("tool_name") in edits.TOOLS:
+            return edits.pre_edit(client, checked_id(client, data), data, store, env, now)
+    from . import handlers, waits
+
     run = handlers.handler(event, client)
     if run is None:
         return QUIET  # an event nexus does not track: no write at all
-    raw = data.get("session_id")
-    try:
-        sid = identity.session_id(client, raw if isinstance(raw, str) else "")
-    except NexusError as exc:
-        raise bad("session_id", exc.reason) from None
+    sid = checked_id(client, data)
     if wait and event != "Stop":
         return QUIET
     chain = table().ancestors()
@@ -88,7 +101,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             outcome = handlers.Outcome()
         else:
             to_wake = handlers.maintain(conn, now)
-            outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc))
+            outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc,
+                                                  env))
             to_wake += outcome.wake
             if not mailbox.announceable(conn, sid):
                 news.clear(conn, proc.pid)  # nothing left to announce: tool calls skip Python
@@ -99,6 +113,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     store.poke(to_wake)
     if outcome.listen:
         return waits.listen(store, sid)
+    if outcome.then is not None:
+        return outcome.then(store), 0, None
     return outcome.reply, 0, None
 
 

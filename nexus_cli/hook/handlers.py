@@ -8,6 +8,7 @@ import sqlite3
 from collections import namedtuple
 from collections.abc import Callable
 
+from ..approvals import gate
 from ..core import sessions
 from ..core.proctable import Proc
 from ..delivery import announce, notify, turns
@@ -16,7 +17,7 @@ from ..messages import mailbox
 from ..presence import succession
 
 
-class Event(namedtuple("Event", "client sid data me now root proc")):
+class Event(namedtuple("Event", "client sid data me now root proc env", defaults=(None,))):
     __slots__ = ()
     client: str
     sid: str
@@ -25,13 +26,15 @@ class Event(namedtuple("Event", "client sid data me now root proc")):
     now: float
     root: str  # the store directory (settings)
     proc: Proc  # the client process that ran the hook
+    env: dict | None  # the hook's environment (the client's)
 
 
-class Outcome(namedtuple("Outcome", "reply wake listen", defaults=(None, (), False))):
+class Outcome(namedtuple("Outcome", "reply wake listen then", defaults=(None, (), False, None))):
     __slots__ = ()
     reply: dict | None
     wake: tuple[str, ...]
     listen: bool
+    then: Callable | None  # after COMMIT: (store) -> the client's reply (a permission wait)
 
 
 def context(event: str, text: str) -> dict:
@@ -47,7 +50,10 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
         text += "\n" + announce.announce(conn, me, rows, total, ev.now, "session-start")
     work = announce.open_work(conn, ev.sid)
     chat = announce.shared_chat(conn, me)  # a new session hears of chat from here on
-    text += "".join("\n" + p for p in (work, chat) if p)
+    from ..reservations import lifecycle  # imported by the events that need it only
+
+    held = lifecycle.session_start(conn, me, ev.now, ev.root)
+    text += "".join("\n" + p for p in (work, chat, held) if p)
     return Outcome(context("SessionStart", text))
 
 
@@ -83,7 +89,21 @@ def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    return Outcome(wake=tuple(notify.idle(conn, ev.sid, ev.now, "went offline")))
+    from ..reservations import lifecycle
+
+    woken = notify.idle(conn, ev.sid, ev.now, "went offline")
+    woken += lifecycle.session_end(conn, ev.me, ev.data.get("reason"), ev.now, ev.root)
+    return Outcome(wake=tuple(woken))
+
+
+def permission(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    """A run whose approvals are routed to nexus waits for `nexus approve`; anyone else's request
+    gets no answer from nexus (the client decides as it would without the hook)."""
+    asked = gate.request(conn, ev.sid, ev.data, ev.proc.pid, ev.now, ev.root, ev.env or {})
+    if asked is None:
+        return Outcome()
+    aid, deadline, dispatcher = asked
+    return Outcome(wake=(dispatcher,), then=lambda store: gate.wait(store, aid, deadline))
 
 
 def nothing(conn: sqlite3.Connection, ev: Event) -> Outcome:
@@ -99,6 +119,7 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("PostToolUse", None): post_tool,
     ("Stop", None): stop,
     ("SessionEnd", None): session_end,
+    ("PermissionRequest", None): permission,
 }
 
 

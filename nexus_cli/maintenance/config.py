@@ -66,6 +66,10 @@ def config_set(ctx: Ctx, a: ConfigSetArgs) -> dict:
         line.sub(f"{a.key} = {value}", text) if line.search(text)
         else (text.rstrip("\n") + "\n" if text.strip() else "") + f"{a.key} = {value}")
     _write(file, new + "\n" if new.strip() else "")
+    if a.key == "autoReserve" and value:
+        from ..reservations import marker
+
+        marker.raise_(ctx.store.root)  # from now on every edit reaches the check
     return config_get(ctx, a)
 
 

@@ -1,5 +1,6 @@
 """Time-driven upkeep: unread messages expire after 24 h (their senders are told), open tasks
-past their TTL fail, old tool-use bindings go. No daemon runs it: `due` work is done lazily
+past their TTL fail, old tool-use bindings go, file reservations past their TTL or of sessions
+that are gone end. No daemon runs it: `due` work is done lazily
 inside normal commands and hooks, at most once a minute, and all of it by `nexus maintenance`.
 Stdlib only (the hooks run it)."""
 
@@ -63,10 +64,13 @@ def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(now),))
     expired, failed = expire_messages(conn, now, limit), expire_tasks(conn, now)
     watched = offline_watchers(conn, now)
+    from ..reservations import leases  # every hook imports this module; a round is rare
+
+    ended = leases.expire(conn, now)
     events.trim(conn)
     return {"expired": len(expired), "tasks_expired": len(failed),
-            "bindings_purged": sessions.purge_bindings(conn, now),
-            "wake": expired + failed + watched}
+            "bindings_purged": sessions.purge_bindings(conn, now), "reservations_ended": ended,
+            "wake": expired + failed + watched + ([leases.WAKE] if ended else [])}
 
 
 class Lazy:

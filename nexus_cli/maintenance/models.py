@@ -23,6 +23,8 @@ class MaintenanceResult(Result):
     tasks_expired: int = Field(description="Open tasks failed for their TTL.")
     waiters_cleared: int = Field(description="Sessions stuck listening whose waiter had exited.")
     bindings_purged: int = Field(description="Old tool-use bindings removed.")
+    reservations_ended: int = Field(description="File reservations past their TTL, or held by "
+                                    "sessions that are gone, ended.")
     channels_swept: int = Field(description="Wake channels left behind by killed waiters, and "
                                 "news markers of client processes that are gone.")
 

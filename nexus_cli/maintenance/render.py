@@ -15,6 +15,7 @@ def maintenance(r: dict[str, Any]) -> str:
     return fields([("messages expired", r["expired"]), ("tasks failed (TTL)", r["tasks_expired"]),
                    ("stuck waiters cleared", r["waiters_cleared"]),
                    ("bindings purged", r["bindings_purged"]),
+                   ("reservations ended", r["reservations_ended"]),
                    ("wake channels swept", r["channels_swept"])])
 
 

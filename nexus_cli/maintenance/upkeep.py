@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..core import sessions
 from ..core.context import Ctx
 from ..core.store import news, wake
+from ..reservations import marker
 from . import expiry
 
 if TYPE_CHECKING:
@@ -23,4 +24,5 @@ def maintenance(ctx: Ctx, a: NoArgs) -> dict:
         for sender in done.pop("wake"):
             ctx.wake_later(sender)
         stuck = sessions.clear_dead_waiters(conn)
+    marker.settle(ctx.store, ctx.now)  # the edit check skips Python again if none is left
     return {**done, "waiters_cleared": len(stuck), "channels_swept": wake.sweep(ctx.store.root) + news.sweep(ctx.store.root)}

@@ -19,6 +19,7 @@ from ..core.models import (
     Status,
     Target,
 )
+from ..reservations.models import Reservation
 
 
 class PeersArgs(Args):
@@ -83,6 +84,9 @@ class StatusResult(Result):
                                             "(<= 5000 chars), as its Stop hook saw it.")
     last_user_text: str | None = Field(description="Tail of its last prompt (<= 1500 chars).")
     last_tool: str | None
+    transcript_fields: list[str] = Field(description="Which of last_assistant_text and "
+                                         "last_tool were read from its transcript (its hooks "
+                                         "had not seen them).")
     last_event: str | None
     last_turn_end: str | None = Stamp("When its last turn ended")
     last_turn_end_epoch: float | None = Epoch("When its last turn ended")
@@ -91,6 +95,7 @@ class StatusResult(Result):
     pending: Pending
     transcript_path: str | None
     successor: str | None = Field(description="The conversation that replaced it, if any.")
+    reservations: list[Reservation] = Field(description="The files it holds (`reserve`).")
     note: str
 
 

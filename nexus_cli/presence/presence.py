@@ -12,6 +12,8 @@ from ..core.listing import envelope
 from ..core.settings import LISTEN_WAIT
 from ..delivery import notify
 from ..messages import mailbox
+from ..reservations import leases
+from ..reservations.reserve import item as reservation
 
 if TYPE_CHECKING:
     from ..core.models import NoArgs
@@ -91,26 +93,33 @@ STATUS_NOTE = ("A finished turn is not a finished task: only an explicit report 
 
 
 def status(ctx: Ctx, a: StatusArgs) -> dict:
-    """A read-only progress probe of one session, as its hooks last saw it."""
+    """A read-only progress probe of one session, as its hooks last saw it (and, for what they
+    did not see, as the end of its transcript shows it)."""
+    from ..insight import recent
+
     with ctx.read() as conn:
         me = ctx.me(conn)
         row = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces,
                                        allow_self=True, include_offline=True)
         unread, unannounced = mailbox.depth(conn, row["id"])
         shown = sessions.profile(row, ctx.now, me.id, conn)
+        held = [reservation(conn, r, me.id) for r in leases.held_by(conn, row["id"], ctx.now)]
     state = sessions.effective_status(row, ctx.now)
+    seen = recent.fill_status(row)
     return {
         "session": shown,
         "state": state,
         "listen_mode": bool(row["listening"]),
-        "last_assistant_text": row["last_assistant"],
+        "last_assistant_text": row["last_assistant"] or seen.get("last_assistant_text"),
         "last_user_text": row["last_prompt"],
-        "last_tool": row["last_tool"],
+        "last_tool": row["last_tool"] or seen.get("last_tool"),
+        "transcript_fields": sorted(k for k in seen if k != "transcript_path"),
         "last_event": row["last_event"],
         "last_turn_end_epoch": row["last_turn_end"],
         "last_prompt_epoch": row["last_prompt_at"],
         "pending": {"unread": unread, "unannounced": unannounced},
-        "transcript_path": row["transcript_path"],
+        "transcript_path": row["transcript_path"] or seen.get("transcript_path"),
         "successor": row["successor"],
+        "reservations": held,
         "note": STATUS_NOTE,
     }

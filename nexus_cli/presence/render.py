@@ -42,18 +42,26 @@ def status(r: dict[str, Any]) -> str:
     head = f"{who(s)} is {r['state']}" + (" (listen mode on)" if r["listen_mode"] else "")
     body = fields([
         ("last prompt", ago(r["last_prompt_epoch"]) if r["last_prompt_epoch"] else None),
-        ("last tool", r["last_tool"]),
+        ("last tool", (r["last_tool"] + (" (from the transcript)" if "last_tool" in
+                                          r["transcript_fields"] else ""))
+         if r["last_tool"] else None),
         ("turn ended", ago(r["last_turn_end_epoch"]) if r["last_turn_end_epoch"] else None),
         ("inbox", f"{r['pending']['unread']} unread, {r['pending']['unannounced']} not yet "
                   "announced to it"),
         ("replaced by", r["successor"]),
+        ("holds", ", ".join(f"{one_line(x['pattern'])} "
+                            f"({'exclusive' if x['exclusive'] else 'shared'})"
+                            for x in r["reservations"]) or None),
         ("transcript", r["transcript_path"]),
     ])
     parts = [head, body]
     if r["last_user_text"]:
         parts.append("last prompt:\n  " + visible(r["last_user_text"]).replace("\n", "\n  "))
     if r["last_assistant_text"]:
-        parts.append("last answer:\n  " + visible(r["last_assistant_text"]).replace("\n", "\n  "))
+        source = " (from the transcript)" if "last_assistant_text" in r["transcript_fields"] \
+            else ""
+        parts.append(f"last answer{source}:\n  "
+                     + visible(r["last_assistant_text"]).replace("\n", "\n  "))
     parts.append(r["note"])
     return "\n".join(parts)
 

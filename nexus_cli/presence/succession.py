@@ -13,12 +13,16 @@ from ..messages import mailbox
 from ..tasks import ledger
 
 def transfer(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> dict:
+    from ..reservations import leases  # a hook imports this module; a handoff is rare
+
     old = sessions.get(conn, old_id)
     assert old is not None
     moved = mailbox.move_unread(conn, old_id, new_id)
     tasks = ledger.move_open(conn, old_id, new_id, now)
+    reserved = leases.transfer(conn, old_id, new_id)
     sessions.hand_over(conn, old, new_id, now)
-    return {"from": old_id, "to": new_id, "messages": moved, "tasks": tasks, "name": old["name"]}
+    return {"from": old_id, "to": new_id, "messages": moved, "tasks": tasks,
+            "reservations": reserved, "name": old["name"]}
 
 
 # A Claude Code /clear ends the old conversation (SessionEnd, reason `clear`) and starts the new
@@ -63,5 +67,6 @@ def on_session_start(conn: sqlite3.Connection, sid: str, source: object, proc: P
     if prev["handoff"] and settings.load(root)["handoff"]:
         moved = transfer(conn, prev["id"], sid, now)
         events.record(conn, now, sid, "session.handoff", prev["id"], trigger=str(source),
-                      messages=moved["messages"], tasks=moved["tasks"], name=moved["name"])
+                      messages=moved["messages"], tasks=moved["tasks"],
+                      reservations=moved["reservations"], name=moved["name"])
     return prev["id"]

@@ -32,7 +32,34 @@ def notes(client: str, scope: str, project: str, install: bool) -> list[str]:
     return out
 
 
+def _git_hook(a: Any, install: bool) -> dict:
+    """The commit guard: this repository's pre-commit hook runs `nexus guard --staged`."""
+    from ..core.errors import NexusError
+    from ..reservations import githook
+
+    if a.scope != "user" or getattr(a, "tools", "default") != "default":
+        raise NexusError("invalid_argument", "--scope" if a.scope != "user" else "--tools",
+                         "git-hook is installed into the repository you are in",
+                         "leave out --scope and --tools (they are for claude and codex)")
+    if install:
+        command = hookdefs.fills(os.environ.get("NEXUS_HOME"))["{nexus}"]
+        files = githook.install(command, a.dry_run)
+    else:
+        files = githook.uninstall(a.dry_run)
+    notes = []
+    if install and not a.dry_run:
+        notes.append("before each commit in this repository, `nexus guard --staged` refuses one "
+                     "that touches a file another session holds exclusively (`git commit "
+                     "--no-verify` skips it)")
+    elif not install and not files:
+        notes.append("no nexus commit guard in this repository: nothing to remove")
+    return {"client": a.client, "scope": "repository", "dry_run": a.dry_run,
+            "installed": install, "files": files, "notes": notes}
+
+
 def _run(ctx: Ctx, a: Any, install: bool) -> dict:
+    if a.client == "git-hook":
+        return _git_hook(a, install)
     project = identity.project_root(os.getcwd())
     home = os.environ.get("NEXUS_HOME")
     tools = None

@@ -11,7 +11,9 @@ from ..core.models import Args, Result
 
 
 class UninstallArgs(Args):
-    client: Literal["claude", "codex"] = Field(description="Which client.")
+    client: Literal["claude", "codex", "git-hook"] = Field(
+        description="Which client; git-hook: the commit guard in this git repository's "
+        "pre-commit hook (an existing one is chained).")
     scope: Literal["user", "project"] = Field(
         "user", description="user: your own config (~/.claude, ~/.codex); project: this "
         "project's .claude/ or .codex/ and .mcp.json.")

@@ -9,12 +9,18 @@ register(Tool(
     name="install", group="clients", title="Wire a client up",
     description="Install nexus's hooks and MCP server into Claude Code or Codex (idempotent; "
     "unrelated settings kept; atomic write with a backup; --dry-run shows the diff).",
+    details="git-hook: the commit guard, in the git repository you are in: its pre-commit hook "
+    "runs `nexus guard --staged` and refuses a commit touching a file another session holds "
+    "exclusively; a pre-commit hook already there is chained (kept as pre-commit.nexus-chained "
+    "and run after the check). --scope and --tools are for claude and codex.",
     args="InstallArgs", result="InstallResult", run=install.install, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
 ))
 register(Tool(
     name="uninstall", group="clients", title="Unwire a client",
     description="Remove exactly what `nexus install` added to a client's configuration.",
+    details="git-hook: removes the commit guard and puts back the pre-commit hook it chained; "
+    "a guard edited by hand is refused (remove it yourself).",
     args="UninstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
 ))

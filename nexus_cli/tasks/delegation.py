@@ -28,6 +28,10 @@ def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
 
 
 def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
+    if getattr(a, "spawn", False) and not _replay(ctx, a):
+        from ..runs import workers
+
+        a.target = workers.start(ctx, a.target, a.task)  # a new run's session, then as usual
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         if a.request_id is not None:
@@ -53,6 +57,18 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
         ledger.change(conn, task_id, ctx.now, status="dispatched", message_id=mid)
         ctx.wake_later(to["id"])
         return record(conn, get(conn, task_id))
+
+
+def _replay(ctx: Ctx, a: DelegateArgs) -> bool:
+    """A repeated `delegate --spawn` with the same request id starts no second worker."""
+    if a.request_id is None:
+        return False
+    with ctx.read() as conn:
+        prior = ledger.by_request(conn, ctx.me(conn).id, a.request_id)
+    if prior is not None:
+        a.target = prior["target"]
+        a.spawn = False
+    return prior is not None
 
 
 def report(ctx: Ctx, a: ReportArgs) -> dict:

@@ -34,6 +34,7 @@ class DelegateArgs(Args):
         "auto", description="queue: at its next turn; steer: at its next tool call; "
         "auto: steer a working session, queue for anyone else.")
     all_workspaces: bool = AllWorkspaces
+    spawn: bool = Field(False, description="TARGET is claude or codex: start a new run for it.")
 
 
 class ReportArgs(Args):

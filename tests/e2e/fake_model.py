@@ -6,7 +6,11 @@ request: `{"<run tag>": [STEP, ...]}`. A request belongs to the run whose tag `[
 in its latest tagged user message; each request that offers tools takes that run's next step:
 
     {"shell": "command"}               the client's shell tool (Bash / exec_command)
-    {"tool": "mcp__x__y", "input": {}} that tool (Codex: namespace mcp__x, function y)
+    {"tool": "mcp__x__y", "input": {}} that tool (Codex: namespace mcp__x, function y; a name
+                                       without `__` is a plain function, e.g. exec_command)
+    {"patch": "*** Begin Patch..."}    Codex only: its freeform apply_patch tool (a custom tool
+                                       call; Codex offers the tool only for models whose metadata
+                                       has it, e.g. gpt-5.5, not gpt-5)
     {"text": "..."}                    a final answer
 
 A run whose steps are used up answers "done"; requests without tools (titles, summaries) get
@@ -149,11 +153,16 @@ class Handler(BaseHTTPRequestHandler):
             item = {"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"),
                     "name": "exec_command", "arguments": json.dumps({"cmd": step["shell"]}),
                     "status": "completed"}
+        elif "patch" in step:  # Codex's freeform apply_patch tool: a custom tool call
+            item = {"type": "custom_tool_call", "id": new_id("ctc"), "call_id": new_id("call"),
+                    "name": "apply_patch", "input": step["patch"], "status": "completed"}
         elif "tool" in step:
             namespace, _, name = step["tool"].rpartition("__")
             item = {"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"),
                     "namespace": namespace, "name": name, "status": "completed",
                     "arguments": json.dumps(step["input"])}
+            if not namespace:  # a plain function tool (`exec_command` with its own arguments)
+                del item["namespace"]
         else:
             item = {"type": "message", "id": new_id("msg"), "role": "assistant",
                     "status": "completed",

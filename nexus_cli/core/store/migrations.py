@@ -311,6 +311,161 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        8,
+        "file reservations",
+        """
+        CREATE TABLE reservations (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            root TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            anchor TEXT NOT NULL,
+            exact INTEGER NOT NULL,
+            folded INTEGER NOT NULL DEFAULT 0,
+            exclusive INTEGER NOT NULL,
+            auto INTEGER NOT NULL DEFAULT 0,
+            reason TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            UNIQUE (session_id, root, pattern)
+        );
+        CREATE INDEX reservations_by_anchor ON reservations (anchor, expires_at);
+        CREATE INDEX reservations_by_root ON reservations (root, expires_at);
+        CREATE INDEX reservations_by_expiry ON reservations (expires_at);
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    (
+        9,
+        "insight: what nexus read of each transcript, the full-text index, session titles",
+        """
+        CREATE TABLE insight_files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL,
+            client TEXT NOT NULL,
+            cwd TEXT NOT NULL DEFAULT '',
+            project TEXT NOT NULL DEFAULT '',
+            first_prompt TEXT,
+            model TEXT,
+            started_at REAL,
+            updated_at REAL,
+            indexed_to INTEGER NOT NULL DEFAULT 0,
+            state TEXT,
+            head TEXT,
+            file_size INTEGER,
+            file_mtime REAL,
+            messages INTEGER NOT NULL DEFAULT 0,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            llm_ms INTEGER NOT NULL DEFAULT 0,
+            events INTEGER NOT NULL DEFAULT 0,
+            indexed_at REAL NOT NULL
+        );
+        CREATE INDEX insight_files_by_session ON insight_files (session_id);
+        CREATE TABLE insight_chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            at REAL,
+            offset INTEGER NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX insight_chunks_by_file ON insight_chunks (file_id, seq);
+        CREATE VIRTUAL TABLE insight_fts USING fts5 (
+            text, content = 'insight_chunks', content_rowid = 'id', tokenize = 'trigram'
+        );
+        CREATE TRIGGER insight_chunks_added AFTER INSERT ON insight_chunks BEGIN
+            INSERT INTO insight_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER insight_chunks_removed AFTER DELETE ON insight_chunks BEGIN
+            INSERT INTO insight_fts (insight_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TABLE insight_titles (
+            session_id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            set_by TEXT NOT NULL,
+            set_at REAL NOT NULL
+        );
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    (10, "runs, approvals and run policy", """
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    client TEXT NOT NULL,
+    task TEXT NOT NULL,
+    context TEXT,
+    cwd TEXT NOT NULL,
+    project TEXT NOT NULL,
+    title TEXT,
+    preset TEXT,
+    sandbox TEXT,
+    approvals TEXT NOT NULL DEFAULT 'client',
+    resume TEXT,
+    launch TEXT NOT NULL,
+    dispatcher TEXT NOT NULL,
+    session_id TEXT,
+    task_id TEXT,
+    status TEXT NOT NULL,
+    error TEXT,
+    runner_pid INTEGER,
+    runner_start TEXT,
+    client_pid INTEGER,
+    client_start TEXT,
+    exit_code INTEGER,
+    output TEXT,
+    result TEXT,
+    created_at REAL NOT NULL,
+    started_at REAL,
+    client_started_at REAL,
+    finished_at REAL
+);
+CREATE INDEX runs_by_status ON runs (status, seq);
+CREATE INDEX runs_by_session ON runs (session_id);
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    session_id TEXT NOT NULL,
+    run_id TEXT,
+    tool_name TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    reason TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    responder TEXT,
+    hook_pid INTEGER,
+    hook_start TEXT,
+    requested_at REAL NOT NULL,
+    deadline REAL NOT NULL,
+    answered_at REAL
+);
+CREATE INDEX approvals_by_status ON approvals (status, seq);
+CREATE TABLE approval_routes (
+    run_id TEXT PRIMARY KEY,
+    client_pid INTEGER NOT NULL,
+    client_start TEXT,
+    dispatcher TEXT NOT NULL,
+    project TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE run_policy (
+    scope TEXT PRIMARY KEY,
+    preset TEXT,
+    sandbox TEXT,
+    updated_at REAL NOT NULL
+);
+""",
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # PostgreSQL variants (team mode, core/store/pg.py) of the migrations whose SQL differs beyond

@@ -1,0 +1,178 @@
+"""`nexus board`: a live view for people of every session in scope (what each does now, its
+inbox, its tasks, its last answer) and the wait graph below, deadlocks flagged. Not a registry
+tool: the data comes from the insight feature (`insight.board`), agents get the same facts
+from `status`, `waits` and `log`.
+
+It redraws when the store changes, without polling it hard: a wake channel for every session
+shown (messages, tasks and reports poke them after COMMIT) and a `PRAGMA data_version` look
+once a second (what hooks record). `--once` prints one frame, and so does a board without a
+terminal: plain text that fits `--width` (default: the terminal's, else $COLUMNS, else 80)."""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+
+import click
+
+REFETCH_EVERY = 10.0  # seconds: transcripts change without a store write (a long tool call)
+TICK = 1.0  # seconds between data_version looks and clock updates
+
+
+def _width(explicit: int | None) -> int:
+    if explicit:
+        return explicit
+    try:
+        if sys.stdout.isatty():
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+    except OSError:
+        pass
+    try:
+        return max(20, int(os.environ.get("COLUMNS", "80")))
+    except ValueError:
+        return 80
+
+
+@click.command("board")
+@click.option("--once", is_flag=True, help="Print one frame and exit (also without a terminal).")
+@click.option("--all-workspaces", is_flag=True, help="All projects, not only yours.")
+@click.option("--include-offline", is_flag=True, help="Also sessions that ended in the last 24 h.")
+@click.option("--focus", "focus", default=None, metavar="TARGET",
+              help="Show this session's latest log below the board.")
+@click.option("--width", type=click.IntRange(20, 1000), default=None, metavar="N",
+              help="Columns to fit (default: the terminal's, else $COLUMNS, else 80).")
+def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | None,
+          width: int | None) -> None:
+    """A live board of every session in scope: name, client, status, what it is doing now (its
+    running tool and for how long), inbox depth, tasks it owns and waits on, the first line of
+    its last answer; below it who waits on whom, with deadlocks. It redraws as the store
+    changes. Keys: 1-9 show that session's log, 0 hides it, q quits. --once prints one frame
+    (for scripts); without a terminal the board prints one frame in plain text."""
+    from ..core.context import Ctx, cli_resolver
+    from ..core.errors import NexusError
+    from ..core.store.db import Store
+    from ..insight import board as data
+    from ..insight import render
+    from . import output
+
+    store = Store()
+    cache = data.Transcripts()
+
+    def fetch(focus_on: str | None) -> tuple[dict, list[str]]:
+        """The board's data, and the focus pane's lines (fitted when drawn)."""
+        ctx = Ctx(store, cli_resolver(None))
+        snap = data.snapshot(ctx, all_workspaces, include_offline, cache)
+        pane: list[str] = []
+        if focus_on:
+            try:
+                pane = render.focus_lines(data.focus_log(ctx, focus_on, all_workspaces), 10_000)
+            except NexusError as exc:
+                pane = ["", exc.message]
+        return snap, pane
+
+    try:
+        interactive = not once and sys.stdout.isatty() and sys.stdin.isatty() and \
+            os.environ.get("TERM") != "dumb"
+        if not interactive:
+            cols = _width(width)
+            snap, pane = fetch(focus)
+            lines = render.board_lines(snap, cols) + render.cut(pane, cols)
+            out = output._stdout()
+            out.write("\n".join(lines) + "\n")
+            out.flush()
+            return
+        _live(store, fetch, focus, width)
+    except NexusError as exc:
+        output.emit_error(exc, False)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except OSError as exc:
+        sys.exit(output.failed(exc))
+
+
+board.man_group = "insight"  # type: ignore[attr-defined]
+
+
+def _live(store, fetch, focus: str | None, width: int | None) -> None:
+    import termios
+    import tty
+
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    from ..core.store import wake
+    from ..insight import render
+
+    console = Console(highlight=False, markup=False, emoji=False)
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    channels: dict[str, wake.Channel] = {}
+    conn = None
+    seen = None
+    focus_on = focus
+    try:
+        tty.setcbreak(fd)
+        with Live(console=console, auto_refresh=False, screen=True) as live:
+            dirty, fetched = True, 0.0
+            snap: dict = {}
+            pane: list[str] = []
+            while True:
+                if conn is None and store.check_dir() and store.check_file():
+                    conn = store.open_read()  # before the look: no change slips between
+                    seen = conn.execute("PRAGMA data_version").fetchone()[0]
+                if dirty or time.monotonic() - fetched > REFETCH_EVERY:
+                    snap, pane = fetch(focus_on)
+                    fetched, dirty = time.monotonic(), False
+                    _watch(store, channels, [s["id"] for s in snap["sessions"]], wake)
+                cols = width or console.width
+                lines = render.board_lines(snap, cols, numbered=True) + render.cut(pane, cols)
+                lines.append("keys: 1-9 a session's log, 0 hide it, q quit"[:cols])
+                text = Text("\n".join(lines))
+                text.stylize("bold", 0, len(lines[0]))
+                live.update(text, refresh=True)
+                ready, _, _ = select.select([fd, *(c.fd for c in channels.values())], [], [],
+                                            TICK)
+                for c in channels.values():
+                    if c.fd in ready:
+                        c.wait(0)
+                        dirty = True
+                if fd in ready:
+                    key = os.read(fd, 8).decode(errors="replace")[:1]
+                    if key in ("q", "Q", "\x03"):
+                        return
+                    if key.isdigit():
+                        n = int(key)
+                        items = snap.get("sessions", [])
+                        focus_on = items[n - 1]["id"] if 0 < n <= len(items) else None
+                        dirty = True
+                    elif key == "r":
+                        dirty = True
+                if conn is not None:
+                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    if version != seen:
+                        seen, dirty = version, True
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        for c in channels.values():
+            c.close()
+        if conn is not None:
+            conn.close()
+
+
+def _watch(store, channels: dict, ids: list[str], wake) -> None:
+    """A wake channel for each session on the board (created before its next look)."""
+    if not store.check_dir():
+        return
+    for sid in list(channels):
+        if sid not in ids:
+            channels.pop(sid).close()
+    for sid in ids:
+        if sid not in channels:
+            try:
+                channels[sid] = wake.Channel(store.root, sid)
+            except OSError:
+                pass

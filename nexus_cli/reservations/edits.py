@@ -1,0 +1,160 @@
+"""The edit check: the PreToolUse hook of the clients' file-editing tools. It runs only while a
+reservation may be active (the installed command tests the marker first, see marker.py), reads
+the store (no write, so it needs no proof of who runs it: it can only refuse its own caller's
+edit) and looks each file up by its path and its ancestors: one indexed query. An edit of a file
+another session holds exclusively is denied with a reason the model can act on; an edit of a
+file nobody holds, or that the caller holds, passes. With `autoReserve` on, an agent's edit of a
+file it does not hold yet also takes a shared automatic reservation of it (a write, admitted
+like any hook event), and two sessions editing one file are each told of the other.
+
+What each client sends (observed with the pinned versions, contract/hook.json): Claude Code's
+Write, Edit (and MultiEdit where it exists) carry `file_path`, NotebookEdit `notebook_path`;
+Codex reports its apply_patch tool as `apply_patch` with `{"command": "<the patch>"}`, whose
+`*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:` lines name the files
+(relative to the session's cwd). A shell command's files cannot be known: the commit guard
+covers them. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from .. import clients
+from ..core import caller, identity, sessions, shellcmd
+from ..core.proctable import table
+from ..core.store import wake
+from ..core.store.db import Store
+from ..core.text import one_line
+from ..messages import mailbox
+from . import leases, marker, patterns
+
+# tool name -> the key of its one path (None: a patch naming its files inside)
+TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+         "NotebookEdit": "notebook_path", "apply_patch": None}
+PATCH_LINES = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+AUTO_REASON = "automatic: editing it"
+QUIET = (None, 0, None)
+
+
+def paths(data: dict) -> list[str]:
+    """The files a tool call would change, as the client wrote them."""
+    given = data.get("tool_input")
+    if not isinstance(given, dict):
+        return []
+    key = TOOLS.get(data.get("tool_name") or "")
+    if key:
+        value = given.get(key)
+        return [value] if isinstance(value, str) and value.strip() and "\x00" not in value else []
+    text = next((given[k] for k in ("command", "patch", "input") if isinstance(given.get(k), str)),
+                "")
+    out: list[str] = []
+    for line in text.splitlines():
+        for head in PATCH_LINES:
+            if line.startswith(head):
+                name = line[len(head):].strip()
+                if name and name not in out and "\x00" not in name:
+                    out.append(name)
+    return out
+
+
+def deny(text: str) -> dict:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": text}}
+
+
+def refusals(conn: sqlite3.Connection, sid: str, located: list[tuple[str, list[str], bool]],
+             rows: list[sqlite3.Row], now: float) -> list[str]:
+    """One line per file another session holds exclusively (the first holder found)."""
+    out = []
+    nexus = None
+    for real, _, _ in located:
+        for r in leases.covering(rows, real):
+            if r["session_id"] != sid and r["exclusive"]:
+                nexus = nexus or shellcmd.name(conn)
+                out.append(leases.refusal(conn, leases.shown_path(r, real), r, now, nexus))
+                break
+    return out
+
+
+def pre_edit(client: str, sid: str, data: dict, store: Store, env: dict | os._Environ,
+             now: float) -> tuple:
+    """The hook's reply to one file-editing tool call: (stdout JSON, exit code, stderr)."""
+    files = paths(data)
+    if not files or not (store.check_dir() and store.check_file()):
+        return QUIET
+    cwd = data.get("cwd") or os.getcwd()
+    located = [patterns.locate(f, cwd) for f in files]
+    anchors = list(dict.fromkeys(a for _, found, _ in located for a in found))
+    with store.read() as conn:
+        rows = leases.under(conn, anchors, now)
+        refused = refusals(conn, sid, located, rows, now)
+        idle = not rows and not leases.any_active(conn, now)
+    if refused:
+        return deny("[nexus] " + "\n".join(refused)), 0, None
+    ttl = marker.auto_reserve(store.root)
+    if ttl:
+        return auto_reserve(client, sid, located, rows, store, env, now, float(ttl))
+    if idle:  # the marker outlived the last reservation: lower it, edits skip Python again
+        marker.settle(store, now)
+    return QUIET
+
+
+def auto_reserve(client: str, sid: str, located: list[tuple[str, list[str], bool]],
+                 rows: list[sqlite3.Row], store: Store, env: dict | os._Environ, now: float,
+                 ttl: float) -> tuple:
+    """autoReserve: a shared automatic reservation of each edited file the session does not hold
+    yet (renewed when half its time has passed), and a notice to each side when another session
+    holds the file too. A write: admitted like every hook event (only the session's own client
+    process may take reservations for it)."""
+    need = []
+    for real, _, _ in located:
+        mine = [r for r in leases.covering(rows, real) if r["session_id"] == sid]
+        if not any(not r["auto"] or r["expires_at"] - now > ttl / 2 for r in mine):
+            need.append(real)
+    if not need:
+        return QUIET
+    chain = table().ancestors()
+    proc = clients.ADAPTERS[client].hook_client(chain, env)
+    told: list[str] = []
+    with store.write() as conn:
+        caller.admit_hook(conn, sid, "PreToolUse", client, proc, chain, now)
+        me = sessions.get(conn, sid)
+        if me is None:
+            return QUIET  # a conversation nexus has not seen start: nothing to hold it for
+        marker.raise_(store.root)
+        for real in need:
+            spec = patterns.normalise(patterns.escape(real), "/", me["project"] or real)
+            if leases.conflicts(conn, sid, spec, False, now):
+                continue  # taken exclusively meanwhile: the next edit is refused
+            others = [r for r in leases.near(conn, spec, now)
+                      if r["session_id"] != sid and leases.overlaps(r, spec)]
+            _, what = leases.take(conn, sid, spec, False, AUTO_REASON, now, ttl, auto=True)
+            if what == "taken" and others:
+                told += tell(conn, me, spec, others, now)
+    wake.poke(store.root, told)
+    return QUIET
+
+
+def tell(conn: sqlite3.Connection, me: sqlite3.Row, spec: patterns.Spec,
+         others: list[sqlite3.Row], now: float) -> list[str]:
+    """Two sessions editing one file learn of each other: a notice to each. Returns whom to wake."""
+    nexus = shellcmd.name(conn)
+    path = one_line(spec.pattern)
+    holders: list[sqlite3.Row] = []
+    for r in others:
+        row = sessions.get(conn, r["session_id"])
+        if row is not None and r["session_id"] not in [h["id"] for h in holders]:
+            holders.append(row)
+    if not holders:
+        return []
+    names = ", ".join(f"{one_line(h['name'])} ({h['handle']})" for h in holders)
+    mailbox.notice(conn, me["id"], f"{path} is being edited by {names} too: agree who does what "
+                   f"(`{nexus} send {holders[0]['handle']} \"...\"`), or `{nexus} reserve "
+                   f"{path}` once it is yours alone.", now)
+    for h in holders:
+        if identity.split_id(h["id"])[0] == identity.USER:
+            continue
+        mailbox.notice(conn, h["id"], f"{one_line(me['name'])} ({me['handle']}) started editing "
+                       f"{path}, which you hold too: agree who does what (`{nexus} send "
+                       f"{me['handle']} \"...\"`).", now)
+    return [me["id"], *(h["id"] for h in holders)]

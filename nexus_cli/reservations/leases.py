@@ -1,0 +1,218 @@
+"""Owner of the `reservations` table: every reservation is taken, renewed, looked up, moved and
+ended through these functions. A row is live until `expires_at`; ending one deletes it (the
+event log keeps the history). Exclusive conflicts with anything another session holds; shared
+conflicts with another session's exclusive; a session never conflicts with itself. Stdlib only
+(the PreToolUse hook looks files up here).
+
+Whoever waits for a reservation to end (`reserve --wait`) listens on the wake channel WAKE; every
+write that ends reservations pokes it after COMMIT (an expiry is foreseen by the waiter itself,
+which wakes at the earliest `expires_at` in its way)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from ..core import sessions
+from ..core.text import one_line, quoted
+from . import patterns
+from .patterns import Spec
+
+WAKE = "nexus:reservations"  # the wake channel of everyone waiting for a reservation to end
+LIVE = "expires_at > :now"
+
+
+def new_id() -> str:
+    return "r-" + os.urandom(6).hex()
+
+
+def get(conn: sqlite3.Connection, rid: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM reservations WHERE id = ?", (rid,)).fetchone()
+
+
+def any_active(conn: sqlite3.Connection, now: float) -> bool:
+    return conn.execute(f"SELECT 1 FROM reservations WHERE {LIVE} LIMIT 1",
+                        {"now": now}).fetchone() is not None
+
+
+def under(conn: sqlite3.Connection, anchors: list[str], now: float) -> list[sqlite3.Row]:
+    """The live reservations anchored at any of `anchors` (a file's path and its ancestors): the
+    one indexed lookup of the edit check."""
+    marks = ",".join("?" * len(anchors))
+    return conn.execute(f"SELECT * FROM reservations WHERE anchor IN ({marks}) AND expires_at > ?",
+                        (*anchors, now)).fetchall()
+
+
+def covering(rows: list[sqlite3.Row], real: str) -> list[sqlite3.Row]:
+    """Of `rows`, those that name the file at the real path `real`."""
+    return [r for r in rows if patterns.matches(r["root"], r["pattern"], bool(r["folded"]), real)]
+
+
+def near(conn: sqlite3.Connection, spec: Spec, now: float) -> list[sqlite3.Row]:
+    """Live reservations that could overlap `spec`: anchored at its anchor, above it or below."""
+    above = patterns.ancestors(spec.anchor)
+    prefix = spec.anchor.rstrip("/") + "/"
+    marks = ",".join("?" * len(above))
+    return conn.execute(
+        f"SELECT * FROM reservations WHERE expires_at > ? AND (anchor IN ({marks})"
+        " OR (anchor >= ? AND anchor < ?))",
+        (now, *above, prefix, prefix[:-1] + "0")).fetchall()
+
+
+def overlaps(row: sqlite3.Row, spec: Spec) -> bool:
+    folded = spec.folded or bool(row["folded"])
+    if row["exact"] and spec.exact:
+        return (row["anchor"].lower() == spec.anchor.lower()) if folded else \
+            row["anchor"] == spec.anchor
+    if spec.exact:
+        return patterns.matches(row["root"], row["pattern"], folded, spec.anchor)
+    if row["exact"]:
+        return patterns.matches(spec.root, spec.pattern, folded, row["anchor"])
+    a = patterns.absolute(row["root"], row["pattern"])
+    b = patterns.absolute(spec.root, spec.pattern)
+    if folded:
+        a, b = a.lower(), b.lower()
+    return patterns.overlap(a, b) is not None
+
+
+def conflicts(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool,
+              now: float) -> list[sqlite3.Row]:
+    """Other sessions' live reservations that forbid `sid` holding `spec` (exclusive or not)."""
+    return [r for r in near(conn, spec, now)
+            if r["session_id"] != sid and (exclusive or r["exclusive"]) and overlaps(r, spec)]
+
+
+def own(conn: sqlite3.Connection, sid: str, spec: Spec) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM reservations WHERE session_id = ? AND root = ? AND"
+                        " pattern = ?", (sid, spec.root, spec.pattern)).fetchone()
+
+
+def take(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool, reason: str,
+         now: float, ttl: float, auto: bool = False) -> tuple[sqlite3.Row, str]:
+    """Hold `spec` (conflicts checked by the caller, in the same transaction). An existing
+    reservation of the same pattern is renewed and takes the new kind and reason; an automatic
+    one never replaces an explicit one. Returns the row and what happened (taken, renewed)."""
+    mine = own(conn, sid, spec)
+    if mine is None:
+        rid = new_id()
+        conn.execute(
+            "INSERT INTO reservations (id, session_id, root, pattern, anchor, exact, folded,"
+            " exclusive, auto, reason, created_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (rid, sid, spec.root, spec.pattern, spec.anchor, int(spec.exact), int(spec.folded),
+             int(exclusive), int(auto), reason, now, now + ttl))
+        return get(conn, rid), "taken"  # type: ignore[return-value]
+    if auto and not mine["auto"]:
+        conn.execute("UPDATE reservations SET expires_at = max(expires_at, ?) WHERE id = ?",
+                     (now + ttl, mine["id"]))
+    else:  # a new reason replaces the old one; none keeps it
+        conn.execute("UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
+                     " reason = CASE WHEN ? = '' THEN reason ELSE ? END WHERE id = ?",
+                     (int(exclusive), int(auto), now + ttl, reason, reason, mine["id"]))
+    return get(conn, mine["id"]), "renewed"  # type: ignore[return-value]
+
+
+def release(conn: sqlite3.Connection, sid: str, spec: Spec) -> sqlite3.Row | None:
+    """End the caller's reservation of exactly this pattern; the row it was, or None."""
+    mine = own(conn, sid, spec)
+    if mine is not None:
+        conn.execute("DELETE FROM reservations WHERE id = ?", (mine["id"],))
+    return mine
+
+
+def release_all(conn: sqlite3.Connection, sid: str) -> list[sqlite3.Row]:
+    rows = conn.execute("SELECT * FROM reservations WHERE session_id = ? ORDER BY created_at,"
+                        " root, pattern", (sid,)).fetchall()
+    conn.execute("DELETE FROM reservations WHERE session_id = ?", (sid,))
+    return rows
+
+
+def held_by(conn: sqlite3.Connection, sid: str, now: float) -> list[sqlite3.Row]:
+    return conn.execute(f"SELECT * FROM reservations WHERE session_id = :sid AND {LIVE}"
+                        " ORDER BY created_at, pattern", {"sid": sid, "now": now}).fetchall()
+
+
+def listed(conn: sqlite3.Connection, root: str | None, now: float) -> list[sqlite3.Row]:
+    """Live reservations under one project root (every one with None), oldest first."""
+    if root is None:
+        return conn.execute(f"SELECT * FROM reservations WHERE {LIVE}"
+                            " ORDER BY created_at, root, pattern", {"now": now}).fetchall()
+    return conn.execute(f"SELECT * FROM reservations WHERE root = :root AND {LIVE}"
+                        " ORDER BY created_at, pattern", {"root": root, "now": now}).fetchall()
+
+
+def sample(conn: sqlite3.Connection, root: str, sid: str, mine: bool, now: float,
+           limit: int) -> tuple[list[sqlite3.Row], int]:
+    """Up to `limit` live reservations under `root` held by `sid` (or by others), oldest first,
+    and how many there are (a greeting names a few, whatever the store holds)."""
+    where = f"root = :root AND {LIVE} AND session_id {'=' if mine else '!='} :sid"
+    params = {"root": root, "now": now, "sid": sid, "limit": limit}
+    rows = conn.execute(f"SELECT * FROM reservations WHERE {where} ORDER BY created_at, pattern"
+                        " LIMIT :limit", params).fetchall()
+    if len(rows) < limit:
+        return rows, len(rows)
+    return rows, conn.execute(f"SELECT count(*) FROM reservations WHERE {where}",
+                              params).fetchone()[0]
+
+
+def transfer(conn: sqlite3.Connection, old_id: str, to: str) -> int:
+    """Handoff: the replaced conversation's reservations become its successor's (where the
+    successor holds the same pattern, the two merge: the stronger kind, the later end)."""
+    moved = 0
+    for row in conn.execute("SELECT * FROM reservations WHERE session_id = ?",
+                            (old_id,)).fetchall():
+        theirs = conn.execute("SELECT * FROM reservations WHERE session_id = ? AND root = ? AND"
+                              " pattern = ?", (to, row["root"], row["pattern"])).fetchone()
+        if theirs is None:
+            conn.execute("UPDATE reservations SET session_id = ? WHERE id = ?", (to, row["id"]))
+        else:
+            conn.execute("UPDATE reservations SET exclusive = max(exclusive, ?),"
+                         " auto = min(auto, ?), expires_at = max(expires_at, ?),"
+                         " reason = CASE WHEN reason = '' THEN ? ELSE reason END WHERE id = ?",
+                         (row["exclusive"], row["auto"], row["expires_at"], row["reason"],
+                          theirs["id"]))
+            conn.execute("DELETE FROM reservations WHERE id = ?", (row["id"],))
+        moved += 1
+    return moved
+
+
+def expire(conn: sqlite3.Connection, now: float) -> int:
+    """Maintenance: reservations past their TTL, and those of agent sessions that are gone
+    (offline, their client process exited without a SessionEnd), end."""
+    ended = conn.execute("DELETE FROM reservations WHERE expires_at <= ?", (now,)).rowcount
+    for (sid,) in conn.execute("SELECT DISTINCT session_id FROM reservations").fetchall():
+        row = sessions.get(conn, sid)
+        if row is None or (row["client_pid"] and sessions.effective_status(row, now) == "offline"
+                           and not sessions.client_alive(row)):
+            ended += conn.execute("DELETE FROM reservations WHERE session_id = ?",
+                                  (sid,)).rowcount
+    return ended
+
+
+# -- what people and models are told ------------------------------------------------------------
+
+
+def until(epoch: float, now: float) -> str:
+    fmt = "%H:%M" if epoch - now < 20 * 3600 else "%Y-%m-%d %H:%M"
+    return time.strftime(fmt, time.localtime(epoch))
+
+
+def shown_path(row: sqlite3.Row, real: str) -> str:
+    """A file as the reservation's project names it."""
+    base = row["root"].rstrip("/") + "/"
+    return real[len(base):] if real.lower().startswith(base.lower()) else real
+
+
+def refusal(conn: sqlite3.Connection, path: str, row: sqlite3.Row, now: float, nexus: str) -> str:
+    """Why an edit (or a commit) of `path` is refused: who holds it, until when, why, and what
+    to do. The holder's name and reason are peer text: one line each, quoted."""
+    holder = sessions.get(conn, row["session_id"])
+    who = f"{one_line(holder['name'])} ({holder['handle']})" if holder else row["session_id"]
+    handle = holder["handle"] if holder else row["session_id"]
+    what = one_line(path) if row["exact"] else \
+        f"{one_line(path)} (in {one_line(row['pattern'])})"
+    why = f" for {quoted(row['reason'], 120)}" if row["reason"] else ""
+    auto = " (it is editing it)" if row["auto"] else ""
+    return (f"{what} is reserved by {who}{auto} until {until(row['expires_at'], now)}{why}; "
+            f"ask it with `{nexus} ask {handle} \"<your question>\"` or pick other work")

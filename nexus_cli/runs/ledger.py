@@ -1,0 +1,140 @@
+"""Owner of the `runs` and `run_policy` tables: every run is a record before its process starts,
+and a run whose process died is found out here and marked `error`, never left `running`.
+Stdlib only."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+from ..core import sessions
+from ..core.settings import RUN_UNSTARTED
+from . import procs
+
+ACTIVE = ("queued", "running")
+FINAL = ("done", "error", "cancelled")
+DIED = ("its process ended without recording a result (killed, or the machine restarted); "
+        "the session is kept: resume it with --resume")
+
+
+def new_id() -> str:
+    return "r-" + os.urandom(6).hex()
+
+
+def get(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+
+
+def insert(conn: sqlite3.Connection, **fields: object) -> None:
+    fields["seq"] = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
+    conn.execute(f"INSERT INTO runs ({', '.join(fields)}) VALUES ({', '.join('?' * len(fields))})",
+                 tuple(fields.values()))
+
+
+def change(conn: sqlite3.Connection, run_id: str, **fields: object) -> None:
+    conn.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
+                 (*fields.values(), run_id))
+
+
+def active_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM runs WHERE status IN ('queued', 'running')"
+                        ).fetchone()[0]
+
+
+def of_session(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
+    """The latest run of a session."""
+    return conn.execute("SELECT * FROM runs WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+                        (sid,)).fetchone()
+
+
+def reap(conn: sqlite3.Connection, now: float) -> list[str]:
+    """Inside a write: runs whose runner is gone become `error` (their client's process group is
+    ended if it still runs). Returns the runs changed."""
+    changed = []
+    for row in conn.execute("SELECT * FROM runs WHERE status IN ('queued', 'running')").fetchall():
+        if row["runner_pid"]:
+            if procs.alive(row["runner_pid"], row["runner_start"]):
+                continue
+            procs.end_group(row["client_pid"], row["client_start"], grace=1.0)
+            reason = DIED
+        elif now - row["created_at"] > RUN_UNSTARTED:
+            reason = ("it never started (the process that queued it exited first, or the "
+                      "machine restarted)")
+        else:
+            continue
+        change(conn, row["id"], status="error", error=reason, finished_at=now)
+        changed.append(row["id"])
+    return changed
+
+
+def purge(conn: sqlite3.Connection, now: float, retention: float) -> list[str]:
+    """Finished runs older than the retention, with their output files."""
+    rows = conn.execute("SELECT id, output FROM runs WHERE status IN ('done', 'error',"
+                        " 'cancelled') AND finished_at < ?", (now - retention,)).fetchall()
+    for row in rows:
+        if row["output"]:
+            for path in (row["output"], row["output"] + ".err"):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+        conn.execute("DELETE FROM runs WHERE id = ?", (row["id"],))
+    return [r["id"] for r in rows]
+
+
+def result_of(row: sqlite3.Row) -> dict | None:
+    if not row["result"]:
+        return None
+    try:
+        value = json.loads(row["result"])
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def summary(conn: sqlite3.Connection, row: sqlite3.Row) -> dict:
+    """A run as `run list` shows it."""
+    return {
+        "id": row["id"], "status": row["status"], "client": row["client"],
+        "title": row["title"], "preset": row["preset"], "sandbox": row["sandbox"],
+        "approvals": row["approvals"], "cwd": row["cwd"], "session_id": row["session_id"],
+        "session": sessions.ref(conn, row["session_id"]) if row["session_id"] else None,
+        "dispatcher": sessions.ref(conn, row["dispatcher"]), "task_id": task_of(conn, row),
+        "error": row["error"], "has_result": bool(row["result"]),
+        "created_at_epoch": row["created_at"], "started_at_epoch": row["started_at"],
+        "finished_at_epoch": row["finished_at"],
+        "waited_ms": waited_ms(row),
+    }
+
+
+def task_of(conn: sqlite3.Connection, row: sqlite3.Row) -> str | None:
+    """The task delegated to a `delegate --spawn` run (read from the task ledger)."""
+    if row["task_id"] or not row["session_id"] or row["title"] != "delegated task":
+        return row["task_id"]
+    found = conn.execute("SELECT id FROM tasks WHERE target = ? AND sender = ? AND mode != 'self'"
+                         " ORDER BY created_at LIMIT 1", (row["session_id"], row["dispatcher"])
+                         ).fetchone()
+    return found[0] if found else None
+
+
+def waited_ms(row: sqlite3.Row) -> int | None:
+    if row["finished_at"] is None:
+        return None
+    return round((row["finished_at"] - row["created_at"]) * 1000)
+
+
+# -- run policy: the default preset and tier, and each session's own ----------------------------
+
+DEFAULT_SCOPE = "*"
+
+
+def policy(conn: sqlite3.Connection, scope: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM run_policy WHERE scope = ?", (scope,)).fetchone()
+
+
+def set_policy(conn: sqlite3.Connection, scope: str, now: float, **fields: object) -> None:
+    conn.execute("INSERT OR IGNORE INTO run_policy (scope, updated_at) VALUES (?, ?)", (scope, now))
+    fields["updated_at"] = now
+    conn.execute(f"UPDATE run_policy SET {', '.join(f'{k} = ?' for k in fields)} WHERE scope = ?",
+                 (*fields.values(), scope))

@@ -1,0 +1,446 @@
+"""`nexus run` and its results: every run is a record before its process starts and a detached
+process that survives the CLI, the MCP server and the calling agent. Synchronous up to a window
+(`runWait`; over MCP at most RUN_MCP_WAIT), then the answer says how to collect it; `--detach`
+returns at once. Stdlib only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from ..approvals import ledger as approvals
+from ..core import identity, sessions, settings
+from ..core.context import Ctx
+from ..core.errors import NexusError, invalid
+from ..core.listing import envelope
+from ..core.settings import RUN_MCP_WAIT
+from ..core.store import wake
+from ..core.timefmt import human_duration
+from . import ledger, presets, procs
+from .runner import BOOT, HEADLESS, channel
+
+if TYPE_CHECKING:
+    from .models import (
+        EchoArgs,
+        PolicyGetArgs,
+        PolicySetArgs,
+        PresetGetArgs,
+        PresetSetArgs,
+        RunArgs,
+        RunIdArgs,
+        RunListArgs,
+    )
+
+
+def _not_found(run_id: str, retention: object) -> NexusError:
+    return NexusError("run_not_found", run_id,
+                      f"no run with that id is yours to see (finished runs are kept "
+                      f"{human_duration(float(retention))})",  # type: ignore[arg-type]
+                      "list the runs with `nexus run list`; start it again with `nexus run`")
+
+
+def _visible(me: sessions.Caller, row: object) -> bool:
+    return row is not None and (row["dispatcher"] == me.id or not me.is_agent)  # type: ignore[index]
+
+
+def _find(conn, me, run_id: str, root: str):
+    row = ledger.get(conn, run_id)
+    if not _visible(me, row):
+        raise _not_found(run_id, settings.load(root)["runRetention"])
+    return row
+
+
+def resolve_session(conn, client: str, value: str) -> str:
+    """--resume: a session id, handle or the client's own id, of that client."""
+    row = conn.execute("SELECT id FROM sessions WHERE id = ?1 OR handle = ?1 OR id = ?2",
+                       (value, f"{client}:{value}")).fetchone()
+    sid = row[0] if row else None
+    if sid is None:
+        try:
+            sid = identity.check_id(value) if ":" in value else identity.session_id(client, value)
+        except NexusError:
+            raise invalid("--resume", f"{value!r} is not a {client} session id or handle",
+                          "pass the session id a run returned (`nexus run list`)") from None
+    if identity.split_id(sid)[0] != client:
+        raise invalid("--resume", f"{sid} is not a {client} session",
+                      f"resume it with `nexus run {identity.split_id(sid)[0]} ...`")
+    return sessions.follow_successors(conn, sid)
+
+
+def _policy_value(conn, scope: str, field: str) -> str | None:
+    row = ledger.policy(conn, scope)
+    return row[field] if row is not None and row[field] else None
+
+
+def choose(conn, root: str, preset_id: str | None, sandbox: str | None,
+           session: str | None) -> tuple[str, dict, str | None, str]:
+    """The preset and tier a run gets: explicit, else the session's own (on resume), else the
+    preset's, else the default policy; and where the tier came from."""
+    table, _ = presets.load(root)
+    wanted = preset_id or (session and _policy_value(conn, session, "preset")) or \
+        _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
+    preset = table.get(wanted)
+    if preset is None or preset.get("broken"):
+        why = preset["broken"] if preset else "no preset has that id"
+        raise NexusError("unknown_preset", wanted, why,
+                         "list them with `nexus preset list`")
+    for tier, source in ((sandbox, "run"),
+                         (session and _policy_value(conn, session, "sandbox"), "override"),
+                         (preset.get("sandbox"), "preset"),
+                         (_policy_value(conn, ledger.DEFAULT_SCOPE, "sandbox"), "default")):
+        if tier:
+            return wanted, preset, tier, source
+    return wanted, preset, None, "client"
+
+
+def prompt(task: str, context: str | None) -> str:
+    return task if not context else f"Context:\n{context}\n\nTask:\n{task}"
+
+
+def start(ctx: Ctx, a: RunArgs) -> dict:
+    """Queue the run, start its runner, and wait for it up to the window (none with --detach)."""
+    root = ctx.store.root
+    conf = settings.load(root)
+    adapter = HEADLESS[a.client]
+    exe = adapter.binary(dict(os.environ))
+    if exe is None:
+        raise NexusError("client_unavailable", a.client, f"`{a.client}` is not on PATH",
+                         f"install {a.client}, or run nexus where it is on PATH")
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        cwd = os.path.realpath(os.path.expanduser(a.cwd)) if a.cwd else me.cwd
+        if not os.path.isdir(cwd):
+            raise invalid("--cwd", f"{cwd} is not a directory", "pass an existing folder")
+        ledger.reap(conn, ctx.now)
+        active, most = ledger.active_count(conn), conf["maxRuns"]
+        if active >= most:  # type: ignore[operator]
+            raise NexusError("run_queue_full", f"{active}/{most}",
+                             "as many runs as maxRuns allows are queued or running",
+                             "wait, or cancel one (`nexus run list`, `nexus run cancel ID`)")
+        resume = resolve_session(conn, a.client, a.resume) if a.resume else None
+        preset_id, preset, sandbox, _ = choose(conn, root, a.preset, a.sandbox, resume)
+        approvals_to = a.approvals or ("nexus" if conf["runApprovals"] else "client")
+        raw_new = str(uuid.uuid4()) if a.client == "claude" and not resume else None
+        session = resume or (f"claude:{raw_new}" if raw_new else None)
+        argv = adapter.command(
+            exe, prompt(a.task, a.context), session=raw_new,
+            resume=identity.split_id(resume)[1] if resume else None, sandbox=sandbox,
+            approvals=approvals_to, model=preset.get("model"), system=preset.get("system"),
+            allowed_tools=preset.get("allowed_tools") or [], env=dict(os.environ))
+        run_id = ledger.new_id()
+        ledger.insert(conn, id=run_id, client=a.client, task=a.task, context=a.context, cwd=cwd,
+                      project=identity.project_root(cwd), title=a.title, preset=preset_id,
+                      sandbox=sandbox, approvals=approvals_to, resume=resume,
+                      launch=json.dumps({"argv": argv}), dispatcher=me.id, session_id=session,
+                      task_id=getattr(a, "task_id", None), status="queued", created_at=ctx.now)
+    spawn(root, run_id)
+    window = 0.0 if a.detach else float(conf["runWait"])  # type: ignore[arg-type]
+    if ctx.face == "mcp":
+        window = min(window, RUN_MCP_WAIT)
+    row = wait_for(ctx, run_id, window) if window > 0 else None
+    with ctx.read() as conn:
+        row = ledger.get(conn, run_id)
+        return answer(conn, row, ctx.now, root, sync=not a.detach)
+
+
+def spawn(root: str, run_id: str) -> None:
+    """Start the runner in a session of its own; it forks at once, so this wait is short."""
+    child = subprocess.Popen([sys.executable, "-c", BOOT, root, run_id],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    child.wait()
+
+
+def wait_for(ctx: Ctx, run_id: str, window: float, until: str = "final"):
+    """Wait on the run's wake channel until it is final (or, `until` "session", until its
+    session id is known), the window passes or the caller gives up. A runner that died is found
+    out meanwhile."""
+    begun = time.monotonic()
+    deadline = begun + window
+    with wake.Channel(ctx.store.root, channel(run_id)) as ch:
+        while True:
+            with ctx.store.read() as conn:
+                row = ledger.get(conn, run_id)
+            if row is None or row["status"] in ledger.FINAL or \
+                    (until == "session" and row["session_id"]):
+                return row
+            if row["runner_pid"] and not procs.alive(row["runner_pid"], row["runner_start"]):
+                with ctx.store.write() as conn:
+                    ledger.reap(conn, time.time())
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0 or ctx.cancelled.is_set():
+                return row
+            if ctx.progress is not None:
+                ctx.progress(f"run {run_id} ({row['status']})", time.monotonic() - begun)
+            ch.wait(min(left, 2.0))
+
+
+NEXT = {
+    "queued": "it starts in a moment: `nexus run result {id}` (or run_result) shows it",
+    "running": "still running: collect it with `nexus run result {id}` (or run_result) later; "
+               "`nexus run cancel {id}` stops it",
+    "done": "continue this conversation with `nexus run {client} TASK --resume {session}`",
+    "error": "see `error`; the full stream is in {output}; resume with `nexus run {client} TASK "
+             "--resume {session}` when a session was started",
+    "cancelled": "the result was discarded; the session is kept: `nexus run {client} TASK "
+                 "--resume {session}`",
+}
+
+
+def answer(conn, row, now: float, root: str, sync: bool = True) -> dict:
+    """A run as `run`/`run result` return it (seed: task_result plus the structured result)."""
+    conf = settings.load(root)
+    out = ledger.summary(conn, row)
+    result = ledger.result_of(row) if row["status"] == "done" else None
+    out["result"] = result
+    out["landing"] = result.pop("landing", None) if result else None
+    out["waited"] = human_duration(out["waited_ms"] / 1000) if out["waited_ms"] is not None \
+        else None
+    out["retain_ms"] = int(float(conf["runRetention"]) * 1000)  # type: ignore[arg-type]
+    out["retain"] = human_duration(float(conf["runRetention"]))  # type: ignore[arg-type]
+    out["output_file"] = row["output"]
+    out["next"] = NEXT[row["status"]].format(id=row["id"], client=row["client"],
+                                             session=row["session_id"] or "SESSION",
+                                             output=row["output"] or "the run's output file")
+    if row["status"] in ledger.ACTIVE and sync:
+        out["next"] = ("the wait ended before the run did; it goes on detached: " + out["next"])
+    return out
+
+
+def result(ctx: Ctx, a: RunIdArgs) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn)
+        ledger.reap(conn, ctx.now)
+        row = _find(conn, me, a.run_id, ctx.store.root)
+        return answer(conn, row, ctx.now, ctx.store.root, sync=False)
+
+
+def listing(ctx: Ctx, a: RunListArgs) -> dict:
+    root = ctx.store.root
+    conf = settings.load(root)
+    with ctx.write() as conn:
+        me = ctx.me(conn)
+        ledger.reap(conn, ctx.now)
+        ledger.purge(conn, ctx.now, float(conf["runRetention"]))  # type: ignore[arg-type]
+        where, params = [], []
+        if me.is_agent:
+            where.append("dispatcher = ?")
+            params.append(me.id)
+        elif not a.all_workspaces:
+            where.append("project = ?")
+            params.append(me.project)
+        if a.status:
+            where.append("status = ?")
+            params.append(a.status)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        total = conn.execute(f"SELECT count(*) FROM runs {clause}", params).fetchone()[0]
+        active = conn.execute(f"SELECT count(*) FROM runs {clause}"
+                              f"{' AND' if where else ' WHERE'} status IN ('queued', 'running')",
+                              params).fetchone()[0]
+        rows = conn.execute(f"SELECT * FROM runs {clause} ORDER BY seq DESC LIMIT ? OFFSET ?",
+                            (*params, a.limit, a.offset)).fetchall()
+        items = [ledger.summary(conn, r) for r in rows]
+    for item in items:
+        item["waited"] = human_duration(item["waited_ms"] / 1000) \
+            if item["waited_ms"] is not None else None
+    return envelope(items, total, a.offset, a.limit, active=active)
+
+
+def cancel(ctx: Ctx, a: RunIdArgs) -> dict:
+    """Answers per state as the seed does: a queued run is dropped, a running one has its whole
+    process group ended (its session is kept for --resume), a finished one is not cancellable."""
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        ledger.reap(conn, ctx.now)
+        row = _find(conn, me, a.run_id, ctx.store.root)
+        was = row["status"]
+        if was in ledger.FINAL:
+            return {"ok": False, "status": was, "was": was, "run_id": row["id"],
+                    "session_id": row["session_id"], "note": None,
+                    "error": f"run {row['id']} not cancellable (status={was})",
+                    "next": "a finished run stays as it is: `nexus run result "
+                            f"{row['id']}` shows it"}
+        ledger.change(conn, row["id"], status="cancelled", finished_at=ctx.now,
+                      error=f"cancelled by {me.id}")
+        approvals.unroute(conn, row["id"])
+    ended = procs.end_group(row["client_pid"], row["client_start"]) if was == "running" else False
+    wake.poke(ctx.store.root, [channel(row["id"])])
+    note = ("its client's whole process group was ended" if ended else
+            "its client had not started yet; the runner stops before starting it")
+    return {"ok": True, "status": "cancelled", "was": was, "run_id": row["id"],
+            "session_id": row["session_id"], "note": note if was == "running" else None,
+            "error": None,
+            "next": (f"resume the session with `nexus run {row['client']} TASK --resume "
+                     f"{row['session_id']}`" if row["session_id"] else
+                     "start it again with `nexus run`")}
+
+
+# -- presets and policy ------------------------------------------------------------------------
+
+
+def _may_steer(conn, me, sid: str) -> None:
+    """The person, the session itself, or the dispatcher of a run of it."""
+    if not me.is_agent or me.id == sid:
+        return
+    run = ledger.of_session(conn, sid)
+    if run is not None and run["dispatcher"] == me.id:
+        return
+    raise NexusError("impersonation_refused", sid,
+                     "an agent may set this only for itself or for sessions of runs it started",
+                     "ask the person, or the session itself")
+
+
+def _session(conn, value: str) -> str:
+    row = conn.execute("SELECT id FROM sessions WHERE id = ?1 OR handle = ?1",
+                       (value,)).fetchone() \
+        or conn.execute("SELECT session_id FROM runs WHERE session_id = ?", (value,)).fetchone()
+    if row is None:
+        raise NexusError("target_not_found", value, "no session has that id or handle",
+                         "list them with `nexus peers --include-offline` or `nexus run list`")
+    return row[0]
+
+
+def preset_list(ctx: Ctx, a: object) -> dict:
+    table, source = presets.load(ctx.store.root)
+    with ctx.read() as conn:
+        default = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
+    items = [{"id": pid, "name": p.get("name", pid), "description": p.get("description", ""),
+              "model": p.get("model"), "sandbox": p.get("sandbox"), "system": p.get("system"),
+              "allowed_tools": p.get("allowed_tools", []), "broken": p.get("broken"),
+              "builtin": pid in presets.BUILTIN} for pid, p in table.items()]
+    return {"source": source, "file": presets.file(ctx.store.root), "default": default,
+            "presets": items}
+
+
+def preset_get(ctx: Ctx, a: PresetGetArgs) -> dict:
+    with ctx.read() as conn:
+        default = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset")
+        if not a.session:
+            return {"session_id": None, "preset": default or presets.DEFAULT,
+                    "source": "store" if default else "builtin", "note": None, "next": None}
+        sid = _session(conn, a.session)
+        own = _policy_value(conn, sid, "preset")
+        run = ledger.of_session(conn, sid)
+        if own:
+            return {"session_id": sid, "preset": own, "source": "session", "note": None,
+                    "next": None}
+        if run is not None and run["preset"]:
+            return {"session_id": sid, "preset": run["preset"], "source": "run", "note": None,
+                    "next": None}
+        return {"session_id": sid, "preset": default or presets.DEFAULT, "source": "default",
+                "note": "the session has no preset of its own",
+                "next": f"`nexus preset set ID --scope session --session {sid}` while it is blank"}
+
+
+def preset_set(ctx: Ctx, a: PresetSetArgs) -> dict:
+    table, _ = presets.load(ctx.store.root)
+    preset = table.get(a.preset_id)
+    if preset is None or preset.get("broken"):
+        raise NexusError("unknown_preset", a.preset_id,
+                         preset["broken"] if preset else "no preset has that id",
+                         "list them with `nexus preset list`")
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        if a.scope == "new-default":
+            previous: str | None = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or \
+                presets.DEFAULT
+            ledger.set_policy(conn, ledger.DEFAULT_SCOPE, ctx.now, preset=a.preset_id)
+            return {"ok": True, "scope": a.scope, "preset": a.preset_id, "previous": previous,
+                    "session_id": None,
+                    "next": "new runs without --preset use it (`nexus preset get`)"}
+        if not a.session:
+            raise NexusError("invalid_argument", "--session", "missing required parameter: "
+                             "scope session needs the session", "pass --session SESSION")
+        sid = _session(conn, a.session)
+        _may_steer(conn, me, sid)
+        row = sessions.get(conn, sid)
+        if (row is not None and row["last_prompt_at"] is not None) or \
+                ledger.of_session(conn, sid) is not None:
+            raise NexusError("session_started", sid,
+                             "the session already ran a turn; its preset is fixed, only a blank "
+                             "session switches", "pass --preset to `nexus run`, or use "
+                             "--scope new-default")
+        previous = _policy_value(conn, sid, "preset")
+        ledger.set_policy(conn, sid, ctx.now, preset=a.preset_id)
+        return {"ok": True, "scope": a.scope, "preset": a.preset_id, "previous": previous,
+                "session_id": sid,
+                "next": f"it applies when the session is run: `nexus run "
+                        f"{identity.split_id(sid)[0]} TASK --resume {sid}`"}
+
+
+def flags(tier: str | None, approvals_to: str) -> dict:
+    return {name: h.flags(tier, approvals_to) for name, h in HEADLESS.items()}
+
+
+def policy_get(ctx: Ctx, a: PolicyGetArgs) -> dict:
+    conf = settings.load(ctx.store.root)
+    approvals_to = "nexus" if conf["runApprovals"] else "client"
+    with ctx.read() as conn:
+        sid = _session(conn, a.session) if a.session else None
+        _, _, tier, source = choose(conn, ctx.store.root, None, None, sid)
+    return {"session_id": sid, "sandbox": tier, "source": source, "approvals": approvals_to,
+            "flags": flags(tier, approvals_to), "approval_timeout": conf["approvalTimeout"],
+            "next": "change it with `nexus policy set MODE" + (f" --session {sid}`" if sid
+                                                             else "`")}
+
+
+def policy_set(ctx: Ctx, a: PolicySetArgs) -> dict:
+    with ctx.write() as conn:
+        me = ctx.me(conn, register=True)
+        sid = _session(conn, a.session) if a.session else None
+        if sid:
+            _may_steer(conn, me, sid)
+        elif me.is_agent:
+            raise NexusError("impersonation_refused", "the default policy",
+                             "only the person sets the default sandbox tier",
+                             "pass --session for a session of a run you started")
+        ledger.set_policy(conn, sid or ledger.DEFAULT_SCOPE, ctx.now, sandbox=a.mode)
+    conf = settings.load(ctx.store.root)
+    approvals_to = "nexus" if conf["runApprovals"] else "client"
+    return {"ok": True, "session_id": sid, "sandbox": a.mode,
+            "source": "override" if sid else "default", "flags": flags(a.mode, approvals_to),
+            "next": ("applied on its next run: `nexus run "
+                     f"{identity.split_id(sid)[0]} TASK --resume {sid}`" if sid
+                     else "applied to every new run without --sandbox or a preset tier")}
+
+
+# -- status ---------------------------------------------------------------------------------------
+
+CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY")
+
+
+def info(ctx: Ctx, a: object) -> dict:
+    root = ctx.store.root
+    conf = settings.load(root)
+    with ctx.write() as conn:
+        ledger.reap(conn, ctx.now)
+        approvals.reap(conn, ctx.now)
+        active = ledger.active_count(conn)
+        total = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+        pending = approvals.pending_count(conn)
+        live = sessions.live_count(conn, ctx.now)
+        default_preset = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
+        default_tier = _policy_value(conn, ledger.DEFAULT_SCOPE, "sandbox")
+    env = dict(os.environ)
+    return {
+        "version": __version__, "store": root, "pid": os.getpid(),
+        "python": sys.version.split()[0], "runs_active": active, "runs_total": total,
+        "max_runs": conf["maxRuns"], "approvals_pending": pending, "sessions_live": live,
+        "clients": {name: h.binary(env) for name, h in HEADLESS.items()},
+        "default_preset": default_preset, "default_sandbox": default_tier,
+        "approvals": "nexus" if conf["runApprovals"] else "client",
+        "settings": {k: conf[k] for k in settings.KEYS},
+        "settings_file": settings.path(root),
+        "credentials_set": {k: bool(env.get(k)) for k in CREDENTIALS},
+    }
+
+
+def echo(ctx: Ctx, a: EchoArgs) -> dict:
+    return {"text": a.text, "at_epoch": time.time()}

@@ -1,0 +1,185 @@
+"""Approvals: a routed run's PermissionRequest is registered and waits; `approve` answers it
+(first responder wins); a timeout rejects it; only the dispatcher or the person may answer, never
+the session itself; everyone else's request passes through untouched; the hook entry in
+hooks/*.json is behind a shell guard that starts no Python outside a run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from helpers import call, claude_env, codex_env, fake_table, run_hook_in_thread, sid
+from nexus_cli.approvals import ledger
+from nexus_cli.clients import hookdefs
+from nexus_cli.core.store.db import Store
+
+RUN = "r-0123456789ab"
+WORKER = sid(5)
+
+
+@pytest.fixture
+def routed(hook, nx, chdir_work):
+    """A run (dispatched by claude sid(1)) whose worker session sid(5) routes to nexus."""
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    hook("claude", "SessionStart", WORKER, source="startup")
+    table = fake_table()
+    pid = table.client_of(f"claude:{WORKER}")
+    with Store().write() as conn:
+        ledger.route(conn, RUN, pid, table.get(pid).start, f"claude:{sid(1)}", chdir_work,
+                     time.time())
+    return {"NEXUS_RUN": RUN}
+
+
+def ask(env, tool="Bash", command="rm -rf build"):
+    return run_hook_in_thread("claude", "PermissionRequest", WORKER, env=env, tool_name=tool,
+                              tool_input={"command": command}, permission_mode="default")
+
+
+def pending(nx, env=None) -> dict:
+    return nx("approvals", "--json", env=env).json
+
+
+def wait_pending(nx, env=None, n=1) -> dict:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        got = pending(nx, env)
+        if got["pending"] >= n:
+            return got
+        time.sleep(0.02)
+    raise AssertionError("the request never showed up")
+
+
+def decision(box) -> dict:
+    reply, code, _ = box["reply"]
+    assert code == 0
+    return reply["hookSpecificOutput"]["decision"]
+
+
+def test_allow_once_reaches_the_waiting_hook(nx, routed):
+    from test_contract import validate
+
+    thread, box = ask(routed)
+    got = wait_pending(nx, claude_env(sid(1)))
+    validate("approvals", got)
+    item = got["items"][0]
+    assert item["tool_name"] == "Bash" and item["summary"] == "command: rm -rf build"
+    assert item["session_id"] == f"claude:{WORKER}" and got["hint"].startswith(
+        f"nexus approve {item['id']} --session claude:{WORKER}")
+    assert thread.is_alive()  # the client is still waiting
+    told = nx("read", "--json", env=claude_env(sid(1))).json["messages"]
+    assert told[0]["kind"] == "notice" and f"nexus approve {item['id']}" in told[0]["text"]
+    r = nx("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}", "--json",
+           env=claude_env(sid(1)))
+    validate("approve", r.json)
+    assert r.code == 0 and r.json["receipt"] == "accepted" and r.json["pending_remaining"] == 0
+    thread.join(30)
+    assert decision(box) == {"behavior": "allow"}
+    again = nx("approve", item["id"], "reject", "--session", f"claude:{WORKER}", "--json")
+    assert again.code == 4 and again.json["receipt"] == "not-pending"
+
+
+def test_reject_reaches_the_waiting_hook_with_a_message(nx, routed):
+    thread, box = ask(routed)
+    item = wait_pending(nx)["items"][0]
+    assert nx("approve", item["id"], "reject", "--session", f"claude:{WORKER}").code == 0
+    thread.join(30)
+    got = decision(box)
+    assert got["behavior"] == "deny" and "rejected by user:" in got["message"]
+
+
+def test_no_answer_in_time_rejects_never_allows(nx, routed):
+    nx("config", "set", "approvalTimeout", "10")
+    thread, box = ask(routed)
+    item = wait_pending(nx)["items"][0]
+    thread.join(60)
+    got = decision(box)
+    assert got["behavior"] == "deny" and "no answer within 10 s" in got["message"]
+    r = nx("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}", "--json")
+    assert r.json["receipt"] == "not-pending" and r.json["status"] == "rejected"
+
+
+def test_two_concurrent_responders_exactly_one_is_accepted(nx, routed, home):
+    thread, box = ask(routed)
+    item = wait_pending(nx)["items"][0]
+    barrier = threading.Barrier(2)
+    receipts: dict[str, str] = {}
+
+    def respond(outcome: str) -> None:
+        barrier.wait(30)
+        receipts[outcome] = call(home, "approve", {"approval_id": item["id"], "outcome": outcome,
+                                                   "session": f"claude:{WORKER}"})["receipt"]
+
+    racers = [threading.Thread(target=respond, args=(o,)) for o in ("allow-once", "reject")]
+    for t in racers:
+        t.start()
+    for t in racers:
+        t.join(60)
+    assert sorted(receipts.values()) == ["accepted", "not-pending"]
+    thread.join(30)
+    won = "allow" if receipts["allow-once"] == "accepted" else "deny"
+    assert decision(box)["behavior"] == won
+
+
+def test_who_may_answer(nx, routed):
+    thread, box = ask(routed)
+    item = wait_pending(nx)["items"][0]
+    args = ("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}")
+    assert pending(nx, codex_env(sid(2)))["pending"] == 0  # not its run: not listed
+    r = nx(*args, env=codex_env(sid(2)))
+    assert r.code == 5 and "not_approver" in r.err
+    r = nx(*args, env=claude_env(WORKER))
+    assert r.code == 5 and "its own" in r.err
+    r = nx("approve", item["id"], "allow-once", "--session", f"codex:{sid(2)}")
+    assert r.code == 4 and "approval_mismatch" in r.err
+    assert nx("approve", "a-nosuch", "reject", "--session", "x").code == 3
+    nx(*args)  # the person may
+    thread.join(30)
+    assert decision(box)["behavior"] == "allow"
+
+
+def test_a_request_outside_a_routed_run_passes_through(nx, routed):
+    for env in ({}, {"NEXUS_RUN": "r-other"}):
+        thread, box = ask(env)
+        thread.join(30)
+        assert box["reply"][0] is None  # no decision: the client does what it would
+    # a routed run id claimed from another client process is not believed
+    thread, box = run_hook_in_thread("codex", "PermissionRequest", sid(2), env=routed,
+                                     tool_name="Bash", tool_input={})
+    thread.join(30)
+    assert box["reply"][0] is None and pending(nx)["pending"] == 0
+
+
+def test_a_waiting_hook_that_died_is_withdrawn(nx, routed):
+    with Store().write() as conn:
+        aid = ledger.insert(conn, f"claude:{WORKER}", RUN, "Bash", "x", None, 999_999_999,
+                            time.time(), time.time() + 300)
+    assert pending(nx)["pending"] == 0
+    r = nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}", "--json")
+    assert r.json["status"] == "withdrawn"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_the_hook_entry_starts_no_python_outside_a_run(client, tmp_path):
+    table = hookdefs.hooks(client, hookdefs.fills(None))
+    entry = table["PermissionRequest"][0]["hooks"][0]
+    assert hookdefs.is_ours(entry) and entry["timeout"] > 590  # longer than any approval wait
+    marker = tmp_path / "ran"
+    command = entry["command"].replace(hookdefs.nexus_command(), f"touch {marker}; true")
+    env = {k: v for k, v in os.environ.items() if k != "NEXUS_RUN"}
+    subprocess.run(["/bin/sh", "-c", command], env=env, check=True, timeout=10)
+    assert not marker.exists()
+    subprocess.run(["/bin/sh", "-c", command], env={**env, "NEXUS_RUN": RUN}, timeout=10)
+    assert marker.exists()
+
+
+def test_doctor_sees_a_table_without_the_permission_entry_as_outdated():
+    for client in ("claude", "codex"):
+        table = hookdefs.hooks(client, {"{nexus}": "nexus", "{news}": "news"})
+        assert not hookdefs.outdated({"hooks": table}, client)
+        table.pop("PermissionRequest")
+        assert hookdefs.outdated({"hooks": table}, client)

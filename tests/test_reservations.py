@@ -1,0 +1,621 @@
+"""File reservations: reserve, release and list; the edit check in the PreToolUse hook of each
+client's file-editing tools (fed the shapes the pinned clients send); the shared/exclusive
+matrix; normalisation; TTL, waiting, SessionEnd and maintenance; the marker that lets an edit skip
+Python while nothing is reserved; automatic reservations; exactly one winner among 8 processes."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_mcp import run as arun  # imported before any test captures stderr (the SDK's errlog)
+from test_mcp import session
+
+from helpers import call, claude_env, codex_env, ctx_for, sid
+from nexus_cli.catalog import load
+from nexus_cli.clients import hookdefs
+from nexus_cli.core.registry import TOOLS, invoke
+from nexus_cli.core.store import paths
+from nexus_cli.reservations import marker, patterns, reserve
+
+A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
+GOLDEN = Path(__file__).parent / "golden" / "reservations.txt"
+
+
+@pytest.fixture
+def trio(hook, chdir_work):
+    """Three agent sessions in one project (the hook's work directory), with a src/ tree."""
+    for client, n in (("claude", 1), ("codex", 2), ("claude", 3)):
+        hook(client, "SessionStart", sid(n), source="startup")
+    work = Path(chdir_work)
+    (work / "src").mkdir()
+    (work / "src" / "parser.py").write_text("x = 1\n")
+    (work / "docs").mkdir()
+    return work
+
+
+def edit(hook, who: dict, path: str, tool: str = "Write", **extra) -> dict | None:
+    """One file-editing tool call of the session `who`: the hook's reply (None: allowed)."""
+    client = "claude" if "CLAUDE_CODE_SESSION_ID" in who else "codex"
+    n = int(next(iter(who.values())).split("-")[0], 16)
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    given = {"command": path} if tool == "apply_patch" else {key: path, **extra}
+    r = hook(client, "PreToolUse", sid(n), tool_name=tool, tool_use_id=f"toolu_{time.time_ns()}",
+             tool_input=given)
+    assert r.code == 0, r.err
+    if not r.out:
+        return None
+    out = json.loads(r.out)["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse" and out["permissionDecision"] == "deny"
+    return out
+
+
+def reason(reply: dict | None) -> str:
+    assert reply is not None, "the edit was not refused"
+    return reply["permissionDecisionReason"]
+
+
+def name_of(nx, env: dict) -> tuple[str, str]:
+    me = nx("whoami", "--json", env=env).json
+    return me["name"], me["handle"]
+
+
+# -- the edit check ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit", "NotebookEdit"])
+def test_an_exclusive_reservation_refuses_another_sessions_edit_naming_holder_and_way_out(
+        nx, hook, trio, tool):
+    r = nx("reserve", "src/parser.py", "--reason", "refactor parser", "--ttl", "600", env=A)
+    assert r.code == 0, r.err
+    target = str(trio / "src" / "parser.py")
+    name, handle = name_of(nx, A)
+    text = reason(edit(hook, B, target, tool))
+    until = time.strftime("%H:%M", time.localtime(nx("reservations", "--json", env=A)
+                                                  .json["items"][0]["expires_at_epoch"]))
+    assert f"src/parser.py is reserved by {name} ({handle}) until {until}" in text
+    assert 'for "refactor parser"' in text and f"ask {handle}" in text and "pick other work" in text
+    assert edit(hook, A, target, tool) is None  # the holder edits freely
+    assert edit(hook, B, str(trio / "src" / "other.py"), tool) is None  # nobody holds that one
+    assert nx("release", "src/parser.py", env=A).code == 0
+    assert edit(hook, B, target, tool) is None
+
+
+def test_codex_apply_patch_is_checked_for_every_file_it_names(nx, hook, trio):
+    nx("reserve", "src/parser.py", env=A)
+    patch = ("*** Begin Patch\n*** Add File: notes.txt\n+hi\n*** Update File: src/lexer.py\n"
+             "*** Move to: src/parser.py\n@@\n-a\n+b\n*** End Patch\n")
+    assert "src/parser.py is reserved by" in reason(edit(hook, B, patch, "apply_patch"))
+    delete = "*** Begin Patch\n*** Delete File: ./src/../src/parser.py\n*** End Patch\n"
+    assert "src/parser.py" in reason(edit(hook, B, delete, "apply_patch"))
+    fine = "*** Begin Patch\n*** Update File: src/lexer.py\n@@\n-a\n+b\n*** End Patch\n"
+    assert edit(hook, B, fine, "apply_patch") is None
+
+
+def test_a_shared_reservation_refuses_no_edit(nx, hook, trio):
+    nx("reserve", "src/parser.py", "--shared", env=A)
+    assert edit(hook, B, str(trio / "src" / "parser.py")) is None
+
+
+@pytest.mark.parametrize("held,asked", [("shared", "shared"), ("shared", "exclusive"),
+                                        ("exclusive", "shared"), ("exclusive", "exclusive")])
+def test_shared_and_exclusive_matrix(nx, trio, held, asked):
+    flag = ["--shared"] if held == "shared" else []
+    assert nx("reserve", "src/parser.py", *flag, env=A).code == 0
+    again = ["--shared"] if asked == "shared" else []
+    r = nx("reserve", "src/parser.py", *again, "--json", env=B)
+    if held == asked == "shared":
+        assert r.code == 0, r.err
+    else:
+        assert r.code == 4
+        err = r.json["error"]
+        assert err["code"] == "reservation_conflict"
+        holder = err["details"]["conflicts"][0]["reservation"]["holder"]
+        assert holder["id"] == f"claude:{sid(1)}" and name_of(nx, A)[0] in err["reason"]
+    # a session never conflicts with itself: it renews, upgrades or downgrades its own
+    mine = nx("reserve", "src/parser.py", *again, "--json", env=A)
+    assert mine.code == 0, mine.err
+
+
+def test_a_reserve_takes_all_its_paths_or_none(nx, trio):
+    nx("reserve", "src/parser.py", env=A)
+    r = nx("reserve", "docs/", "src/parser.py", env=B)
+    assert r.code == 4 and "nothing was reserved" in r.err
+    assert nx("reservations", "--mine", "--json", env=B).json["items"] == []
+
+
+def test_a_reserve_that_upgrades_past_anothers_shared_hold_is_refused(nx, trio):
+    nx("reserve", "src/parser.py", "--shared", env=A)
+    nx("reserve", "src/parser.py", "--shared", env=B)
+    r = nx("reserve", "src/parser.py", "--json", env=A)
+    assert r.code == 4 and r.json["error"]["details"]["conflicts"][0]["reservation"]["holder"][
+        "id"] == f"codex:{sid(2)}"
+
+
+# -- globs and normalisation ---------------------------------------------------------------------
+
+
+def test_globs_and_directories(nx, hook, trio):
+    assert nx("reserve", "src/**/test_*.py", "docs", env=A).code == 0
+    held = {i["pattern"] for i in nx("reservations", "--json", env=B).json["items"]}
+    assert held == {"src/**/test_*.py", "docs/**"}
+    for path in ("src/test_a.py", "src/x/y/test_b.py", "docs/guide/intro.md"):
+        assert reason(edit(hook, B, str(trio / path)))
+    for path in ("src/x/a.py", "test_top.py", "docs"):
+        assert edit(hook, B, str(trio / path)) is None
+    assert nx("reserve", "src/*/test_q.py", env=B).code == 4  # overlaps src/**/test_*.py
+    assert nx("reserve", "src/*.md", "docs2/", env=B).code == 0  # overlaps nothing held
+
+
+def test_dot_dotdot_and_symlinks_name_one_file(nx, hook, trio):
+    (trio / "link.py").symlink_to(trio / "src" / "parser.py")
+    r = nx("reserve", "./src/../link.py", "--json", env=A)
+    assert r.json["reserved"][0]["pattern"] == "src/parser.py"
+    assert nx("reserve", "src/./parser.py", "--json", env=A).json["renewed"]  # the same one
+    assert reason(edit(hook, B, str(trio / "link.py")))
+    assert reason(edit(hook, B, str(trio / "src" / ".." / "src" / "parser.py")))
+    assert nx("release", "link.py", "--json", env=A).json["released"][0]["pattern"] == \
+        "src/parser.py"
+
+
+def test_case_does_not_count_where_the_file_system_ignores_it(nx, hook, trio, monkeypatch):
+    monkeypatch.setattr(patterns, "case_insensitive", lambda path: True)
+    nx("reserve", "SRC/Parser.py", env=A)
+    assert reason(edit(hook, B, str(trio / "src" / "PARSER.PY")))
+    assert nx("reserve", "src/parser.py", env=B).code == 4
+
+
+def test_bad_paths_are_refused_with_nothing_written(nx, trio):
+    for bad in ("src/*/../x", "a\x00b", "  "):
+        r = nx("reserve", bad, "--json", env=A)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", bad
+    assert nx("release", env=A).code == 2
+    assert nx("release", "x", "--all", env=A).code == 2
+    assert nx("reservations", "--json", env=A).json["total"] == 0
+
+
+# -- lifecycle -----------------------------------------------------------------------------------
+
+
+def expire_all(home: Path) -> None:
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn.execute("UPDATE reservations SET expires_at = ?", (time.time() - 1,))
+    conn.commit()
+    conn.close()
+
+
+def test_expired_reservations_refuse_nothing_and_maintenance_ends_them(nx, hook, trio, home):
+    nx("reserve", "src/parser.py", env=A)
+    expire_all(home)
+    assert edit(hook, B, str(trio / "src" / "parser.py")) is None
+    assert nx("reservations", "--json", env=B).json["total"] == 0
+    assert nx("reserve", "src/parser.py", env=B).code == 0  # free again
+    expire_all(home)
+    assert nx("maintenance", "--json").json["reservations_ended"] == 2
+    assert not marker.raised(str(home))
+
+
+def test_session_end_releases_and_a_clear_hands_them_to_the_successor(nx, hook, trio, fake):
+    nx("reserve", "src/parser.py", env=A)
+    hook("claude", "SessionEnd", sid(1), reason="prompt_input_exit")
+    assert nx("reservations", "--json", env=B).json["total"] == 0
+    proc = fake.spawn("claude")
+    hook("claude", "SessionStart", sid(5), source="startup", client_pid=proc)
+    nx("reserve", "src/parser.py", env=claude_env(sid(5)))
+    hook("claude", "SessionEnd", sid(5), reason="clear", client_pid=proc)
+    items = nx("reservations", "--json", env=B).json["items"]
+    assert [i["holder"]["id"] for i in items] == [f"claude:{sid(5)}"]  # kept for the successor
+    hook("claude", "SessionStart", sid(6), source="clear", client_pid=proc)
+    items = nx("reservations", "--json", env=B).json["items"]
+    assert [i["holder"]["id"] for i in items] == [f"claude:{sid(6)}"]
+
+
+def test_gone_sessions_lose_their_reservations_in_maintenance(nx, hook, trio, fake, home):
+    nx("reserve", "src/parser.py", env=A)
+    fake.kill(fake.by_session[f"claude:{sid(1)}"])  # the client died without a SessionEnd
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn.execute("UPDATE sessions SET last_active = 0, status = 'idle' WHERE id = ?",
+                 (f"claude:{sid(1)}",))
+    conn.commit()
+    conn.close()
+    assert nx("maintenance", "--json").json["reservations_ended"] == 1
+
+
+def test_status_and_the_greeting_show_reservations(nx, hook, trio):
+    nx("reserve", "src/parser.py", "--reason", "refactor parser", env=A)
+    st = nx("status", "claude@work", "--json", env=B).json
+    assert [r["pattern"] for r in st["reservations"]] == ["src/parser.py"]
+    assert "src/parser.py (exclusive)" in nx("status", f"claude:{sid(1)}", env=B).out
+    greeting = hook("codex", "SessionStart", sid(7), source="startup").out
+    text = json.loads(greeting)["hookSpecificOutput"]["additionalContext"]
+    assert "Files reserved in this project: src/parser.py (exclusive" in text
+    assert '"refactor parser"' in text
+
+
+# -- waiting -------------------------------------------------------------------------------------
+
+
+def reserve_in_thread(home: Path, env: dict, args: dict) -> tuple[threading.Thread, dict]:
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["result"] = call(home, "reserve", args, env=env)
+        except Exception as exc:
+            box["error"] = exc
+        box["at"] = time.monotonic()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def wait_for_channel(home: Path, timeout: float = 60) -> None:
+    folder = Path(paths.wake_dir(str(home)))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if folder.exists() and any(p.name.startswith("nexus_reservations.") for p in
+                                   folder.iterdir()):
+            return
+        time.sleep(0.01)
+    raise AssertionError("the waiter never registered its channel")
+
+
+def test_a_waiting_reserve_is_woken_by_the_release(nx, trio, home, monkeypatch):
+    monkeypatch.setattr(reserve, "SAFETY_POLL", 600.0)  # only a poke can end this wait in time
+    nx("reserve", "src/parser.py", env=A)
+    thread, box = reserve_in_thread(home, B, {"paths": ["src/parser.py"], "wait": 300})
+    wait_for_channel(home)
+    released = time.monotonic()
+    assert nx("release", "--all", env=A).code == 0
+    thread.join(120)
+    assert not thread.is_alive() and "error" not in box, box
+    assert box["result"]["reserved"][0]["holder"]["id"] == f"codex:{sid(2)}"
+    assert box["at"] - released < 60  # woken, not timed out (the wait was 300 s)
+
+
+def test_a_waiting_reserve_gets_it_when_the_holders_ttl_ends(nx, trio, home, monkeypatch):
+    monkeypatch.setattr(reserve, "SAFETY_POLL", 600.0)
+    nx("reserve", "src/parser.py", "--ttl", "1", env=A)
+    thread, box = reserve_in_thread(home, B, {"paths": ["src/parser.py"], "wait": 300})
+    thread.join(120)
+    assert not thread.is_alive() and "error" not in box, box
+    assert box["result"]["waited_seconds"] < 60
+
+
+def test_a_wait_that_ends_first_is_a_timeout_listing_the_holders(nx, trio):
+    nx("reserve", "src/parser.py", env=A)
+    r = nx("reserve", "src/parser.py", "--wait", "0.2", "--json", env=B)
+    assert r.code == 7 and r.json["error"]["code"] == "timeout"
+    assert r.json["error"]["details"]["conflicts"][0]["reservation"]["pattern"] == "src/parser.py"
+
+
+# -- the marker: no reservation, no Python -------------------------------------------------------
+
+
+def test_the_marker_follows_the_reservations(nx, hook, trio, home):
+    assert edit(hook, B, str(trio / "src" / "parser.py")) is None
+    assert not marker.raised(str(home))
+    nx("reserve", "src/parser.py", env=A)
+    assert marker.raised(str(home))
+    nx("reserve", "docs/", env=B)
+    nx("release", "--all", env=A)
+    assert marker.raised(str(home))  # B still holds one
+    nx("release", "docs/", env=B)
+    assert not marker.raised(str(home))
+
+
+def test_a_marker_outliving_its_reservations_is_lowered_by_the_next_edit(nx, hook, trio, home):
+    nx("reserve", "src/parser.py", env=A)
+    expire_all(home)
+    assert marker.raised(str(home))
+    assert edit(hook, B, str(trio / "README.md")) is None
+    assert not marker.raised(str(home))
+
+
+def test_the_edit_check_creates_no_store(hook, home, chdir_work):
+    assert edit(hook, B, os.path.join(chdir_work, "x.py")) is None
+    assert not os.path.exists(paths.db_path(str(home)))
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_the_installed_edit_guard_starts_python_only_while_something_is_reserved(tmp_path,
+                                                                                 client):
+    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{news}": str(tmp_path / "news"),
+                                    "{reserved}": str(tmp_path / "reserved")})
+    group = next(g for g in table["PreToolUse"] if "Write" in g["matcher"])
+    assert set(group["matcher"].split("|")) == {"Edit", "MultiEdit", "NotebookEdit", "Write",
+                                                "apply_patch"}
+    command = group["hooks"][0]["command"]
+
+    def run() -> str:
+        return subprocess.run(["sh", "-c", command], input="{}", capture_output=True,
+                              text=True).stdout.strip()
+
+    assert run() == ""
+    (tmp_path / "reserved").touch()
+    assert run() == f"RAN hook {client}"
+
+
+def test_the_hook_table_without_the_edit_check_is_outdated():
+    for client in ("claude", "codex"):
+        table = hookdefs.hooks(client, hookdefs.fills(None))
+        assert table["PreToolUse"][0]["matcher"] == "^mcp__nexus__"
+        assert not hookdefs.outdated({"hooks": table}, client)
+        old = json.loads(json.dumps(table))
+        old["PreToolUse"] = old["PreToolUse"][:1]  # the table before file reservations
+        assert hookdefs.outdated({"hooks": old}, client)
+        again = hookdefs.edited({"hooks": old}, client, True, hookdefs.fills(None))
+        assert hookdefs.shapes(again["hooks"]) == hookdefs.shapes(table)
+        assert hookdefs.edited({"hooks": table}, client, False, hookdefs.fills(None)) == {}
+
+
+# -- automatic reservations ----------------------------------------------------------------------
+
+
+def test_auto_reservations_tell_two_editors_of_each_other(nx, hook, trio, home):
+    assert nx("config", "set", "autoReserve", "300").code == 0
+    assert marker.raised(str(home))  # every edit must reach nexus now
+    os.unlink(marker.path(str(home)))
+    hook("claude", "SessionStart", sid(1), source="resume")
+    assert marker.raised(str(home))  # set by hand in config.toml: the next greeting raises it
+    target = str(trio / "src" / "parser.py")
+    assert edit(hook, A, target) is None
+    mine = nx("reservations", "--mine", "--json", env=A).json["items"]
+    assert [(i["pattern"], i["auto"], i["exclusive"]) for i in mine] == \
+        [("src/parser.py", True, False)]
+    assert edit(hook, B, target) is None  # shared: B edits too, and both are told
+    a_name, a_handle = name_of(nx, A)
+    b_name, b_handle = name_of(nx, B)
+    told_b = [m["text"] for m in nx("read", "--json", env=B).json["messages"]]
+    told_a = [m["text"] for m in nx("read", "--json", env=A).json["messages"]]
+    assert any(f"being edited by {a_name} ({a_handle})" in t for t in told_b), told_b
+    assert any(f"{b_name} ({b_handle}) started editing src/parser.py" in t for t in told_a), told_a
+    assert edit(hook, B, target) is None  # once per pair and file
+    assert nx("read", "--json", env=A).json["count"] == 0
+    r = nx("reserve", "src/parser.py", "--json", env=A)  # making it A's alone needs B to let go
+    assert r.code == 4 and b_name in r.json["error"]["reason"]
+    hook("codex", "SessionEnd", sid(2), reason="other")
+    assert nx("reserve", "src/parser.py", env=A).code == 0  # upgraded to an explicit one
+    assert reason(edit(hook, C, target))
+    nx("config", "set", "autoReserve")
+    nx("release", "--all", env=A)
+    nx("release", "--all", env=C)
+    assert not marker.raised(str(home))
+
+
+# -- 8 processes, one winner ---------------------------------------------------------------------
+
+
+def _contend(home: str, n: int, start: mp.Event, out: mp.Queue) -> None:
+    load()
+    start.wait()
+    try:
+        invoke(TOOLS["reserve"], ctx_for(home, claude_env(sid(n))), {"paths": ["src/parser.py"]})
+        out.put((n, "won"))
+    except Exception as exc:
+        out.put((n, getattr(exc, "code", repr(exc))))
+
+
+@pytest.mark.slow
+def test_eight_processes_reserving_one_path_make_exactly_one_winner(hook, home, trio):
+    for n in range(10, 18):
+        hook("claude", "SessionStart", sid(n), source="startup")
+    fork = mp.get_context("fork")
+    start, out = fork.Event(), fork.Queue()
+    procs = [fork.Process(target=_contend, args=(str(home), n, start, out))
+             for n in range(10, 18)]
+    for p in procs:
+        p.start()
+    start.set()
+    results = [out.get(timeout=180) for _ in procs]
+    for p in procs:
+        p.join(180)
+    assert sorted(r for _, r in results) == ["reservation_conflict"] * 7 + ["won"]
+    winner = next(n for n, r in results if r == "won")
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    assert conn.execute("SELECT session_id FROM reservations").fetchall() == \
+        [(f"claude:{sid(winner)}",)]
+
+
+# -- output --------------------------------------------------------------------------------------
+
+
+def test_golden_human_output(nx, hook, trio, home, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    shown = []
+
+    def run(*args: str, env: dict | None = None, code: int = 0) -> None:
+        r = nx(*args, env=env)
+        assert r.code == code, (args, r.err)
+        who = {id(A): "claude", id(B): "codex"}.get(id(env), "person")
+        shown.append(f"$ nexus {' '.join(args)}    # as {who}, exit {r.code}\n{r.out}{r.err}")
+
+    run("reserve", "src/parser.py", "--reason", "refactor parser", env=A)
+    run("reserve", "docs/", "src/**/test_*.py", "--shared", env=A)
+    run("reserve", "src/parser.py", env=A)
+    run("reserve", "src/parser.py", env=B, code=4)
+    run("reservations", env=B)
+    run("guard", "src/parser.py", "README.md", env=B, code=4)
+    run("guard", "README.md", env=A)
+    run("release", "docs", "nothing.py", env=A)
+    run("release", "--all", env=A)
+    run("reservations", env=B)
+    from nexus_cli.core import shellcmd
+
+    text = "\n".join(shown).replace(str(home), "<home>").replace(str(trio), "<work>")
+    text = text.replace(shellcmd.script(), "nexus")
+    text = re.sub(r"until \d\d:\d\d", "until <hh:mm>", text)
+    text = re.sub(r"\d\d:\d\d:\d\d[+-]\d\d:\d\d", "<time>", text)
+    text = re.sub(r"\d{4}-\d\d-\d\dT", "", text)
+    text = re.sub(r" {2,}", "  ", text)
+    if os.environ.get("NEXUS_UPDATE_GOLDEN"):
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), "human output changed: review, then NEXUS_UPDATE_GOLDEN=1"
+
+
+def test_the_list_fits_80_columns(nx, trio, monkeypatch):
+    nx("reserve", "src/very/long/directory/name/that/goes/on/**/test_*.py", "--reason",
+       "rewriting the webhook verification so that both signature versions pass", env=A)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    out = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", nx("reservations", env=B).out)
+    assert out and all(len(line) <= 80 for line in out.splitlines()), out
+
+
+# -- over MCP, and the handoff tool ------------------------------------------------------------
+
+
+def test_the_reservations_group_over_mcp(home, hook, nx, trio):
+    nx("reserve", "src/parser.py", "--reason", "refactor parser", env=A)
+
+    async def go():
+        async with session(home, f"codex:{sid(2)}", args=("--tools", "reservations")) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2)}
+            names = {t.name for t in (await s.list_tools()).tools}
+            refused = await s.call_tool("reserve", {"paths": ["src/parser.py"]}, meta=meta)
+            mine = await s.call_tool("reserve", {"paths": ["docs/"], "shared": True}, meta=meta)
+            checked = await s.call_tool("guard", {"paths": [str(trio / "src" / "parser.py")]},
+                                        meta=meta)
+            listed = await s.call_tool("reservations", {}, meta=meta)
+            gone = await s.call_tool("release", {"all": True}, meta=meta)
+            return names, refused, mine, checked, listed, gone
+
+    names, refused, mine, checked, listed, gone = arun(go)
+    assert names == {"reserve", "release", "reservations", "guard"}
+    assert refused.is_error
+    assert refused.structured_content["error"]["code"] == "reservation_conflict"
+    assert not mine.is_error and mine.structured_content["reserved"][0]["pattern"] == "docs/**"
+    assert checked.structured_content["ok"] is False
+    assert "refactor parser" in checked.structured_content["conflicts"][0]["message"]
+    assert listed.structured_content["total"] == 2
+    assert [r["pattern"] for r in gone.structured_content["released"]] == ["docs/**"]
+
+
+def test_handoff_now_moves_them_to_the_session_named(nx, hook, trio):
+    nx("reserve", "src/parser.py", "docs/", env=A)
+    nx("reserve", "docs/", "--shared", "--ttl", "9999", env=B)  # refused: A holds it exclusively
+    assert nx("handoff", "now", "--to", f"codex:{sid(2)}", env=A).code == 0
+    held = nx("reservations", "--mine", "--json", env=B).json["items"]
+    assert sorted(r["pattern"] for r in held) == ["docs/**", "src/parser.py"]
+    assert reason(edit(hook, C, str(trio / "src" / "parser.py")))
+
+
+@pytest.mark.parametrize("event,extra", [
+    ("PostToolUse", {"tool_name": "Write"}),
+    ("PreToolUse", {"tool_name": "mcp__nexus__send", "tool_use_id": "toolu_1"}),
+    ("UserPromptSubmit", {"prompt": "hi"}),
+])
+def test_only_the_hooks_that_need_reservations_import_them(tmp_path, event, extra):
+    """Every hook pays for what it imports: the reservation modules load for a file edit, a
+    session's start and end, a handoff and a maintenance round only."""
+    from test_architecture import PACKAGE, PROBE
+
+    stdin = {"hook_event_name": event, "session_id": "00000001-0000-4000-8000-000000000001",
+             "cwd": "/", **extra}
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(["nexus_cli.reservations"])}
+    done = subprocess.run([sys.executable, "-c", PROBE,
+                           json.dumps(["hook", "claude", json.dumps(stdin)])],
+                          env=env, capture_output=True, text=True, timeout=60)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
+    assert json.loads(line.removeprefix("LOADED ")) == [], done.stderr
+
+
+@pytest.mark.parametrize("client,file", [("claude", ".claude/settings.json"),
+                                         ("codex", ".codex/hooks.json")])
+def test_doctor_calls_the_table_before_reservations_outdated(nx, tmp_path, monkeypatch, client,
+                                                             file):
+    home = tmp_path / "userhome"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert nx("install", client).code == 0
+    check = f"{client} hooks"
+
+    def status() -> str:
+        return {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}[check][
+            "status"]
+
+    assert status() == "ok"
+    config = home / file
+    data = json.loads(config.read_text())
+    data["hooks"]["PreToolUse"] = [g for g in data["hooks"]["PreToolUse"]
+                                   if g.get("matcher") == "^mcp__nexus__"]
+    config.write_text(json.dumps(data))
+    assert status() == "warn"
+    assert nx("install", client).code == 0  # and installing again brings it up to date
+    assert status() == "ok"
+
+
+def test_odd_tool_input_is_let_through(nx, hook, trio):
+    nx("reserve", "src/parser.py", env=A)
+    for given in ({"file_path": 5}, {"file_path": "a\x00b"}, {}, {"file_path": " "}):
+        r = hook("codex", "PreToolUse", sid(2), tool_name="Write", tool_input=given)
+        assert (r.code, r.out) == (0, ""), (given, r.err)
+    r = hook("codex", "PreToolUse", sid(2), tool_name="apply_patch", tool_input="not an object")
+    assert (r.code, r.out) == (0, "")
+
+
+def test_an_edit_check_loads_no_event_handlers(nx, trio, home):
+    """A file edit's hook runs the reservation check alone: the event table (and the delivery,
+    task and maintenance code behind it) is not imported."""
+    from test_architecture import PACKAGE, PROBE
+
+    nx("reserve", "docs/", env=A)
+    stdin = {"hook_event_name": "PreToolUse", "session_id": sid(2), "cwd": str(trio),
+             "tool_name": "Write", "tool_input": {"file_path": str(trio / "docs" / "a.md")}}
+    env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE.parent),
+           "HEAVY": json.dumps(["nexus_cli.hook.handlers", "nexus_cli.delivery",
+                                "nexus_cli.tasks", "nexus_cli.maintenance"])}
+    done = subprocess.run([sys.executable, "-c", PROBE,
+                           json.dumps(["hook", "codex", json.dumps(stdin)])],
+                          env=env, capture_output=True, text=True, timeout=60)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
+    assert json.loads(line.removeprefix("LOADED ")) == [], done.stderr
+    assert '"permissionDecision": "deny"' in done.stdout  # and it did refuse the edit
+
+
+def test_an_edit_reads_settings_only_when_they_mention_auto_reservations(nx, trio, home):
+    """Parsing config.toml costs an edit's hook milliseconds (tomllib): it is read only when the
+    file names autoReserve."""
+    from test_architecture import PACKAGE, PROBE
+
+    nx("reserve", "docs/", env=A)
+    nx("config", "set", "maxAutoTurns", "5")
+    stdin = {"hook_event_name": "PreToolUse", "session_id": sid(2), "cwd": str(trio),
+             "tool_name": "apply_patch", "tool_input": {
+                 "command": "*** Begin Patch\n*** Add File: new.py\n+x\n*** End Patch\n"}}
+
+    def loaded() -> list[str]:
+        env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin",
+               "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(["tomllib"])}
+        done = subprocess.run([sys.executable, "-c", PROBE,
+                               json.dumps(["hook", "codex", json.dumps(stdin)])],
+                              env=env, capture_output=True, text=True, timeout=60)
+        line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED "))
+        return json.loads(line.removeprefix("LOADED "))
+
+    assert loaded() == []
+    nx("config", "set", "autoReserve", "0")
+    assert "tomllib" in loaded()
+
+
+def test_the_greeting_names_a_few_whatever_the_store_holds(nx, hook, trio):
+    nx("reserve", *(f"src/m{i}.py" for i in range(12)), env=A)
+    nx("reserve", "docs/", env=B)
+    text = json.loads(hook("codex", "SessionStart", sid(2), source="resume").out)[
+        "hookSpecificOutput"]["additionalContext"]
+    assert "src/m0.py (exclusive" in text and "and 7 more" in text
+    assert "You hold: docs/**;" in text

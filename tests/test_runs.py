@@ -1,0 +1,335 @@
+"""Runs, presets, policy, info and echo with stand-in clients (tests/fake_client.py on PATH):
+the seed's result shape and caps, detach and collect, cancel of the whole process group, a
+runner killed at any step never leaves a run `running`, the queue limit, resume, sandbox flags,
+a caller's session variables kept out of the run, and `delegate --spawn`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_mcp import A_ID, run, session  # imported before any capture: the SDK keeps stderr
+
+from helpers import claude_env, codex_env, sid
+from nexus_cli.runs import procs
+
+FAKE = Path(__file__).with_name("fake_client.py")
+
+
+@pytest.fixture
+def clients(tmp_path, monkeypatch):
+    """`claude` and `codex` stand-ins first on PATH; returns the argv log they append to."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name in ("claude", "codex"):
+        script = folder / name
+        script.write_text(f"#!{sys.executable}\nimport sys; sys.argv[0] = __file__\n"
+                          f"exec(compile(open({str(FAKE)!r}).read(), 'fake_client.py', 'exec'))\n")
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    log = tmp_path / "argv.log"
+    monkeypatch.setenv("FAKE_ARGV_LOG", str(log))
+    return log
+
+
+def db(home: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(home / "nexus.db"))
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def row(home: Path, run_id: str) -> sqlite3.Row:
+    with db(home) as conn:
+        return conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+
+
+def until(predicate, timeout: float = 60, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def final(nx, run_id: str, env=None, timeout: float = 60) -> dict:
+    box = {}
+
+    def done() -> bool:
+        box["r"] = nx("run", "result", run_id, "--json", env=env).json
+        return box["r"]["status"] in ("done", "error", "cancelled")
+
+    until(done, timeout, f"run {run_id} to finish")
+    return box["r"]
+
+
+def test_a_claude_run_returns_the_seed_result_shape(nx, clients, chdir_work, home):
+    from test_contract import validate
+
+    r = nx("run", "claude", "write notes", "--title", "t1", "--json")
+    assert r.code == 0, r.err
+    validate("run", r.json)
+    out = r.json
+    assert out["status"] == "done" and out["title"] == "t1" and out["client"] == "claude"
+    res = out["result"]
+    assert res["assistant_text"] == "I wrote notes.md"
+    assert res["tool_calls"][0]["name"] == "Write" and len(res["tool_calls"][0]["input"]) <= 2000
+    assert res["changes"] == [{"path": os.path.join(chdir_work, "notes.md"), "kind": "write"}]
+    assert res["stats"]["scope"] == "run" and res["stats"]["input_tokens"] == 10
+    assert res["stats"]["cache_hit_rate"] == 0.75
+    assert out["landing"]["likely_dir"] == chdir_work  # "wrote notes.md" without a path
+    assert out["session_id"].startswith("claude:") and "--resume" in out["next"]
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert argv[:2] == ["-p", "write notes"] and "--session-id" in argv
+    assert argv[argv.index("--output-format") + 1] == "stream-json"
+
+
+def test_codex_detached_is_collected_later_and_listed(nx, clients, chdir_work, monkeypatch):
+    from test_contract import validate
+
+    monkeypatch.setenv("FAKE_SLEEP", "1")
+    r = nx("run", "codex", "look around", "--detach", "--json")
+    assert r.code == 0 and r.json["status"] in ("queued", "running"), r.err
+    assert "run result" in r.json["next"]
+    out = final(nx, r.json["id"])
+    validate("run_result", out)
+    assert out["status"] == "done" and out["session_id"].startswith("codex:")
+    assert out["result"]["tool_calls"] == [{"name": "shell", "input": '{"command": "ls"}'}]
+    listed = nx("run", "list", "--json").json
+    validate("run_list", listed)
+    assert listed["total"] == 1 and listed["active"] == 0 and listed["items"][0]["has_result"]
+
+
+def test_output_fields_are_capped_one_by_one(nx, clients, chdir_work, monkeypatch):
+    monkeypatch.setenv("FAKE_TEXT", "é" * 20_000)
+    out = nx("run", "claude", "talk a lot", "--json").json
+    text = out["result"]["assistant_text"]
+    assert len(text) <= 8000 and out["result"]["truncated"]["assistant_text"]
+    assert "output file" in text and os.path.exists(out["output_file"])
+    json.dumps(out)  # still valid JSON
+
+
+def test_an_agent_run_is_its_own_session_without_the_callers_variables(nx, hook, clients,
+                                                                         chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    out = nx("run", "claude", "x", "--json", env=claude_env(sid(1))).json
+    logged = json.loads(clients.read_text().splitlines()[-1])
+    assert logged["claude_sid"] is None and logged["run"] == out["id"]
+    assert out["dispatcher"]["id"] == f"claude:{sid(1)}"
+    # another agent does not see it; the person does
+    hook("codex", "SessionStart", sid(2), source="startup")
+    assert nx("run", "list", "--json", env=codex_env(sid(2))).json["total"] == 0
+    assert nx("run", "result", out["id"], env=codex_env(sid(2))).code == 3
+    assert nx("run", "list", "--json").json["total"] == 1
+
+
+def test_cancel_ends_the_whole_process_group_and_keeps_the_session(nx, clients, chdir_work,
+                                                                   monkeypatch, home):
+    monkeypatch.setenv("FAKE_SLEEP", "120")
+    monkeypatch.setenv("FAKE_CHILD", "1")
+    run_id = nx("run", "claude", "long", "--detach", "--json").json["id"]
+    until(lambda: row(home, run_id)["client_pid"] is not None, what="the client to start")
+    client = row(home, run_id)["client_pid"]
+    until(lambda: procs.descendants(client), what="the client's child")
+    family = [client, *procs.descendants(client)]
+    r = nx("run", "cancel", run_id, "--json")
+    assert r.code == 0 and r.json["ok"] and r.json["was"] == "running", r.err
+    from test_contract import validate
+
+    validate("run_cancel", r.json)
+    assert r.json["session_id"] and "--resume" in r.json["next"]
+    until(lambda: not any(procs.start_of(p) for p in family), 20, "no process of the run left")
+    out = final(nx, run_id)
+    assert out["status"] == "cancelled" and out["result"] is None
+    again = nx("run", "cancel", run_id, "--json")
+    assert again.code == 4 and not again.json["ok"]
+    assert again.json["error"] == f"run {run_id} not cancellable (status=cancelled)"
+
+
+def test_a_queued_run_is_cancelled_before_it_starts(nx, clients, chdir_work, monkeypatch, home):
+    from nexus_cli.runs import runs
+
+    monkeypatch.setattr(runs, "spawn", lambda root, run_id: None)  # the runner never came
+    run_id = nx("run", "codex", "x", "--detach", "--json").json["id"]
+    r = nx("run", "cancel", run_id, "--json").json
+    assert r["ok"] and r["was"] == "queued" and r["note"] is None
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.15, 0.3, 0.6, 1.0])
+def test_a_runner_killed_at_any_step_never_leaves_a_run_running(nx, clients, chdir_work,
+                                                                monkeypatch, home, delay):
+    monkeypatch.setenv("FAKE_SLEEP", "0.4")
+    run_id = nx("run", "claude", "x", "--detach", "--json").json["id"]
+    until(lambda: row(home, run_id)["runner_pid"] is not None or
+          row(home, run_id)["status"] != "queued", what="the runner to claim the run")
+    time.sleep(delay)
+    runner = row(home, run_id)["runner_pid"]
+    try:
+        os.kill(runner, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    out = final(nx, run_id)
+    assert out["status"] in ("done", "error")
+    if out["status"] == "error":
+        assert "killed" in out["error"] or "exited" in out["error"]
+    client = row(home, run_id)["client_pid"]
+    if client:
+        until(lambda: not procs.alive(client, row(home, run_id)["client_start"]), 20,
+              "the client to be gone")
+
+
+def test_a_run_whose_caller_died_before_its_runner_started_becomes_an_error(nx, clients,
+                                                                          chdir_work, home,
+                                                                          monkeypatch):
+    from nexus_cli.runs import runs
+
+    monkeypatch.setattr(runs, "spawn", lambda root, run_id: None)  # killed right after COMMIT
+    run_id = nx("run", "codex", "x", "--detach", "--json").json["id"]
+    assert nx("run", "result", run_id, "--json").json["status"] == "queued"
+    with db(home) as conn:
+        conn.execute("UPDATE runs SET created_at = created_at - 3600 WHERE id = ?", (run_id,))
+    out = nx("run", "result", run_id, "--json").json
+    assert out["status"] == "error" and "never started" in out["error"]
+
+
+def test_the_queue_is_bounded(nx, clients, chdir_work, monkeypatch):
+    nx("config", "set", "maxRuns", "1")
+    monkeypatch.setenv("FAKE_SLEEP", "60")
+    first = nx("run", "codex", "x", "--detach", "--json").json["id"]
+    r = nx("run", "codex", "y", "--detach")
+    assert r.code == 4 and "run_queue_full: 1/1" in r.err
+    nx("run", "cancel", first)
+
+
+def test_resume_continues_the_session_with_its_policy(nx, clients, chdir_work):
+    first = nx("run", "claude", "one", "--json").json
+    nx("policy", "set", "read-only", "--session", first["session_id"])
+    second = nx("run", "claude", "two", "--resume", first["session_id"], "--json").json
+    assert second["session_id"] == first["session_id"] and second["sandbox"] == "read-only"
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    raw = first["session_id"].split(":", 1)[1]
+    assert argv[argv.index("--resume") + 1] == raw and "--session-id" not in argv
+    assert argv[argv.index("--permission-mode") + 1] == "default" and "Write" in argv
+    r = nx("run", "codex", "x", "--resume", first["session_id"])
+    assert r.code == 2 and "not a codex session" in r.err
+
+
+def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work):
+    from test_contract import validate
+
+    got = nx("policy", "get", "--json").json
+    validate("policy_get", got)
+    assert got["sandbox"] is None and got["flags"] == {"claude": [], "codex": []}
+    r = nx("policy", "set", "workspace-write", "--json").json
+    validate("policy_set", r)
+    assert r["flags"]["claude"] == ["--permission-mode", "acceptEdits"]
+    assert r["flags"]["codex"] == ["--sandbox", "workspace-write"]
+    nx("run", "codex", "x", "--approvals", "nexus")
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert 'sandbox_mode="workspace-write"' in argv and "--approve-for-me" in argv
+    nx("run", "codex", "x")
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert argv[argv.index("--sandbox") + 1] == "workspace-write"
+    nx("run", "claude", "x", "--sandbox", "danger-full-access")
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert argv[argv.index("--permission-mode") + 1] == "bypassPermissions"
+
+
+def test_presets(nx, hook, clients, chdir_work, home):
+    from test_contract import validate
+
+    listed = nx("preset", "list", "--json").json
+    validate("preset_list", listed)
+    assert {"standard", "code", "review", "minimal"} <= {p["id"] for p in listed["presets"]}
+    assert listed["default"] == "standard"
+    home.mkdir(mode=0o700, exist_ok=True)
+    (home / "presets.toml").write_text('[mine]\nsandbox = "read-only"\nmodel = "m1"\n'
+                                       '[bad]\nsandbox = "nope"\n')
+    listed = nx("preset", "list", "--json").json
+    assert listed["source"] == "builtin+file"
+    assert {p["id"]: p["broken"] for p in listed["presets"]}["bad"]
+    r = nx("preset", "set", "mine", "--json").json
+    validate("preset_set", r)
+    assert r["previous"] == "standard"
+    validate("preset_get", nx("preset", "get", "--json").json)
+    out = nx("run", "claude", "x", "--json").json
+    assert out["preset"] == "mine" and out["sandbox"] == "read-only"
+    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
+    assert argv[argv.index("--model") + 1] == "m1"
+    assert nx("run", "claude", "x", "--preset", "bad").code == 2
+    r = nx("preset", "set", "nosuch")
+    assert r.code == 2 and "unknown_preset: nosuch" in r.err
+    # scope session: only a blank session switches
+    hook("claude", "SessionStart", sid(3), source="startup")
+    assert nx("preset", "set", "code", "--scope", "session").code == 2  # needs --session
+    ok = nx("preset", "set", "code", "--scope", "session", "--session", f"claude:{sid(3)}",
+            "--json").json
+    assert ok["session_id"] == f"claude:{sid(3)}"
+    assert nx("preset", "get", "--session", f"claude:{sid(3)}", "--json").json["preset"] == "code"
+    hook("claude", "UserPromptSubmit", sid(3), prompt="go")
+    r = nx("preset", "set", "review", "--scope", "session", "--session", f"claude:{sid(3)}")
+    assert r.code == 4 and "session_started" in r.err
+
+
+def test_info_never_echoes_secrets_and_echo_echoes(nx, clients, chdir_work, monkeypatch):
+    from test_contract import validate
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-very-secret")
+    r = nx("info", "--json")
+    validate("info", r.json)
+    assert "sk-very-secret" not in r.out and r.json["credentials_set"]["ANTHROPIC_API_KEY"]
+    assert r.json["clients"]["claude"].endswith("/claude")
+    e = nx("echo", "héllo\x1b[31m", "--json").json
+    validate("echo", e)
+    assert e["text"] == "héllo\x1b[31m"
+    assert "\x1b" not in nx("echo", "héllo\x1b[31m").out  # escaped for people
+
+
+def test_delegate_spawn_delegates_to_the_new_run(nx, hook, clients, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    a = claude_env(sid(1))
+    task = nx("delegate", "--spawn", "codex", "count the files", "--json", env=a).json
+    assert task["sender"]["id"] == f"claude:{sid(1)}" and task["target"]["id"].startswith("codex:")
+    runs = nx("run", "list", "--json", env=a).json["items"]
+    assert runs[0]["session_id"] == task["target"]["id"] and runs[0]["task_id"] == task["id"]
+    prompt = json.loads(clients.read_text().splitlines()[-1])["argv"][-1]
+    assert "count the files" in prompt and "nexus report" in prompt
+    once = [nx("delegate", "--spawn", "claude", "y", "--request-id", "k1", "--json", env=a).json
+            for _ in range(2)]
+    assert once[0]["id"] == once[1]["id"] and once[1]["duplicate"]
+    assert nx("run", "list", "--json", env=a).json["total"] == 2  # no second worker
+    r = nx("delegate", "--spawn", "gemini", "x", env=a)
+    assert r.code == 2 and "claude or codex" in r.err
+
+
+def test_a_missing_client_is_a_coded_error(nx, chdir_work, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    r = nx("run", "claude", "x")
+    assert r.code == 3 and "client_unavailable: claude" in r.err
+
+
+def test_a_run_over_mcp_with_the_official_client(home, hook, clients, chdir_work):
+    from test_contract import validate
+
+    hook("claude", "SessionStart", sid(1), source="startup")
+
+    async def go():
+        async with session(home, A_ID, args=("--tools", "default,runs")) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            r = await s.call_tool("run", {"client": "codex", "task": "over mcp"})
+            e = await s.call_tool("echo", {"text": "ping"})
+            return names, r, e
+
+    names, r, e = run(go)
+    assert {"run", "run_result", "info", "echo"} <= names and "approve" not in names
+    assert not r.is_error, r.content
+    validate("run", r.structured_content)
+    assert r.structured_content["status"] == "done"
+    assert r.structured_content["dispatcher"]["id"] == A_ID
+    assert e.structured_content["text"] == "ping"
