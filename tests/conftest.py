@@ -60,6 +60,9 @@ def pg_cluster():
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """'sqlite', or 'pg': NEXUS_DATABASE_URL names a fresh, migrated schema of its own."""
     kind = getattr(request, "param", "sqlite")
+    from nexus_cli.maintenance import expiry
+
+    expiry.LAZY.not_before = 0.0  # a test that moved the clock ahead must not hold back the next
     monkeypatch.delenv("NEXUS_DATABASE_URL", raising=False)
     if kind == "pg":
         cluster = request.getfixturevalue("pg_cluster")
