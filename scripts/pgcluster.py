@@ -60,6 +60,7 @@ class Cluster:
                 os.setuid(self.user.pw_uid)
 
         return subprocess.run(list(args), check=check, capture_output=True, text=True,
+                              start_new_session=True,
                               preexec_fn=demote if self.user else None, cwd=self.dir)
 
     def url_for(self, schema: str | None = None, user: str | None = None) -> str:

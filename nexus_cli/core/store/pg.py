@@ -18,8 +18,10 @@ does. Reads run in a REPEATABLE READ READ ONLY snapshot. Wake-ups are NOTIFY on 
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import select
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -191,6 +193,11 @@ def translate(sql: str, style: int) -> tuple[str, bool]:
 
     if "offset" in sql:  # a column of that name (insight_chunks): reserved in PostgreSQL
         sql = re.sub(r"(?<=[(,.])(\s*)offset\b(?=\s*[,)]|\s+(?:AS|FROM)\b)", r'\1"offset"', sql)
+    if style and " IS " in sql.upper():  # SQLite's `x IS ?` compares NULLs as values
+        sql = re.sub(r"\bIS\s+(NOT\s+)?(?=\?|:[A-Za-z_])", lambda m: "IS DISTINCT FROM "
+                     if m.group(1) else "IS NOT DISTINCT FROM ", sql, flags=re.I)
+    if "LIKE" in sql:  # SQLite's LIKE ignores (ASCII) case
+        sql = re.sub(r"\bLIKE\b", "ILIKE", sql)
     out = _TOKENS.sub(token, sql).strip().rstrip(";")
     returning = False
     head = out[:40].upper()
@@ -218,8 +225,34 @@ def translate(sql: str, style: int) -> tuple[str, bool]:
         if ident:
             suffix += f" RETURNING {ident}"
             returning = True
+    out = _alias_subqueries(out)
+    if any(re.search(rf"\b{t}\b", out) for t in fts_tables()):
+        out = ""  # SQLite full-text search: `Conn.execute` says it is not available here
     _CACHE[(sql, style)] = result = (out + suffix, returning)
     return result
+
+
+def _alias_subqueries(sql: str) -> str:
+    """`FROM (SELECT ...)` needs an alias in PostgreSQL before 16."""
+    start = 0
+    while True:
+        i = sql.upper().find("FROM (SELECT", start)
+        if i < 0:
+            return sql
+        depth, j = 0, i + 5
+        while j < len(sql):
+            if sql[j] == "(":
+                depth += 1
+            elif sql[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        rest = sql[j + 1:].lstrip()
+        if not re.match(r"(AS\b|[A-Za-z_]\w*)", rest, re.I) or re.match(
+                r"(WHERE|GROUP|ORDER|LIMIT|UNION|EXCEPT|INTERSECT|JOIN|LEFT|INNER|ON)\b", rest, re.I):
+            sql = sql[:j + 1] + " AS _sub" + sql[j + 1:]
+        start = i + 5
 
 
 _FTS = re.compile(r"CREATE VIRTUAL TABLE (\w+) USING fts5", re.I)
@@ -244,8 +277,14 @@ def ddl(script: str) -> list[str]:
     return out
 
 
+_FTS_TABLES: set[str] = set()
+
+
 def fts_tables() -> set[str]:
-    return {m.group(1) for _, _, s in migrations.MIGRATIONS for m in _FTS.finditer(s)}
+    if not _FTS_TABLES:
+        _FTS_TABLES.update(m.group(1) for _, _, s in migrations.MIGRATIONS
+                           for m in _FTS.finditer(s))
+    return _FTS_TABLES
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -332,9 +371,13 @@ class Conn:
     def execute(self, sql: str, params: object = ()) -> Cursor:
         values, style = _params(params)
         text, returning = translate(sql, style)
+        if not text:
+            raise unsupported("full-text search (`nexus find`, insight search)")
         try:
             return Cursor(self.raw.execute(text, values), returning)  # type: ignore[arg-type]
         except psycopg.Error as exc:
+            if os.environ.get("NEXUS_DEBUG_SQL"):
+                print("SQL:", text, values, file=sys.stderr)
             raise translate_error(exc, self.url) from None
 
     def executemany(self, sql: str, seq: Iterable) -> Cursor:
@@ -441,11 +484,14 @@ class PgStore:
     def check_file(self) -> bool:
         return True
 
-    def _conn(self) -> Conn:
-        conn = getattr(self._local, "conn", None)
+    def _conn(self, kind: str = "write") -> Conn:
+        """This thread's connection of that kind (a write may run while a read is open, as
+        with the SQLite store's two connections)."""
+        conn = getattr(self._local, kind, None)
         if conn is not None and not conn.raw.closed and not conn.raw.broken:
             return conn
-        conn = self._local.conn = connect(self.url, self.root)
+        conn = connect(self.url, self.root)
+        setattr(self._local, kind, conn)
         return conn
 
     def _checked(self, conn: Conn, write: bool) -> Conn:
@@ -509,17 +555,17 @@ class PgStore:
 
     @contextmanager
     def read(self) -> Iterator[Conn]:
-        outer = getattr(self._local, "active", None)
+        outer = getattr(self._local, "active", None) or getattr(self._local, "reading", None)
         if outer is not None:
             yield outer
             return
-        conn = self._checked(self._conn(), write=False)
-        self._local.active = conn
+        conn = self._checked(self._conn("read"), write=False)
+        self._local.reading = conn
         try:
             with _transaction(conn, write=False):
                 yield conn
         finally:
-            self._local.active = None
+            self._local.reading = None
 
     # -- waking ----------------------------------------------------------------------------------
 
