@@ -36,6 +36,9 @@ from ..errors import NexusError
 from . import migrations, paths, team
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
+HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
+BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
+STATEMENT_MS = 30_000
 CHANNEL = "nexus"
 LOCK = "SELECT pg_advisory_xact_lock(%d, hashtext(current_schema()))" % migrations.APPLICATION_ID
 
@@ -221,10 +224,9 @@ def translate(sql: str, style: int) -> tuple[str, bool]:
         out = "UPDATE " + out[len("UPDATE OR REPLACE "):]
     if out[:12].upper() == "INSERT INTO " and " RETURNING " not in out.upper():
         m = re.match(r"INSERT INTO (\w+)", out, re.I)
-        ident = tables().get(m.group(1), (None, None, None))[2] if m else None
-        if ident:
-            suffix += f" RETURNING {ident}"
-            returning = True
+        # the id of the inserted row, when asked for (`lastval()`: RETURNING would need the
+        # row to pass the SELECT policies of row-level security, a notice to a peer does not)
+        returning = bool(m and tables().get(m.group(1), (None, None, None))[2])
     out = _alias_subqueries(out)
     if any(re.search(rf"\b{t}\b", out) for t in fts_tables()):
         out = ""  # SQLite full-text search: `Conn.execute` says it is not available here
@@ -328,14 +330,18 @@ def unsupported(what: str) -> NexusError:
 
 
 class Cursor:
-    __slots__ = ("_cur", "lastrowid")
+    __slots__ = ("_cur", "_returning")
 
     def __init__(self, cur: psycopg.Cursor, returning: bool) -> None:  # type: ignore[type-arg]
         self._cur = cur
-        self.lastrowid = None
-        if returning and cur.description is not None:
-            row = cur.fetchone()
-            self.lastrowid = row[0] if row else None
+        self._returning = returning
+
+    @property
+    def lastrowid(self) -> int | None:
+        if not self._returning or self._cur.rowcount < 1:
+            return None
+        row = self._cur.connection.execute("SELECT lastval()").fetchone()
+        return row[0] if row else None
 
     @property
     def rowcount(self) -> int:
@@ -396,10 +402,14 @@ class Conn:
         self.raw.close()
 
 
-def connect(url: str, root: str) -> Conn:
+def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
+    """A connection in autocommit mode (transactions are explicit); a writer waits for the
+    writers' lock as long as SQLite's busy timeout, and no statement runs for ever."""
     try:
-        raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=timeout,
                               application_name="nexus", row_factory=_row_factory)
+        raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
+                    " SET idle_in_transaction_session_timeout = 60000")
     except psycopg.Error as exc:
         raise unreachable(url, exc) from None
     return Conn(raw, url, root)
@@ -475,7 +485,8 @@ class PgStore:
         self.url = url
         self.root = root or paths.home()
         self.path = team.redact(url)
-        self.linger = linger
+        self.linger = linger  # a hook: a shorter budget to reach the server
+        self.timeout = HOOK_CONNECT_TIMEOUT if linger else CONNECT_TIMEOUT
         self._local = threading.local()
 
     def check_dir(self) -> bool:
@@ -490,7 +501,7 @@ class PgStore:
         conn = getattr(self._local, kind, None)
         if conn is not None and not conn.raw.closed and not conn.raw.broken:
             return conn
-        conn = connect(self.url, self.root)
+        conn = connect(self.url, self.root, self.timeout)
         setattr(self._local, kind, conn)
         return conn
 
@@ -645,13 +656,16 @@ def ping(url: str) -> dict:
         latency = time.perf_counter() - t0
         version = schema_version(conn)
         role, schema = raw.execute("SELECT current_user, current_schema()").fetchone()  # type: ignore[misc]
+        secured = raw.execute("SELECT relrowsecurity FROM pg_class WHERE oid ="
+                              " to_regclass('messages')").fetchone()
         can_write = raw.execute(
             "SELECT has_schema_privilege(current_schema(), 'USAGE')").fetchone()[0]  # type: ignore[index]
         return {"server_version": raw.info.parameter_status("server_version"),
                 "schema_version": version, "schema_current": migrations.CURRENT,
                 "connect_ms": round(connected * 1000, 2), "latency_ms": round(latency * 1000, 3),
                 "tls": bool(getattr(raw.pgconn, "ssl_in_use", False)), "role": role,
-                "schema": schema, "schema_usage": bool(can_write)}
+                "schema": schema, "schema_usage": bool(can_write),
+                "row_security": bool(secured and secured[0])}
     finally:
         conn.close()
 
