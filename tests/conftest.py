@@ -33,7 +33,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # them: every test of these modules runs once on the local SQLite store and once on a team
 # database (a schema of its own in a throwaway PostgreSQL cluster, one per test worker).
 BOTH_BACKENDS = {"test_messages", "test_handoff", "test_tasks", "test_delivery", "test_hooks",
-                 "test_news", "test_team"}
+                 "test_news"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -161,12 +161,12 @@ SCHEMA = "current_schema()"
 
 
 def init(ctx: Ctx, a: TeamInitArgs) -> dict:
-    bad = [r for r in a.role if not ROLE.match(r)]
+    bad = [r for r in a.roles if not ROLE.match(r)]
     if bad:
-        raise NexusError("invalid_argument", "--role", f"{bad[0]!r} is not a plain role name",
+        raise NexusError("invalid_argument", "ROLE", f"{bad[0]!r} is not a plain role name",
                          "use lower-case letters, digits and _ (a PostgreSQL identifier)")
     if not a.apply:
-        return {"sql": _printable(script(a.role)), "applied": False, "schema_version": None}
+        return {"sql": _printable(script(a.roles)), "applied": False, "schema_version": None}
     url = team.url()
     if not url:
         raise NexusError("team_not_joined", "--apply", "no team database is configured",
@@ -181,13 +181,13 @@ def init(ctx: Ctx, a: TeamInitArgs) -> dict:
         try:
             with conn.raw.transaction():
                 conn.raw.execute(RLS)  # type: ignore[arg-type]
-                conn.raw.execute(grants(a.role).replace(SCHEMA, _ident(schema)))  # type: ignore[arg-type]
+                conn.raw.execute(grants(a.roles).replace(SCHEMA, _ident(schema)))  # type: ignore[arg-type]
         except Exception as exc:  # psycopg.Error: translated like every server error
             raise pg.translate_error(exc, url) from None
         version = pg.schema_version(conn)
     finally:
         conn.close()
-    return {"sql": _printable(script(a.role)), "applied": True, "schema_version": version}
+    return {"sql": _printable(script(a.roles)), "applied": True, "schema_version": version}
 
 
 def _ident(name: str) -> str:

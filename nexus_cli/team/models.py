@@ -51,7 +51,7 @@ class TeamLeaveResult(Result):
 
 
 class TeamInitArgs(Args):
-    role: list[str] = Field(default_factory=list, max_length=200,
+    roles: list[str] = Field(default_factory=list, max_length=200,
                             description="A database role to create (if missing) and grant a "
                             "member's rights to; repeat for each person.",
                             json_schema_extra={"x-metavar": "ROLE"})
