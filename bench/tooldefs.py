@@ -19,8 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _util import table  # also puts tests/ on sys.path
-
-from e2e.harness import World, available  # noqa: E402
+from e2e.harness import World, available
 
 BUDGET_TOKENS = 2000
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _util import table  # noqa: I001  (puts tests/ on the path)
+from _util import table
 from helpers import FakeTable, ctx_for  # the suite's synthetic process table
 from nexus_cli.catalog import load
 from nexus_cli.core import proctable

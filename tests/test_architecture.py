@@ -99,7 +99,7 @@ def test_there_is_no_import_circle():
             if node.startswith(dep + ".") or dep.startswith(node + "."):
                 continue  # a package and its own modules
             if state.get(dep) == 1:
-                return stack[stack.index(dep):] + [dep]
+                return [*stack[stack.index(dep):], dep]
             if dep not in state:
                 found = visit(dep)
                 if found:
@@ -160,19 +160,19 @@ def test_hot_paths_import_nothing_heavy(tmp_path, argv, stdin):
 
 
 def test_the_mcp_server_answers_initialize_and_lists_tools_without_heavy_imports(tmp_path):
-    probe = """
+    probe = f"""
 import io, json, os, sys
 from nexus_cli.mcp.server import Server
 out = io.BytesIO()
 server = Server(out)
-server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                               "params": {"protocolVersion": "2025-06-18"}}).encode())
-server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode())
-heavy = %r
+server.handle_line(json.dumps({{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": {{"protocolVersion": "2025-06-18"}}}}).encode())
+server.handle_line(json.dumps({{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}}).encode())
+heavy = {HEAVY!r}
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in heavy)))
 print(len(json.loads(out.getvalue().splitlines()[1])["result"]["tools"]), flush=True)
 os._exit(0)
-""" % (HEAVY,)
+"""
     env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent)}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
                           timeout=60)

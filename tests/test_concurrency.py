@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -66,7 +67,7 @@ def test_eight_senders_two_readers_each_message_read_exactly_once(hook, home, tm
     for p in procs:
         p.join(180)
         assert p.exitcode == 0
-    per_reader = [open(o).read().split("\n") for o in outs]
+    per_reader = [Path(o).read_text().split("\n") for o in outs]
     everything = [t for r in per_reader for t in r if t]
     assert len(everything) == SENDERS * PER_SENDER
     assert len(set(everything)) == len(everything)  # nobody got a message twice

@@ -173,7 +173,7 @@ def test_codex_wake_failure_is_reported_honestly(nx, hook, pair, tmp_path):
     wait_listening(nx, A, B_ID)
     mid = nx("send", "codex", "will not arrive now", "--json", env=A).json["message_id"]
     thread.join(10)
-    out, code, err = box["reply"]
+    _out, code, err = box["reply"]
     assert code == 1 and "wake failed" in err and "refused (exit 3): refused" in err
     assert nx("message", "status", mid, "--json", env=A).json["state"] == "stored"
 
@@ -243,7 +243,7 @@ def test_a_prompt_right_after_a_wake_is_the_woken_turn(nx, hook, pair, home):
 
 def test_codex_wake_failure_marks_the_task(nx, hook, pair, tmp_path):
     command, _ = fake_codex(tmp_path, exit_code=3)
-    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
+    thread, _box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
                                      env={"NEXUS_CODEX_COMMAND": command})
     wait_listening(nx, A, B_ID)
     t = nx("delegate", "codex", "job", "--json", env=A).json["id"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from helpers import claude_env, sid
-from nexus_cli.core.errors import Exit
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -46,10 +46,10 @@ def server_params(home, as_: str | None = None, args: tuple = (),
 
 @asynccontextmanager
 async def session(home, as_=None, args=(), bind=()):
-    async with stdio_client(server_params(home, as_, args, bind)) as (read, write):
-        async with ClientSession(read, write) as s:
-            await s.initialize()
-            yield s
+    async with (stdio_client(server_params(home, as_, args, bind)) as (read, write),
+                ClientSession(read, write) as s):
+        await s.initialize()
+        yield s
 
 
 def run(coro_fn):
@@ -310,7 +310,7 @@ def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pa
            "STANDIN_HOOKS": hook_events("claude", sid(1), work(home))}
     proc = subprocess.Popen([client_wrapper(str(home.parent), "claude"), *SERVER],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open("/tmp/exp/mcp.err", "w"), env=env, text=True)
+                            stderr=subprocess.DEVNULL, env=env, text=True)
 
     def send(msg: dict) -> None:
         proc.stdin.write(json.dumps(msg) + "\n")

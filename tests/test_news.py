@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from helpers import claude_env, codex_env, sid
+from helpers import codex_env, sid
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store import news
 from nexus_cli.core.store.db import Store

@@ -4,6 +4,7 @@ table; the tests marked `realprocs` run again with NEXUS_PROCESS_TABLE=ps in scr
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def test_the_chain_above_this_process(backend):
     assert me is not None and me.pid == os.getpid() and me.ppid == os.getppid()
     chain = table.ancestors()
     assert chain and chain[0].pid == os.getppid()
-    for child, parent in zip(chain, chain[1:], strict=False):
+    for child, parent in itertools.pairwise(chain):
         assert child.ppid == parent.pid
     assert all(p.name and len(p.name) <= 15 for p in chain)
     assert table.alive(me.pid, me.start) and not table.alive(me.pid, me.start + "x")

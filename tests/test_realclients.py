@@ -166,7 +166,7 @@ def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
     world.wait_status(l_id, "listening")
     world.script(s2=[{"shell": f"{NEXUS} send {l_id} 'here is your answer'"}, {"text": "sent"}])
     resume(world, s_id, "s2")
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert world.reached("l1", "here is your answer") and world.reached("l1", "Automatic turn 1 of 8")
     assert [e["step"] for e in world.requests("l1")][-1] == {"text": "got the reply"}
@@ -291,7 +291,7 @@ def test_delegation_is_reported_and_continues_the_listening_dispatcher(world, di
 
 def test_an_ask_answered_after_its_timeout_wakes_the_asker(world):
     b_id = start(world, "codex", "b1")
-    proc, a_id = start_listening(world, "claude", "a1", [
+    proc, _a_id = start_listening(world, "claude", "a1", [
         {"shell": f"{NEXUS} ask {b_id} 'Which port does the API use?' --timeout 1 || true"},
         {"shell": f"{NEXUS} listen on"}, {"text": "asked; will wait"},
         {"shell": f"{NEXUS} listen off"}, {"text": "got the late answer"}], {b_id})

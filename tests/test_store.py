@@ -181,7 +181,7 @@ def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, h
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                  " applied_at REAL NOT NULL)")
-    number, name, sql = migrations.MIGRATIONS[0]
+    _number, name, sql = migrations.MIGRATIONS[0]
     for statement in sql.split(";"):
         if statement.strip():
             conn.execute(statement)

@@ -220,7 +220,7 @@ def test_a_report_continues_a_listening_dispatcher(nx, hook, trio):
     wait_listening(nx, B, A_ID)
     nx("report", t, "--status", "completed", "--result", "all done", env=B)
     th.join(30)
-    out, code, _ = box["reply"]
+    out, _code, _ = box["reply"]
     assert out["decision"] == "block" and f"Report on task {t}" in out["reason"]
 
 

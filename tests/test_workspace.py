@@ -11,6 +11,7 @@ import multiprocessing as mp
 import sqlite3
 
 import pytest
+from test_mcp import run, session  # the official SDK client, as tests/test_mcp.py starts it
 
 from helpers import call, claude_env, codex_env, ctx_for, sid
 from nexus_cli.catalog import load
@@ -18,7 +19,6 @@ from nexus_cli.core.errors import NexusError
 from nexus_cli.core.registry import invoke
 from nexus_cli.core.store import paths
 from nexus_cli.messages import mailbox
-from test_mcp import run, session  # the official SDK client, as tests/test_mcp.py starts it
 
 A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
 A_ID, B_ID, C_ID = f"claude:{sid(1)}", f"codex:{sid(2)}", f"claude:{sid(3)}"

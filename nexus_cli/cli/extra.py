@@ -48,8 +48,8 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
     import time
 
     from ..catalog import load
-    from ..core.context import Ctx, cli_resolver
     from ..core import sessions
+    from ..core.context import Ctx, cli_resolver
     from ..core.errors import Exit, NexusError
     from ..core.human import who
     from ..core.registry import invoke
@@ -59,6 +59,8 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
     from . import upkeep as _upkeep
 
     read = load()["read"]
+    render = read.render
+    assert render is not None  # `read` has human output
 
     def show(result: dict) -> None:
         out = output._stdout()
@@ -66,7 +68,7 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
             if as_json:
                 out.write(json.dumps(message, ensure_ascii=False) + "\n")
             else:
-                out.write(read.render({"messages": [message], "remaining": 0}) + "\n\n")
+                out.write(render({"messages": [message], "remaining": 0}) + "\n\n")
         out.flush()
 
     store = Store()
@@ -157,7 +159,6 @@ def man(command: tuple[str, ...]) -> None:
     page = "nexus.1"
     if command:
         from ..gen.manpages import group_of
-
         from . import build
 
         root = build()

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..core.errors import NexusError
 from ..core.human import Table
-from ..core.text import one_line
 from ..core.registry import Tool
+from ..core.text import one_line
 
 
 def _stdout() -> Any:

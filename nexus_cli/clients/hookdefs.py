@@ -146,8 +146,8 @@ def edited(config: dict, client: str, install: bool, filled: dict[str, str]) -> 
 def positions(config: dict) -> list[tuple[str, int, int]]:
     """(event, group index, handler index) of every nexus handler in a hook table."""
     found = []
-    table = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
-    for event, groups in table.items():
+    table = config.get("hooks")
+    for event, groups in (table.items() if isinstance(table, dict) else ()):
         for gi, group in enumerate(groups if isinstance(groups, list) else []):
             for hi, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
                 if is_ours(handler):

@@ -206,11 +206,10 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
     person = identity.user_id()
     if explicit:
         wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
-        if wanted != person:
-            if not at_terminal():
-                raise refuse(wanted, "acting for another session needs a person at an "
-                             "interactive terminal; scripts and agents act only as themselves",
-                             f"run it yourself at a terminal, or drop --as to act as {person}")
+        if wanted != person and not at_terminal():
+            raise refuse(wanted, "acting for another session needs a person at an "
+                         "interactive terminal; scripts and agents act only as themselves",
+                         f"run it yourself at a terminal, or drop --as to act as {person}")
         return caller_for(conn, wanted, "option", cwd)
     return Caller(person, cwd, identity.project_root(cwd), "user")
 

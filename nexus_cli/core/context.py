@@ -72,6 +72,8 @@ class Ctx:
         from .errors import NexusError
 
         upkeep, self.upkeep = self.upkeep, None
+        if upkeep is None:
+            return
         try:
             if not (self.store.check_dir() and self.store.check_file()):
                 return

@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-TYPE_CHECKING = False  # typing is not imported on the hook path
-if TYPE_CHECKING:
-    from typing import Any
 
 from .errors import NexusError
 from .store.db import Store
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 KEEP = 100_000  # events kept; older ones go in maintenance
 

@@ -10,7 +10,6 @@ from typing import Any
 from .text import one_line, visible
 from .timefmt import human_duration
 
-
 # colours that carry meaning (rich only; NO_COLOR, TERM=dumb and pipes get none)
 STYLES = {"listening": "green", "working": "yellow", "idle": "", "offline": "dim",
           "OK": "green", "WARN": "yellow", "FAIL": "bold red", "completed": "green",

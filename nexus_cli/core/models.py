@@ -20,11 +20,11 @@ class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def Stamp(description: str) -> object:
+def Stamp(description: str) -> Any:  # a pydantic Field, typed as Field is
     return Field(None, description=f"{description} (ISO 8601 with offset)")
 
 
-def Epoch(description: str) -> object:
+def Epoch(description: str) -> Any:
     return Field(None, description=f"{description} (seconds since the epoch)")
 
 

@@ -11,6 +11,7 @@ from . import identity
 from .errors import NexusError, invalid
 from .proctable import Proc, table
 from .settings import BINDING_PURGE, BINDING_TTL, RECENT_OFFLINE, STALE_AFTER
+from .store.db import present
 
 PROMPT_TAIL = 1500
 ASSISTANT_TAIL = 5000
@@ -81,6 +82,11 @@ def effective_status(row: sqlite3.Row | dict, now: float) -> str:
 
 def get(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
+
+
+def known(conn: sqlite3.Connection, sid: str) -> sqlite3.Row:
+    """The row of a session the caller registered or resolved in this transaction."""
+    return present(get(conn, sid), f"session {sid}")
 
 
 def update(conn: sqlite3.Connection, sid: str, **fields: object) -> None:
@@ -225,7 +231,7 @@ def current_of(conn: sqlite3.Connection, hosted: list[sqlite3.Row], now: float) 
     return get(conn, follow_successors(conn, pick["id"])) or pick
 
 
-def client_alive(row: sqlite3.Row) -> bool:
+def client_alive(row: sqlite3.Row | dict) -> bool:
     return bool(row["client_pid"]) and table().alive(row["client_pid"], row["client_start"])
 
 

@@ -66,7 +66,7 @@ INDEX_BUDGET = 10.0  # seconds a search or listing may spend bringing the transc
 # the MCP tool groups served unless chosen otherwise (`--tools`): the daily work
 DEFAULT_GROUPS = ("sessions", "messages", "tasks")
 
-KEYS: dict[str, tuple[type, int, int, object, str]] = {
+KEYS: dict[str, tuple[type, int, int, int, str]] = {
     "maxAutoTurns": (int, 0, 100, 8, "automatic turns (a wake, a listening or held Stop) "
                                      "allowed since the user's last prompt"),
     "rateLimit": (int, 1, 100_000, 20, "workspace tool calls per second allowed to one "
@@ -118,7 +118,7 @@ def check(key: str, value: object) -> object:
             value = kind(value)
         except ValueError:
             raise ValueError(f"{key} takes a whole number from {low} to {high}") from None
-    if not isinstance(value, kind) or isinstance(value, bool) or not low <= value <= high:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise ValueError(f"{key} takes a whole number from {low} to {high}")
     return value
 

@@ -18,7 +18,7 @@ def allowed(me: sqlite3.Row, root: str) -> tuple[int, int] | None:
 
 
 def count(conn: sqlite3.Connection, sid: str, now: float, wake: bool) -> None:
-    me = sessions.get(conn, sid)
+    me = sessions.known(conn, sid)
     fields: dict[str, object] = {"auto_turns": me["auto_turns"] + 1}
     if wake:
         fields.update(last_wake_at=now, last_wake_error=None)

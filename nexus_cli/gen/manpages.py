@@ -74,7 +74,7 @@ def _commands(root: click.Group) -> list[tuple[str, click.Command]]:
 def group_of(path: str, cmd: click.Command) -> str:
     """A registry tool's group; other commands say theirs (`man_group`), else integration."""
     tools = {" ".join(t.path): t.group for t in load().values()}
-    return tools.get(path) or getattr(cmd, "man_group", "integration")
+    return tools.get(path) or str(getattr(cmd, "man_group", "integration"))
 
 
 def _usage(path: str, cmd: click.Command) -> str:

@@ -17,8 +17,8 @@ from ..core import caller, events, identity, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
 from ..core.store import news
-from ..messages import mailbox
 from ..core.store.db import Store
+from ..messages import mailbox
 
 Reply = tuple  # (stdout JSON or None, exit code, stderr text or None), as in waits
 QUIET: Reply = (None, 0, None)

@@ -43,7 +43,7 @@ def context(event: str, text: str) -> dict:
 
 def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
     succession.on_session_start(conn, ev.sid, ev.data.get("source"), ev.proc, ev.now, ev.root)
-    me = sessions.get(conn, ev.sid)
+    me = sessions.known(conn, ev.sid)
     text = announce.greeting(conn, me, ev.now)
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     if total:

@@ -5,6 +5,7 @@ Code: exit 2 from an asyncRewake hook; Codex: `codex queue`). Stdlib only."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 
 from .. import clients
@@ -23,7 +24,7 @@ def wake_text(store: Store, sid: str, via: str | None) -> tuple[str, list[str]] 
     """After news arrived: the announcement for one automatic turn, or None at the limit."""
     now = time.time()
     with store.write() as conn:
-        me = sessions.get(conn, sid)
+        me = sessions.known(conn, sid)
         turn = turns.allowed(me, store.root)
         rows, total = mailbox.unread(conn, sid, only_new=False)
         if not turn or not total:
@@ -42,7 +43,7 @@ def listen(store: Store, sid: str) -> Reply:
     return ({"decision": "block", "reason": woke[0]}, 0, None) if woke else QUIET
 
 
-def idle(client: str, sid: str, row: dict, store: Store, env: dict | os._Environ) -> Reply:
+def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._Environ) -> Reply:
     """The background wait after a turn ends: wake the conversation when something arrives."""
     adapter = clients.ADAPTERS[client]
     if adapter.unattended(env):

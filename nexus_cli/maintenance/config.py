@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def _entry(key: str, values: dict[str, object], in_file: dict[str, object]) -> dict:
-    kind, low, high, default, meaning = settings.KEYS[key]
+    _kind, low, high, default, meaning = settings.KEYS[key]
     return {"key": key, "value": values[key], "default": default,
             "source": "file" if key in in_file else "default", "meaning": meaning,
             "range": f"{low}-{high}"}

@@ -18,9 +18,9 @@ from typing import Any, BinaryIO
 
 from .. import __version__
 from ..core.proctable import table
+from ..core.settings import DEFAULT_GROUPS
 
 PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-from ..core.settings import DEFAULT_GROUPS
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
     -32700, -32600, -32601, -32602, -32603)
 INSTRUCTIONS = (
@@ -200,7 +200,7 @@ class Server:
         if args is not None and not isinstance(args, dict):
             self.error(mid, INVALID_PARAMS, "Invalid params: arguments must be an object")
             return
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
         cancelled = threading.Event()
         self.inflight[mid] = cancelled
         self.pool.submit(self._run, mid, tool, args or {}, meta, cancelled)
@@ -232,7 +232,7 @@ class Server:
 
 
 def main(argv: list[str]) -> int:
-    groups = DEFAULT_GROUPS
+    groups: tuple[str, ...] = DEFAULT_GROUPS
     args = list(argv)
     while args:
         arg = args.pop(0)

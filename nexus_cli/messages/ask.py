@@ -68,4 +68,4 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         mailbox.set_ask_state(conn, mid, "answered")
         mailbox.mark_read(conn, [got["id"]], time.time(), via="ask")
         return ctx.hand_over({**base, "answered": True, "note": None,
-                              "reply": message(conn, mailbox.get(conn, got["id"]))})
+                              "reply": message(conn, mailbox.known(conn, got["id"]))})

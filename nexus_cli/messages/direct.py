@@ -28,7 +28,7 @@ def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
           known: tuple[dict, sqlite3.Row] | None = None) -> dict:
     """What `send` and `reply` return; `known`: the message and its recipient's row, when the
     caller has them at hand (no second look at the store)."""
-    msg, to = known if known else (mailbox.get(conn, mid), None)
+    msg, to = known if known else (mailbox.known(conn, mid), None)
     if to is None:
         to = sessions.get(conn, msg["recipient"])
     status = sessions.effective_status(to, ctx.now) if to is not None else "offline"
@@ -51,8 +51,9 @@ def _replay(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, request_id:
     prior = mailbox.by_request(conn, me.id, request_id)
     same = prior is not None and (prior["text"], prior["target"], prior["reply_to"]) == (
         text, target, reply_to)
-    return _sent(ctx, conn, prior["id"], duplicate=True) if replayed(
-        prior, same, request_id, "message") else None
+    if prior is None or not replayed(prior, same, request_id, "message"):
+        return None
+    return _sent(ctx, conn, prior["id"], duplicate=True)
 
 
 def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to: sqlite3.Row | str,

@@ -9,6 +9,7 @@ import sqlite3
 from ..core import identity, sessions
 from ..core.settings import ANNOUNCE_LISTED
 from ..core.store import news
+from ..core.store.db import present
 
 # a message still waiting in its recipient's inbox
 UNREAD = "read_at IS NULL AND expired_at IS NULL"
@@ -20,6 +21,11 @@ def new_id() -> str:
 
 def get(conn: sqlite3.Connection, mid: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM messages WHERE id = ?", (mid,)).fetchone()
+
+
+def known(conn: sqlite3.Connection, mid: str) -> sqlite3.Row:
+    """A message written or found in this transaction."""
+    return present(get(conn, mid), f"message {mid}")
 
 
 def state(row: sqlite3.Row) -> str:

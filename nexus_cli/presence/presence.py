@@ -64,7 +64,7 @@ def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
             sessions.update(conn, me.id, name=a.name)
         if a.note is not None:
             sessions.update(conn, me.id, note=a.note)
-        row = sessions.get(conn, me.id)
+        row = sessions.known(conn, me.id)
         return {"profile": sessions.profile(row, ctx.now, me.id)}
 
 
@@ -81,7 +81,7 @@ def listen(ctx: Ctx, a: ListenArgs) -> dict:
         if on:
             for sender in notify.idle(conn, me.id, ctx.now, "started listening"):
                 ctx.wake_later(sender)
-        row = sessions.get(conn, me.id)
+        row = sessions.known(conn, me.id)
     return {"listening": on, "profile": sessions.profile(row, ctx.now, me.id),
             "note": f"each time your turn ends, the Stop hook waits up to {LISTEN_WAIT} s for a "
                     "message and continues the conversation with it" if on else

@@ -12,6 +12,7 @@ from ..core.proctable import Proc
 from ..messages import mailbox
 from ..tasks import ledger
 
+
 def transfer(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> dict:
     from ..reservations import leases  # a hook imports this module; a handoff is rare
 

@@ -11,8 +11,8 @@ import sys
 import time
 from typing import Any
 
-from ..clients.claude import config as claude
 from ..clients import hookdefs
+from ..clients.claude import config as claude
 from ..clients.codex import config as codex
 from ..core import identity, registry, sessions, settings, shellcmd
 from ..core.context import Ctx
@@ -141,12 +141,12 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
     scope, info = found
     missing = [e for e in EVENTS if e not in info["hooks"]]
     commands = {c for cs in info["hooks"].values() for c in cs}
-    broken = sorted({executable_of(c) for c in commands
-                     if not os.access(executable_of(c), os.X_OK)})
-    if missing or broken:
+    unrunnable = sorted({executable_of(c) for c in commands
+                         if not os.access(executable_of(c), os.X_OK)})
+    if missing or unrunnable:
         out.append(check(f"{name} hooks", "fail",
                          f"{info['hooks_file']}: " + (f"missing {', '.join(missing)}" if missing else "")
-                         + (f" not executable: {', '.join(broken)}" if broken else ""),
+                         + (f" not executable: {', '.join(unrunnable)}" if unrunnable else ""),
                          f"run `nexus install {name} --scope {scope}`"))
     elif info.get("outdated"):
         out.append(check(f"{name} hooks", "warn", f"{info['hooks_file']}: the hook table of an "

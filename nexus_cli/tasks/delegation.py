@@ -13,7 +13,7 @@ from ..core.errors import NexusError
 from ..core.listing import envelope, replayed
 from ..messages import mailbox
 from . import ledger
-from .ledger import FINAL, OPEN, get, record
+from .ledger import FINAL, OPEN, get, known, record
 
 if TYPE_CHECKING:
     from .models import DelegateArgs, ReportArgs, TaskListArgs, TasksArgs
@@ -36,8 +36,9 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
         me = ctx.me(conn, register=True)
         if a.request_id is not None:
             prior = ledger.by_request(conn, me.id, a.request_id)
-            if replayed(prior, prior is not None and (prior["task"], prior["requested_target"])
-                        == (a.task, a.target), a.request_id, "task"):
+            same = prior is not None and (prior["task"], prior["requested_target"]) == (
+                a.task, a.target)
+            if prior is not None and replayed(prior, same, a.request_id, "task"):
                 return record(conn, prior, duplicate=True)
         to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
         ledger.make_room(conn, me.id)
@@ -45,7 +46,7 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
         task_id = ledger.insert(conn, sender=me.id, target=to["id"], requested=a.target,
                                 text=a.task, status="preparing", mode=mode, now=ctx.now,
                                 request_id=a.request_id)
-        sender = sessions.get(conn, me.id)
+        sender = sessions.known(conn, me.id)
         text = (f"Task {task_id} from {sender['name']} ({sender['handle']}):\n{a.task}\n\n"
                 f"When it is done, or cannot be done, report it: {shellcmd.name(conn)} report "
                 f"{task_id} --status "
@@ -56,7 +57,7 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
                              defer=mode == "queue")
         ledger.change(conn, task_id, ctx.now, status="dispatched", message_id=mid)
         ctx.wake_later(to["id"])
-        return record(conn, get(conn, task_id))
+        return record(conn, known(conn, task_id))
 
 
 def _replay(ctx: Ctx, a: DelegateArgs) -> bool:
@@ -90,7 +91,7 @@ def report(ctx: Ctx, a: ReportArgs) -> dict:
             raise NexusError("task_already_reported", a.task_id,
                              f"it was already closed as {task['status']}",
                              "delegate a follow-up task instead of a second report")
-        me_row = sessions.get(conn, me.id)
+        me_row = sessions.known(conn, me.id)
         mid = mailbox.insert(
             conn, sender=me.id, recipient=task["sender"], now=ctx.now, kind="report",
             reply_to=task["message_id"], task_id=task["id"],
@@ -98,7 +99,7 @@ def report(ctx: Ctx, a: ReportArgs) -> dict:
         ledger.change(conn, task["id"], ctx.now, status=a.status, result=a.result,
                       report_message_id=mid)
         ctx.wake_later(task["sender"])
-        return record(conn, get(conn, task["id"]))
+        return record(conn, known(conn, task["id"]))
 
 
 def tasks(ctx: Ctx, a: TasksArgs | TaskListArgs, kind: str = "all") -> dict:

@@ -8,14 +8,16 @@ import os
 import sqlite3
 import time
 from collections.abc import Sequence
-TYPE_CHECKING = False  # typing is not imported on the hook path
-if TYPE_CHECKING:
-    from typing import Any
 
 from ..core import sessions
 from ..core.errors import NexusError
 from ..core.settings import SELF_TASK_PURGE, TASK_HISTORY
+from ..core.store.db import present
 from ..messages import mailbox
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 # tasks whose assignee still owes an outcome (delivery_uncertain: a wake for it failed)
 OPEN = ("pending", "dispatched", "running", "delivery_uncertain")
@@ -29,6 +31,11 @@ def new_id() -> str:
 
 def get(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+
+
+def known(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row:
+    """A task written or found in this transaction."""
+    return present(get(conn, task_id), f"task {task_id}")
 
 
 def _metadata(text: str | None) -> dict[str, Any] | None:

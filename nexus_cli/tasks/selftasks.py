@@ -12,7 +12,7 @@ from ..core.errors import NexusError
 from ..messages import mailbox
 from ..workspace import streams
 from . import ledger
-from .ledger import FINAL, get, record
+from .ledger import FINAL, get, known, record
 
 if TYPE_CHECKING:
     from .models import TaskCreateArgs, TaskIdArgs, TaskUpdateArgs
@@ -39,7 +39,7 @@ def create(ctx: Ctx, a: TaskCreateArgs) -> dict:
                                 source_meeting_id=a.source_meeting_id)
         linked = {"source_meeting_id": a.source_meeting_id} if a.source_meeting_id else {}
         events.record(conn, ctx.now, me.id, "task.create", task_id, **linked)
-        task = record(conn, get(conn, task_id))
+        task = record(conn, known(conn, task_id))
         return {"task_id": task_id, "status": task["status"],
                 "message": "Task created successfully.", "task": task}
 
@@ -74,7 +74,7 @@ def update(ctx: Ctx, a: TaskUpdateArgs) -> dict:
         events.record(conn, ctx.now, me.id, "task.update", task["id"], fields=sorted(fields))
         if task["mode"] != "self":
             ctx.wake_later(task["sender"])
-        return record(conn, get(conn, task["id"]))
+        return record(conn, known(conn, task["id"]))
 
 
 def cancel(ctx: Ctx, a: TaskIdArgs) -> dict:
@@ -94,4 +94,4 @@ def cancel(ctx: Ctx, a: TaskIdArgs) -> dict:
             mailbox.notice(conn, task["target"], f"task {task['id']} was cancelled by its "
                            "dispatcher: stop working on it", ctx.now, reply_to=task["message_id"])
             ctx.wake_later(task["target"])
-        return record(conn, get(conn, task["id"]))
+        return record(conn, known(conn, task["id"]))

@@ -52,6 +52,7 @@ def _project_peers(conn: sqlite3.Connection, project: str, now: float) -> list[s
 def send(ctx: Ctx, a: SendMessageArgs) -> dict:
     category = a.category or "CHAT"
     with writing(ctx) as (conn, me):
+        row: sqlite3.Row | None
         if a.meetingId:
             row = streams.need(conn, a.meetingId)
             if row["status"] != "active":

@@ -5,6 +5,7 @@ end, archive or reopen one. Stdlib only."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import TYPE_CHECKING
 
 from ..core.context import Ctx
@@ -56,6 +57,7 @@ def start(ctx: Ctx, a: StartMeetingArgs) -> dict:
 
 def end(ctx: Ctx, a: EndMeetingArgs) -> dict:
     with writing(ctx) as (conn, me):
+        row: sqlite3.Row | None
         if a.meetingId:
             row = streams.need(conn, a.meetingId)
         else:

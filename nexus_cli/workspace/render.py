@@ -41,7 +41,7 @@ def topology(r: dict[str, Any]) -> str:
     s = r["summary"]
     head = (f"{s['totalProjects']} project(s), {s['totalEdges']} relation(s)" if r["mode"] == "list"
             else f"project {one_line(r['projectId'] or '')} and its neighbours")
-    out = {n["id"]: [] for n in r["nodes"]}
+    out: dict[str, list[dict]] = {n["id"]: [] for n in r["nodes"]}
     for e in r["edges"]:
         out.setdefault(e["from"], []).append(e)
     lines = [head]

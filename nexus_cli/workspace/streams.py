@@ -54,7 +54,7 @@ def post(conn: sqlite3.Connection, mid: str | None, sender: str, project: str, c
         join(conn, mid, sender, now)
     return conn.execute("INSERT INTO ws_chat (meeting, sender, project, category, text,"
                         " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                        (mid, sender, project, category, text, now)).lastrowid
+                        (mid, sender, project, category, text, now)).lastrowid or 0
 
 
 def decisions(conn: sqlite3.Connection, mid: str) -> list[dict[str, Any]]:

@@ -133,7 +133,7 @@ def inspect(scope: str, project: str) -> dict:
     config = config_path(scope, project)
     conf_text = read_text(config)
     conf = parse(config, conf_text) if conf_text else {}
-    servers = conf.get("mcp_servers") if isinstance(conf.get("mcp_servers"), dict) else {}
+    servers = conf["mcp_servers"] if isinstance(conf.get("mcp_servers"), dict) else {}
     state = (conf.get("hooks") or {}).get("state") if isinstance(conf.get("hooks"), dict) else None
     hook_conf = load_json(hooks, read_text(hooks))
     hookdefs.check_shape(hooks, hook_conf)

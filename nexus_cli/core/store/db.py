@@ -32,6 +32,15 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_FDS: dict[tuple[int, int], int] = {}
 
 
+def present(row: sqlite3.Row | None, what: str) -> sqlite3.Row:
+    """A row the caller has just written or resolved in its open transaction: its absence is a
+    bug in nexus, reported as one (never a None that fails later)."""
+    if row is None:
+        raise NexusError("internal_error", what, f"{what} vanished inside its own transaction",
+                         "report this as a bug in nexus")
+    return row
+
+
 def _header_fd(path: str, ident: tuple[int, int]) -> int:
     fd = _HEADER_FDS.get(ident)
     if fd is None:
