@@ -55,7 +55,7 @@ def wake_latency(root: str, url: str, rounds: int) -> dict[str, float]:
                 box: dict[str, float] = {}
                 ready = threading.Event()
 
-                def waiter() -> None:
+                def waiter(box: dict = box, ready: threading.Event = ready) -> None:
                     ready.set()
                     if channel.wait(10):
                         box["woke"] = time.perf_counter()

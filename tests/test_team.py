@@ -89,7 +89,8 @@ def test_a_server_that_is_down_is_a_coded_error_and_hooks_let_their_client_go(
     log = (home / "team-offline.log").read_text()
     assert "claude hook" in log and "team_unreachable" in log
     status = nx("team", "status", "--json", env=env).json
-    assert status["joined"] and status["reachable"] is False and "team_unreachable" in status["error"]
+    assert status["joined"] and status["reachable"] is False
+    assert "team_unreachable" in status["error"]
 
 
 def test_a_server_stopped_mid_run_loses_nothing_and_everything_resumes(

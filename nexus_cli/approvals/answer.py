@@ -10,7 +10,6 @@ from ..core import sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
-from ..core.store import wake
 from ..core.timefmt import human_duration
 from . import gate, ledger
 
@@ -97,7 +96,7 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
         now_row = ledger.get(conn, a.approval_id)
         assert now_row is not None
     if accepted:
-        wake.poke(ctx.store.root, [gate.channel(a.approval_id)])
+        ctx.store.poke([gate.channel(a.approval_id)])
     return {"ok": accepted, "receipt": "accepted" if accepted else "not-pending",
             "approval_id": a.approval_id, "session_id": row["session_id"],
             "outcome": a.outcome, "status": now_row["status"],

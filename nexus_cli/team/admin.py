@@ -65,7 +65,8 @@ def _check_url(url: str) -> str:
     url = url.strip()
     if not re.match(r"^postgres(ql)?://", url) or any(c in url for c in "\n\r\0"):
         raise NexusError("invalid_argument", "url", "not a PostgreSQL URL",
-                         "pass postgresql://[user@]host[:port]/database (or with ?host=/socket/dir)")
+                         "pass postgresql://[user@]host[:port]/database "
+                         "(or postgresql:///database?host=/socket/dir)")
     return url
 
 
@@ -151,7 +152,8 @@ def grants(roles: list[str]) -> str:
         out.append(f"DO $nexus$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
                    f"'{role}') THEN CREATE ROLE {role} LOGIN; END IF; END $nexus$;")
         out.append(f"GRANT USAGE ON SCHEMA {SCHEMA} TO {role};")
-        out.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {SCHEMA} TO {role};")
+        out.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {SCHEMA}"
+                   f" TO {role};")
         out.append(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {SCHEMA} TO {role};")
         out.append(f"REVOKE INSERT, UPDATE, DELETE ON migrations FROM {role};")
     return "\n".join(out)

@@ -38,5 +38,6 @@ register(Tool(
     "approvals of its own sessions, and writes them only as one of them; presence, the shared "
     "workspace and the activity log stay readable by all members. Idempotent.",
     args="TeamInitArgs", result="TeamInitResult", run=admin.init, render=render.init,
-    command=("team", "init"), positional=("roles",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
+    command=("team", "init"), positional=("roles",), destructive=True, idempotent=True,
+    mcp=False, needs_caller=False,
 ))

@@ -40,7 +40,7 @@ HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
 BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
 STATEMENT_MS = 30_000
 CHANNEL = "nexus"
-LOCK = "SELECT pg_advisory_xact_lock(%d, hashtext(current_schema()))" % migrations.APPLICATION_ID
+LOCK = f"SELECT pg_advisory_xact_lock({migrations.APPLICATION_ID}, hashtext(current_schema()))"
 
 
 # -- values ----------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ class _Text(StrDumperUnknown):
 
 class _TextOut(TextLoader):
     def load(self, data):  # type: ignore[no-untyped-def]
-        text = super().load(data)
+        text = str(super().load(data))
         if "\uffff" in text:
             text = re.sub("\uffff([01])", lambda m: "\x00" if m.group(1) == "0" else "\uffff",
                           text)
@@ -88,8 +88,8 @@ class RowBase(tuple):
     """A row readable by position and by column name, as `sqlite3.Row`."""
 
     __slots__ = ()
-    _index: dict[str, int] = {}
-    _names: tuple[str, ...] = ()
+    _index: dict[str, int]
+    _names: tuple[str, ...]
 
     def __getitem__(self, key):  # type: ignore[override]
         if isinstance(key, str):
@@ -134,7 +134,8 @@ def tables() -> dict[str, tuple[list[str], list[str], str | None]]:
                 for item in _split_top(m.group(2)):
                     word = item.split(None, 1)[0].upper() if item else ""
                     if word == "PRIMARY":
-                        pk = [c.strip() for c in item[item.index("(") + 1:item.rindex(")")].split(",")]
+                        inner = item[item.index("(") + 1:item.rindex(")")]
+                        pk = [c.strip() for c in inner.split(",")]
                     elif word in ("UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT", ""):
                         continue
                     else:
@@ -251,8 +252,8 @@ def _alias_subqueries(sql: str) -> str:
                     break
             j += 1
         rest = sql[j + 1:].lstrip()
-        if not re.match(r"(AS\b|[A-Za-z_]\w*)", rest, re.I) or re.match(
-                r"(WHERE|GROUP|ORDER|LIMIT|UNION|EXCEPT|INTERSECT|JOIN|LEFT|INNER|ON)\b", rest, re.I):
+        clause = r"(WHERE|GROUP|ORDER|LIMIT|UNION|EXCEPT|INTERSECT|JOIN|LEFT|INNER|ON)\b"
+        if not re.match(r"(AS\b|[A-Za-z_]\w*)", rest, re.I) or re.match(clause, rest, re.I):
             sql = sql[:j + 1] + " AS _sub" + sql[j + 1:]
         start = i + 5
 
@@ -362,7 +363,7 @@ def _params(params: object) -> tuple[object, int]:
         return None, 0
     if isinstance(params, dict):
         return {k: int(v) if type(v) is bool else v for k, v in params.items()}, 2
-    return tuple(int(v) if type(v) is bool else v for v in params), 1  # type: ignore[union-attr]
+    return tuple(int(v) if type(v) is bool else v for v in params), 1  # type: ignore[attr-defined]
 
 
 class Conn:
@@ -380,7 +381,7 @@ class Conn:
         if not text:
             raise unsupported("full-text search (`nexus find`, insight search)")
         try:
-            return Cursor(self.raw.execute(text, values), returning)  # type: ignore[arg-type]
+            return Cursor(self.raw.execute(text, values), returning)  # type: ignore[call-overload]
         except psycopg.Error as exc:
             if os.environ.get("NEXUS_DEBUG_SQL"):
                 print("SQL:", text, values, file=sys.stderr)
@@ -417,9 +418,10 @@ def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
 
 def schema_version(conn: Conn) -> int:
     try:
-        if conn.raw.info.transaction_status != 0:  # inside a transaction: look before touching
-            if conn.raw.execute("SELECT to_regclass('migrations')").fetchone()[0] is None:  # type: ignore[index]
-                return 0
+        # inside a transaction: look before touching (an error would abort it)
+        if conn.raw.info.transaction_status != 0 and conn.raw.execute(
+                "SELECT to_regclass('migrations')").fetchone()[0] is None:  # type: ignore[index]
+            return 0
         row = conn.raw.execute("SELECT max(version) FROM migrations").fetchone()
     except pgerrors.UndefinedTable:
         return 0
