@@ -5,6 +5,7 @@ as an unprivileged user (the `postgres` system user, else `nobody`, when started
 
     scripts/pgcluster.py start [DIR]   prints the cluster's directory, then its URL
     scripts/pgcluster.py stop DIR
+    scripts/pgcluster.py bindir         where the server binaries are (exit 1: not installed)
 
 Also importable: `start()` returns a `Cluster` (dir, socket dir, url), `cluster.stop()`.
 Finds the server binaries on PATH, then in /usr/lib/postgresql/<newest>/bin."""
@@ -118,6 +119,10 @@ def main(argv: list[str]) -> int:
         print(cluster.dir)
         print(cluster.url)
         return 0
+    if argv[:1] == ["bindir"]:
+        found = bindir()
+        print(found or "")
+        return 0 if found else 1
     if argv[:1] == ["stop"] and len(argv) == 2:
         data = os.path.join(argv[1], "data")
         st = os.stat(data)

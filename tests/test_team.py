@@ -189,3 +189,49 @@ def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_pat
     assert asker.returncode == 0 and answer["answered"], err
     assert answer["reply"]["text"] == "yes"
     assert answer["waited_seconds"] < 60  # woken, not timed out
+
+
+def test_doctor_checks_the_team_database(nx, pg_cluster, monkeypatch):
+    _, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["team database"]["status"] == "ok" and "PostgreSQL" in checks["team database"][
+        "detail"]
+    assert checks["schema"]["status"] == "ok"
+    assert "latency" in checks and "tls" in checks
+    assert checks["role rights"]["status"] == "warn"  # no row-level security on this one
+    assert "team init" in checks["role rights"]["fix"]
+    monkeypatch.setenv("NEXUS_DATABASE_URL", "postgresql:///nexus?host=/nonexistent")
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["team database"]["status"] == "fail"
+    assert "team_unreachable" in checks["team database"]["detail"]
+
+
+def test_team_results_match_their_schemas(nx, pg_cluster):
+    from test_contract import validate
+
+    _, url = schema(pg_cluster)
+    r = nx("team", "join", url, "--json")
+    validate("team_join", r.json)
+    validate("team_status", nx("team", "status", "--json").json)
+
+
+def test_another_machines_pids_are_never_judged_here(nx, hook, chdir_work, home):
+    """A session of another machine (team mode) is believed as it recorded itself: its waiter's
+    pid is not looked up in this machine's process table, nor cleared by maintenance here."""
+    from helpers import raw_db
+    from nexus_cli.core.proctable import machine
+
+    hook("codex", "SessionStart", sid(2), source="startup")
+    hook("claude", "SessionStart", sid(1), source="startup")
+    conn = raw_db(home)
+    assert conn.execute("SELECT machine FROM sessions WHERE id = ?", (B_ID,)).fetchone()[0] == \
+        machine()
+    for where, sid_ in (("laptop/0123456789ab", B_ID), (machine(), A_ID)):
+        conn.execute("UPDATE sessions SET status = 'listening', waiter_pid = 999999,"
+                     " machine = ? WHERE id = ?", (where, sid_))
+    conn.commit()
+    nx("maintenance")
+    peers = {p["id"]: p["status"] for p in nx("peers", "--json", env={}).json["items"]}
+    assert peers[B_ID] == "listening"  # another machine's waiter: not ours to judge
+    assert peers.get(A_ID, "idle") == "idle"  # this machine's dead waiter: cleared

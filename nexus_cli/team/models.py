@@ -3,7 +3,7 @@ contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -51,7 +51,8 @@ class TeamLeaveResult(Result):
 
 
 class TeamInitArgs(Args):
-    roles: list[str] = Field(default_factory=list, max_length=200,
+    roles: list[Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,62}$", max_length=63)]] = Field(
+                            default_factory=list, max_length=200,
                             description="A database role to create (if missing) and grant a "
                             "member's rights to; repeat for each person.",
                             json_schema_extra={"x-metavar": "ROLE"})

@@ -466,6 +466,16 @@ CREATE TABLE run_policy (
     ),
 )
 
+MIGRATIONS += (
+    (
+        11,
+        "team mode: the machine a session runs on (its process ids mean something only there)",
+        """
+        ALTER TABLE sessions ADD COLUMN machine TEXT;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # PostgreSQL variants (team mode, core/store/pg.py) of the migrations whose SQL differs beyond

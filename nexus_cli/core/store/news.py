@@ -35,7 +35,11 @@ def _root(conn: sqlite3.Connection) -> str | None:
 def mark(conn: sqlite3.Connection, recipient: str) -> None:
     """Inside the write that stored a message for `recipient`: raise its client's marker. Best
     effort (a full disk costs only the shortcut: the Stop hook still announces)."""
-    row = conn.execute("SELECT client_pid FROM sessions WHERE id = ?", (recipient,)).fetchone()
+    from ..proctable import machine
+
+    # only for a client process of this machine (the team store: others learn at their Stop)
+    row = conn.execute("SELECT client_pid FROM sessions WHERE id = ? AND (machine IS NULL OR"
+                       " machine = ?)", (recipient, machine())).fetchone()
     root = _root(conn)
     if not row or not row[0] or root is None:
         return
