@@ -421,6 +421,24 @@ def test_find_ranks_filters_and_shows_only_what_the_caller_may_read(home, trio, 
     assert fails(home, "find", {"query": "***"}).code == "invalid_argument"
 
 
+def test_direct_messages_are_indexed_by_find_not_by_send(home, trio, nx):
+    """Indexing a message as it is sent cost the send path a third of its time: `send` leaves
+    the index alone, and the next `find` indexes everything sent since, once."""
+    def indexed() -> int:
+        with sqlite3.connect(home / "nexus.db") as db:
+            return db.execute("SELECT count(*) FROM ws_fts WHERE kind = 'message'").fetchone()[0]
+
+    before = indexed()
+    for n in range(3):
+        nx("send", "codex", f"invoice {n} is late", env=A)
+    assert indexed() == before  # the send path never touched the index
+    assert call(home, "find", {"query": "invoice"}, A)["total"] == 3
+    assert indexed() == before + 3
+    nx("send", "codex", "another invoice", env=A)
+    assert call(home, "find", {"query": "invoice"}, B)["total"] == 4  # the recipient finds it too
+    assert indexed() == before + 4  # each message indexed once
+
+
 # -- tasks, seed 004 shapes -----------------------------------------------------------------------
 
 

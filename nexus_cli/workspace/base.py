@@ -4,7 +4,7 @@ instance; so is the person at the shell) and spend one call of its rate limit. S
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..core import events
@@ -24,19 +24,25 @@ def writing(ctx: Ctx) -> Iterator[tuple[sqlite3.Connection, Caller]]:
 
 
 @contextmanager
-def reading(ctx: Ctx) -> Iterator[tuple[sqlite3.Connection, Caller]]:
-    """A read: its token is spent in a short write of its own, but only where a current store
-    exists (a read-only command never creates or migrates one: an older store was refused by
-    the read already) and can be written (on read-only media, or a full disk, reading goes on)."""
+def reading(ctx: Ctx, before: Callable[[sqlite3.Connection], object] | None = None,
+            ) -> Iterator[tuple[sqlite3.Connection, Caller]]:
+    """A read: its token is spent in a short write of its own (with `before`, what the read
+    needs brought current first), but only where a current store exists (a read-only command
+    never creates or migrates one: an older store was refused by the read already) and can be
+    written (on read-only media, or a full disk, reading goes on). The read itself starts after
+    that write, so it sees what `before` brought current."""
     with ctx.read() as conn:
         me = ctx.me(conn)
-        if ctx.store.check_dir() and ctx.store.check_file():
-            try:
-                with ctx.store.write() as wconn:
-                    ratelimit.take(wconn, me.id, ctx.now, ctx.store.root)
-            except NexusError as exc:
-                if exc.code not in ("store_readonly", "store_full"):
-                    raise
+    if ctx.store.check_dir() and ctx.store.check_file():
+        try:
+            with ctx.store.write() as wconn:
+                ratelimit.take(wconn, me.id, ctx.now, ctx.store.root)
+                if before is not None:
+                    before(wconn)
+        except NexusError as exc:
+            if exc.code not in ("store_readonly", "store_full"):
+                raise
+    with ctx.read() as conn:
         yield conn, me
 
 

@@ -469,6 +469,21 @@ CREATE TABLE run_policy (
 MIGRATIONS += (
     (
         11,
+        "direct messages join the workspace's full-text index when `find` runs, not at send",
+        """
+        DROP TRIGGER ws_fts_message_in;
+        CREATE TABLE ws_indexed (
+            source TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO ws_indexed VALUES ('messages', (SELECT coalesce(max(seq), 0) FROM messages));
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    (
+        12,
         "team mode: the machine a session runs on (its process ids mean something only there)",
         """
         ALTER TABLE sessions ADD COLUMN machine TEXT;
