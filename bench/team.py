@@ -1,7 +1,8 @@
 """Team mode beside the local store, in one run, with PostgreSQL on a Unix socket of a throwaway
 cluster (scripts/pgcluster.py): the hook with nothing pending against the interpreter floor,
 wake latency (NOTIFY vs the FIFO bell), and 8 concurrent senders (messages per second, nothing
-lost). Prints medians and ratios.
+lost). The team hook runs with the stdlib wire client (what a Unix socket or this machine gets)
+and, for comparison, with psycopg (what TLS connections get). Prints medians and ratios.
 
 Usage: python bench/team.py [--runs N] [--messages N]"""
 
@@ -27,7 +28,9 @@ def hooks(env: dict, url: str, runs: int) -> dict[str, float]:
     nexus = console_script()
     floor = [PY, "-c", "import json, sqlite3"]
     out = {}
-    for name, sid, extra in (("sqlite", SID, {}), ("team", PG_SID, {"NEXUS_DATABASE_URL": url})):
+    for name, sid, extra in (("sqlite", SID, {}), ("team", PG_SID, {"NEXUS_DATABASE_URL": url}),
+                             ("team, psycopg", PG_SID.replace("a5", "a6"),
+                              {"NEXUS_DATABASE_URL": url, "NEXUS_PG_DRIVER": "psycopg"})):
         client = Client("claude", sid, {**env, **extra})
         try:
             post = event("PostToolUse", sid, tool_name="Bash", tool_use_id="t1", tool_input={})
@@ -146,7 +149,7 @@ def main() -> None:
     finally:
         cluster.stop()
     rows = []
-    for name in ("sqlite", "team"):
+    for name in ("sqlite", "team", "team, psycopg"):
         f = res[f"{name} floor"]
         rows.append((f"[{name}] python -c 'import json, sqlite3'", f"{f * 1000:.1f} ms", "1.00x",
                      ""))

@@ -101,6 +101,10 @@ def start(folder: str | None = None) -> Cluster:
         fh.write(f"\nlisten_addresses = ''\nunix_socket_directories = '{folder}'\n"
                  "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
                  "max_connections = 200\nshared_buffers = 32MB\n")
+    with open(os.path.join(cluster.data, "pg_hba.conf"), "w") as fh:
+        # one role authenticates with a password (SCRAM), the rest are trusted (tests only)
+        fh.write("local all nexus_pw scram-sha-256\nlocal all nexus_md5 md5\n"
+                 "local all all trust\n")
     cluster.resume()
     for _ in range(100):
         done = cluster._run(os.path.join(bin_dir, "createdb"), "-h", folder, "-U", cluster.role,

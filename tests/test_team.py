@@ -41,7 +41,14 @@ def pair(hook, chdir_work):
     hook("codex", "SessionStart", sid(2), source="startup")
 
 
-def test_join_status_and_leave(nx, hook, chdir_work, pg_cluster, home):
+@pytest.fixture(params=["wire", "psycopg"])
+def driver(request, monkeypatch):
+    """The stdlib client (`pgwire`, what hooks use) and psycopg (libpq, for TLS) alike."""
+    monkeypatch.setenv("NEXUS_PG_DRIVER", request.param)
+    return request.param
+
+
+def test_join_status_and_leave(nx, hook, chdir_work, pg_cluster, home, driver):
     assert nx("team", "status", "--json").json["joined"] is False
     name, url = schema(pg_cluster)
     r = nx("team", "join", url, "--json")
@@ -120,7 +127,7 @@ def test_a_server_stopped_mid_run_loses_nothing_and_everything_resumes(
 
 
 def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
-        nx, hook, chdir_work, pg_cluster, monkeypatch):
+        nx, hook, chdir_work, pg_cluster, monkeypatch, driver):
     name, admin_url = schema(pg_cluster)
     alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
     monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
@@ -235,3 +242,38 @@ def test_another_machines_pids_are_never_judged_here(nx, hook, chdir_work, home)
     peers = {p["id"]: p["status"] for p in nx("peers", "--json", env={}).json["items"]}
     assert peers[B_ID] == "listening"  # another machine's waiter: not ours to judge
     assert peers.get(A_ID, "idle") == "idle"  # this machine's dead waiter: cleared
+
+
+def test_the_wire_client_serves_only_what_it_serves_exactly():
+    from nexus_cli.core.store import pgwire
+
+    p = pgwire.params("postgresql://ann:pw@/team?host=/run/pg&options=-cx%3D1")
+    assert p is not None and (p["host"], p["user"], p["password"], p["dbname"], p["options"]) == (
+        "/run/pg", "ann", "pw", "team", "-cx=1")
+    assert pgwire.params("postgresql://ann@localhost:5433/team")["port"] == "5433"
+    # over the network TLS is wanted or possible: libpq's job (psycopg)
+    assert pgwire.params("postgresql://ann@db.example/team") is None
+    assert pgwire.params("postgresql://ann@db.example/team?sslmode=require") is None
+    assert pgwire.params("postgresql://ann@db.example/team?sslmode=disable") is not None
+    assert pgwire.params("postgresql://ann@/team?service=x") is None
+
+
+@pytest.mark.parametrize("method", ["scram", "md5"])
+def test_password_authentication_and_a_wrong_password(nx, pg_cluster, monkeypatch, method):
+    """The stdlib client speaks SCRAM-SHA-256 and MD5; a wrong password is a coded error."""
+    role = {"scram": "nexus_pw", "md5": "nexus_md5"}[method]
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(f"SET password_encryption = '{'md5' if method == 'md5' else 'scram-sha-256'}'")
+        conn.execute(f"DROP ROLE IF EXISTS {role}")
+        conn.execute(f"CREATE ROLE {role} LOGIN SUPERUSER PASSWORD 's3:cr@t'")
+    name, _ = schema(pg_cluster, migrate=True)
+    url = (f"postgresql://{role}:s3%3Acr%40t@/nexus?host={pg_cluster.sock}"
+           f"&options=-csearch_path%3D{name}")
+    monkeypatch.setenv("NEXUS_PG_DRIVER", "wire")
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    status = nx("team", "status", "--json").json
+    assert status["reachable"] and status["server"]["role"] == role, status
+    assert "s3" not in status["url"]  # the password never shown
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url.replace("s3%3Acr%40t", "wrong"))
+    r = nx("peers")
+    assert r.code == 6 and "team_unreachable" in r.err and "Traceback" not in r.err

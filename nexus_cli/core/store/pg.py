@@ -1,6 +1,9 @@
-"""The team store: the same interface as `db.Store` on a PostgreSQL server (psycopg 3).
+"""The team store: the same interface as `db.Store` on a PostgreSQL server.
 
-Imported only when a team URL is set (`team.url()`): the SQLite default never loads psycopg.
+Imported only when a team URL is set (`team.url()`): the SQLite default never loads it. It
+talks to the server with the standard library's sockets (`pgwire`, no import cost for a hook)
+where that serves the URL exactly (a Unix socket, this machine, or TLS turned off), and with
+psycopg 3 (libpq: TLS, service files, ...) otherwise.
 Features write their SQL once, in the SQLite dialect they own; here it is translated once per
 statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT OR REPLACE`
 (an upsert on the table's primary key, read from the migrations), the id of an inserted row
@@ -27,13 +30,8 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-import psycopg
-from psycopg import errors as pgerrors
-from psycopg.adapt import Loader
-from psycopg.types.string import StrDumperUnknown, TextLoader
-
 from ..errors import NexusError
-from . import migrations, paths, team
+from . import migrations, paths, pgwire, team
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
 HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
@@ -41,47 +39,12 @@ BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy tim
 STATEMENT_MS = 30_000
 CHANNEL = "nexus"
 LOCK = f"SELECT pg_advisory_xact_lock({migrations.APPLICATION_ID}, hashtext(current_schema()))"
+DRIVER_ENV = "NEXUS_PG_DRIVER"  # wire | psycopg: force one (tests, benchmarks)
+# what a failed statement raises: the wire client's error, and psycopg's once it is loaded
+ERRORS: tuple[type[BaseException], ...] = (pgwire.WireError,)
 
 
-# -- values ----------------------------------------------------------------------------------
-
-
-class _Numeric(Loader):
-    """sum() of integers is numeric in PostgreSQL: an int when whole, as SQLite gives."""
-
-    def load(self, data: object) -> int | float:
-        text = bytes(data).decode()  # type: ignore[call-overload]
-        try:
-            return int(text)
-        except ValueError:
-            return float(text)
-
-
-psycopg.adapters.register_loader("numeric", _Numeric)
-
-
-class _Text(StrDumperUnknown):
-    """PostgreSQL text cannot hold NUL, which SQLite stores: NUL is kept as U+FFFF 0 and U+FFFF
-    itself as U+FFFF 1 (a noncharacter), and turned back on the way out, so text is exact."""
-
-    def dump(self, obj: str):  # type: ignore[no-untyped-def]
-        if "\x00" in obj or "\uffff" in obj:
-            obj = obj.replace("\uffff", "\uffff1").replace("\x00", "\uffff0")
-        return super().dump(obj)
-
-
-class _TextOut(TextLoader):
-    def load(self, data):  # type: ignore[no-untyped-def]
-        text = str(super().load(data))
-        if "\uffff" in text:
-            text = re.sub("\uffff([01])", lambda m: "\x00" if m.group(1) == "0" else "\uffff",
-                          text)
-        return text
-
-
-psycopg.adapters.register_dumper(str, _Text)
-for _oid in ("text", "varchar", "bpchar"):
-    psycopg.adapters.register_loader(_oid, _TextOut)
+# -- rows ------------------------------------------------------------------------------------
 
 
 class RowBase(tuple):
@@ -103,16 +66,202 @@ class RowBase(tuple):
 _ROWS: dict[tuple[str, ...], type] = {}
 
 
-def _row_factory(cursor: psycopg.Cursor):  # type: ignore[type-arg]
-    desc = cursor.description
-    if desc is None:
-        return tuple
-    names = tuple(d.name for d in desc)
+def row_class(names: tuple[str, ...]) -> type:
     cls = _ROWS.get(names)
     if cls is None:
         cls = _ROWS[names] = type("Row", (RowBase,), {
             "__slots__": (), "_names": names, "_index": {n: i for i, n in enumerate(names)}})
     return cls
+
+
+# -- psycopg (TLS and everything else libpq does), loaded only when needed ---------------------
+
+_PSYCOPG: list = []
+
+
+def _psycopg():  # type: ignore[no-untyped-def]
+    """psycopg, with nexus's adapters registered (once)."""
+    global ERRORS
+    if _PSYCOPG:
+        return _PSYCOPG[0]
+    import psycopg
+    from psycopg.adapt import Loader
+    from psycopg.types.string import StrDumperUnknown, TextLoader
+
+    class Numeric(Loader):
+        """sum() of integers is numeric in PostgreSQL: an int when whole, as SQLite gives."""
+
+        def load(self, data: object) -> int | float:
+            text = bytes(data).decode()  # type: ignore[call-overload]
+            try:
+                return int(text)
+            except ValueError:
+                return float(text)
+
+    class Text(StrDumperUnknown):
+        """PostgreSQL text cannot hold NUL, which SQLite stores: NUL is kept as U+FFFF 0 and
+        U+FFFF itself as U+FFFF 1 (a noncharacter), and turned back on the way out."""
+
+        def dump(self, obj: str):  # type: ignore[no-untyped-def]
+            if "\x00" in obj or "\uffff" in obj:
+                obj = obj.replace("\uffff", "\uffff1").replace("\x00", "\uffff0")
+            return super().dump(obj)
+
+    class TextOut(TextLoader):
+        def load(self, data):  # type: ignore[no-untyped-def]
+            text = str(super().load(data))
+            if "\uffff" in text:
+                text = re.sub("\uffff([01])",
+                              lambda m: "\x00" if m.group(1) == "0" else "\uffff", text)
+            return text
+
+    psycopg.adapters.register_loader("numeric", Numeric)
+    psycopg.adapters.register_dumper(str, Text)
+    for oid in ("text", "varchar", "bpchar"):
+        psycopg.adapters.register_loader(oid, TextOut)
+    ERRORS = (pgwire.WireError, psycopg.Error)
+    _PSYCOPG.append(psycopg)
+    return psycopg
+
+
+def _row_factory(cursor):  # type: ignore[no-untyped-def]
+    desc = cursor.description
+    if desc is None:
+        return tuple
+    return row_class(tuple(d.name for d in desc))
+
+
+# -- the wire client, dressed as the part of a psycopg connection nexus uses --------------------
+
+_DOLLARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+
+
+def dollars(sql: str) -> tuple[str, tuple[str, ...] | None]:
+    """psycopg's placeholders (`%s`, `%(name)s`, `%%`) as the protocol's `$n`; for named ones,
+    the names in the order of their numbers."""
+    hit = _DOLLARS.get(sql)
+    if hit is not None:
+        return hit
+    names: list[str] = []
+    count = [0]
+
+    def sub(m: re.Match) -> str:
+        t = m.group(0)
+        if t == "%%":
+            return "%"
+        if t == "%s":
+            count[0] += 1
+            return f"${count[0]}"
+        name = t[2:-2]
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    out = re.sub(r"%%|%s|%\((\w+)\)s", sub, sql)
+    _DOLLARS[sql] = hit = (out, tuple(names) if names else None)
+    return hit
+
+
+class _WireInfo:
+    def __init__(self, wire: pgwire.Wire) -> None:
+        self.wire = wire
+
+    @property
+    def transaction_status(self) -> int:  # as psycopg's: 0 idle, 2 in a transaction, 3 failed
+        return {"I": 0, "T": 2, "E": 3}.get(self.wire.status, 0)
+
+    def parameter_status(self, name: str) -> str | None:
+        return self.wire.parameters.get(name)
+
+
+class _WireCursor:
+    def __init__(self, raw: WireRaw, result: pgwire.Result | None) -> None:
+        self.connection = raw
+        self._result = result
+        self._rows: list = []
+        if result is not None and result.names is not None:
+            cls = row_class(result.names)
+            self._rows = [cls(r) for r in result.rows]
+        self._pos = 0
+        self.rowcount = result.rowcount if result is not None else -1
+
+    @property
+    def description(self) -> tuple | None:
+        return self._result.names if self._result is not None else None
+
+    def fetchone(self):  # type: ignore[no-untyped-def]
+        if self._pos >= len(self._rows):
+            return None
+        self._pos += 1
+        return self._rows[self._pos - 1]
+
+    def fetchall(self) -> list:
+        rows, self._pos = self._rows[self._pos:], len(self._rows)
+        return rows
+
+    def executemany(self, sql: str, rows: list) -> None:
+        total = 0
+        for values in rows:
+            got = self.connection.execute(sql, values)
+            total += max(got.rowcount, 0)
+        self.rowcount = total
+
+
+class _Pgconn:
+    ssl_in_use = False
+
+
+class WireRaw:
+    """The wire client with the surface of a psycopg connection that this module uses."""
+
+    pgconn = _Pgconn()
+
+    def __init__(self, wire: pgwire.Wire) -> None:
+        self.wire = wire
+        self.info = _WireInfo(wire)
+
+    @property
+    def closed(self) -> bool:
+        return self.wire.closed
+
+    @property
+    def broken(self) -> bool:
+        return self.wire.broken
+
+    def execute(self, sql: str, params: object = None) -> _WireCursor:
+        if params is None:
+            return _WireCursor(self, self.wire.query(sql))
+        text, names = dollars(sql)
+        if names is not None:
+            values = [params[n] for n in names]  # type: ignore[index]
+        else:
+            values = list(params)  # type: ignore[call-overload]
+        return _WireCursor(self, self.wire.query(text, values))
+
+    def cursor(self) -> _WireCursor:
+        return _WireCursor(self, None)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.wire.query("BEGIN")
+        try:
+            yield
+        except BaseException:
+            if not self.wire.broken:
+                self.wire.query("ROLLBACK")
+            raise
+        self.wire.query("COMMIT")
+
+    def notifies(self, timeout: float = 0, stop_after: int | None = None) -> Iterator:
+        self.wire.wait_notify(timeout)
+        notes, self.wire.notes = self.wire.notes, []
+        return iter(notes)
+
+    def fileno(self) -> int:
+        return self.wire.sock.fileno()
+
+    def close(self) -> None:
+        self.wire.close()
 
 
 # -- the schema as the migrations define it (for upserts and inserted ids) ---------------------
@@ -303,21 +452,32 @@ def unreachable(url: str, exc: BaseException | str) -> NexusError:
                       "`nexus team leave` to work on the local store")
 
 
+def _lost(exc: BaseException) -> bool:
+    """A connection that failed or broke (no SQLSTATE, or the connection-exception class)."""
+    state = getattr(exc, "sqlstate", None) or ""
+    if state:
+        return state.startswith(("08", "28")) or state in ("57P01", "57P02", "57P03")
+    if state.startswith("28"):
+        return True  # authentication failed: the server cannot be used as configured
+    return isinstance(exc, pgwire.WireError) or type(exc).__name__ in (
+        "OperationalError", "InterfaceError")
+
+
 def translate_error(exc: BaseException, url: str) -> NexusError:
-    if isinstance(exc, pgerrors.InsufficientPrivilege):
+    state = getattr(exc, "sqlstate", None) or ""
+    if state == "42501":
         return NexusError("team_denied", team.redact(url),
                           f"the server refused it ({str(exc).splitlines()[0][:200]})",
                           "ask the team's administrator for the role's rights "
                           "(`nexus team init` prints the SQL)")
-    if isinstance(exc, pgerrors.UndefinedTable) and any(t in str(exc) for t in fts_tables()):
+    if state == "42P01" and any(t in str(exc) for t in fts_tables()):
         return unsupported("full-text search")
-    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and not isinstance(
-            exc, pgerrors.QueryCanceled | pgerrors.LockNotAvailable):
-        return unreachable(url, exc)
-    if isinstance(exc, pgerrors.QueryCanceled | pgerrors.LockNotAvailable):
+    if state in ("57014", "55P03"):
         return NexusError("store_busy", team.redact(url),
                           "the team database did not answer in time; nothing was written",
                           "retry; `nexus team status` shows the server's latency")
+    if _lost(exc):
+        return unreachable(url, exc)
     return NexusError("internal_error", team.redact(url),
                       f"PostgreSQL says: {str(exc).splitlines()[0][:300]}",
                       "please report it; nothing was committed")
@@ -335,7 +495,7 @@ def unsupported(what: str) -> NexusError:
 class Cursor:
     __slots__ = ("_cur", "_returning")
 
-    def __init__(self, cur: psycopg.Cursor, returning: bool) -> None:  # type: ignore[type-arg]
+    def __init__(self, cur, returning: bool) -> None:  # type: ignore[no-untyped-def]
         self._cur = cur
         self._returning = returning
 
@@ -371,7 +531,7 @@ def _params(params: object) -> tuple[object, int]:
 class Conn:
     """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
 
-    def __init__(self, raw: psycopg.Connection, url: str, root: str) -> None:  # type: ignore[type-arg]
+    def __init__(self, raw, url: str, root: str) -> None:  # type: ignore[no-untyped-def]
         self.raw = raw
         self.url = url
         self.local_root = root  # news markers and wake channels stay on this machine
@@ -384,7 +544,7 @@ class Conn:
             raise unsupported("full-text search (`nexus find`, insight search)")
         try:
             return Cursor(self.raw.execute(text, values), returning)  # type: ignore[call-overload]
-        except psycopg.Error as exc:
+        except ERRORS as exc:
             if os.environ.get("NEXUS_DEBUG_SQL"):
                 print("SQL:", text, values, file=sys.stderr)
             raise translate_error(exc, self.url) from None
@@ -397,7 +557,7 @@ class Conn:
         cur = self.raw.cursor()
         try:
             cur.executemany(text, rows)  # type: ignore[arg-type]
-        except psycopg.Error as exc:
+        except ERRORS as exc:
             raise translate_error(exc, self.url) from None
         return Cursor(cur, False)
 
@@ -408,12 +568,17 @@ class Conn:
 def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
     """A connection in autocommit mode (transactions are explicit); a writer waits for the
     writers' lock as long as SQLite's busy timeout, and no statement runs for ever."""
+    driver = os.environ.get(DRIVER_ENV, "")
+    p = pgwire.params(url) if driver != "psycopg" else None
     try:
-        raw = psycopg.connect(url, autocommit=True, connect_timeout=timeout,
-                              application_name="nexus", row_factory=_row_factory)
+        if p is not None:
+            raw = WireRaw(pgwire.Wire(p, timeout))
+        else:
+            raw = _psycopg().connect(url, autocommit=True, connect_timeout=timeout,
+                                     application_name="nexus", row_factory=_row_factory)
         raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
                     " SET idle_in_transaction_session_timeout = 60000")
-    except psycopg.Error as exc:
+    except ERRORS as exc:
         raise unreachable(url, exc) from None
     return Conn(raw, url, root)
 
@@ -425,9 +590,9 @@ def schema_version(conn: Conn) -> int:
                 "SELECT to_regclass('migrations')").fetchone()[0] is None:  # type: ignore[index]
             return 0
         row = conn.raw.execute("SELECT max(version) FROM migrations").fetchone()
-    except pgerrors.UndefinedTable:
-        return 0
-    except psycopg.Error as exc:
+    except ERRORS as exc:
+        if getattr(exc, "sqlstate", None) == "42P01":
+            return 0
         raise translate_error(exc, conn.url) from None
     return (row[0] if row else 0) or 0
 
@@ -449,7 +614,7 @@ def migrate(conn: Conn, now: float) -> int:
             for stmt in ddl(variant if variant is not None else script):
                 try:
                     conn.raw.execute(stmt)  # type: ignore[arg-type]
-                except psycopg.Error as exc:
+                except ERRORS as exc:
                     raise translate_error(exc, conn.url) from None
             conn.raw.execute("INSERT INTO migrations VALUES (%s, %s, %s)", (number, name, now))
     return migrations.CURRENT
@@ -464,7 +629,7 @@ def _transaction(conn: Conn, write: bool) -> Iterator[None]:
     try:
         raw.execute(f"BEGIN; {LOCK}" if write else  # type: ignore[arg-type]
                     "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-    except psycopg.Error as exc:
+    except ERRORS as exc:
         raise translate_error(exc, conn.url) from None
     try:
         yield
@@ -472,9 +637,9 @@ def _transaction(conn: Conn, write: bool) -> Iterator[None]:
     except BaseException as exc:
         try:
             raw.execute("ROLLBACK")
-        except psycopg.Error:
+        except ERRORS:
             pass
-        if isinstance(exc, psycopg.Error):
+        if isinstance(exc, ERRORS):
             raise translate_error(exc, conn.url) from None
         raise
 
@@ -589,9 +754,10 @@ class PgStore:
         if not ids:
             return 0
         try:
-            self._conn().raw.execute("SELECT pg_notify(%s, x) FROM unnest(%s::text[]) x",
-                                     (CHANNEL, ids))
-        except (psycopg.Error, NexusError):
+            self._conn().raw.execute(
+                "SELECT " + ", ".join("pg_notify(%s, %s)" for _ in ids),
+                [v for sid in ids for v in (CHANNEL, sid)])
+        except ERRORS + (NexusError,):
             return 0  # a wake is only a hint: waiters poll as a safety net
         return len(ids)
 
@@ -610,7 +776,7 @@ class Channel:
         self.conn = connect(store.url, store.root)
         try:
             self.conn.raw.execute(f"LISTEN {CHANNEL}")  # type: ignore[arg-type]
-        except psycopg.Error as exc:
+        except ERRORS as exc:
             self.conn.close()
             raise translate_error(exc, store.url) from None
 
@@ -622,7 +788,7 @@ class Channel:
             try:
                 for note in raw.notifies(timeout=0, stop_after=None):  # drain what is queued
                     got = got or note.payload == self.sid
-            except psycopg.Error:
+            except ERRORS:
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
                 return False
             if got:
