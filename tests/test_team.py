@@ -221,6 +221,7 @@ def test_team_results_match_their_schemas(nx, pg_cluster):
     r = nx("team", "join", url, "--json")
     validate("team_join", r.json)
     validate("team_status", nx("team", "status", "--json").json)
+    validate("team_migrate", nx("team", "migrate", "--json").json)
 
 
 def test_another_machines_pids_are_never_judged_here(nx, hook, chdir_work, home):
@@ -277,3 +278,29 @@ def test_password_authentication_and_a_wrong_password(nx, pg_cluster, monkeypatc
     monkeypatch.setenv("NEXUS_DATABASE_URL", url.replace("s3%3Acr%40t", "wrong"))
     r = nx("peers")
     assert r.code == 6 and "team_unreachable" in r.err and "Traceback" not in r.err
+
+
+def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
+        nx, hook, chdir_work, pg_cluster, home, tmp_path, monkeypatch):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    mid = nx("send", "codex", "from before the team", "--json", env=A).json["message_id"]
+    task = nx("delegate", "codex", "an old obligation", "--json", env=A).json["id"]
+    _, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    moved = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
+    assert moved["sessions"]["copied"] == 2 and moved["tasks"]["copied"] == 1
+    assert moved["messages"]["copied"] == 2  # the message and the task's message
+    again = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
+    assert all(t["copied"] == 0 for t in again.values())  # idempotent: a rerun resumes
+    assert again["messages"]["skipped"] == 2
+    # the team database now holds the mail and the obligation, as nexus reads them
+    got = nx("read", "--json", env=B).json["messages"]
+    assert {m["message_id"] for m in got} >= {mid}
+    assert nx("tasks", "--json", env=A).json["items"][0]["id"] == task
+    # and back out, into another machine's empty local store
+    monkeypatch.setenv("NEXUS_HOME", str(tmp_path / "elsewhere"))
+    back = {t["table"]: t for t in nx("team", "migrate", "--to", "local", "--json").json["tables"]}
+    assert back["sessions"]["copied"] == 2 and back["tasks"]["copied"] == 1
+    monkeypatch.setenv("NEXUS_DATABASE_URL", "")
+    assert nx("task", "get", task, "--json", env=A).json["id"] == task

@@ -18,7 +18,7 @@ from ..core.errors import NexusError
 from ..core.store import migrations, team
 
 if TYPE_CHECKING:
-    from .models import TeamInitArgs, TeamJoinArgs
+    from .models import TeamInitArgs, TeamJoinArgs, TeamMigrateArgs
 
 ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -199,3 +199,46 @@ def _ident(name: str) -> str:
 def _printable(sql: str) -> str:
     """GRANT ... IN SCHEMA needs a name: the printed script uses the default schema."""
     return sql.replace(SCHEMA, "public")
+
+
+MOVED = (("sessions", "id", None), ("tasks", "seq", "id"), ("messages", "seq", "id"))
+BATCH = 500
+
+
+def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
+    """Copy sessions, tasks and messages between the local store and the team database, in
+    batches of their own transactions: rows already there (by id) are skipped, so a run that
+    stopped half way is finished by running it again."""
+    from ..core.store import pg
+    from ..core.store.db import LocalStore
+
+    url = team.url()
+    if not url:
+        raise NexusError("team_not_joined", "--to", "no team database is configured",
+                         "run `nexus team join URL` (or set NEXUS_DATABASE_URL) first")
+    local, remote = LocalStore(ctx.store.root), pg.PgStore(url, ctx.store.root)
+    source, dest = (local, remote) if a.to == "team" else (remote, local)
+    if not (source.check_dir() and source.check_file()):
+        return {"to": a.to, "tables": [{"table": t, "copied": 0, "skipped": 0} for t, _, _ in
+                                       MOVED]}
+    out = []
+    for table, key, ident in MOVED:
+        cols = [c for c in pg.tables()[table][0] if c != (key if ident else "")]
+        copied = skipped = 0
+        after: object = "" if key == "id" else -1
+        while True:
+            with source.read() as conn:
+                rows = conn.execute(f"SELECT * FROM {table} WHERE {key} > ? ORDER BY {key}"
+                                    f" LIMIT {BATCH}", (after,)).fetchall()
+            if not rows:
+                break
+            with dest.write() as conn:
+                for row in rows:
+                    n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
+                                     f" ({', '.join('?' for _ in cols)})",
+                                     tuple(row[c] for c in cols)).rowcount
+                    copied += max(n, 0)
+                    skipped += 1 - max(n, 0)
+            after = rows[-1][key]
+        out.append({"table": table, "copied": copied, "skipped": skipped})
+    return {"to": a.to, "tables": out}

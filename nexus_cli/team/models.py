@@ -65,3 +65,19 @@ class TeamInitResult(Result):
                      "security.")
     applied: bool = Field(description="Whether it was run against the team database.")
     schema_version: int | None = Field(description="The schema after applying.")
+
+
+class TeamMigrateArgs(Args):
+    to: Literal["team", "local"] = Field("team", description="Where to copy: into the team "
+                                        "database (from the local store) or back out.")
+
+
+class Moved(Result):
+    table: str
+    copied: int = Field(description="Rows copied.")
+    skipped: int = Field(description="Rows already there (by id): skipped.")
+
+
+class TeamMigrateResult(Result):
+    to: Literal["team", "local"]
+    tables: list[Moved]

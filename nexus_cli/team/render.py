@@ -43,3 +43,10 @@ def init(r: dict[str, Any]) -> str:
     if r["applied"]:
         return f"applied: schema {r['schema_version']}, roles and row-level security in place"
     return r["sql"]
+
+
+def migrate(r: dict[str, Any]) -> str:
+    where = "into the team database" if r["to"] == "team" else "into the local store"
+    return fields([(t["table"], f"{t['copied']} copied, {t['skipped']} already there")
+                   for t in r["tables"]]) + \
+        f"\n({where}; run it again to finish an interrupted copy)"

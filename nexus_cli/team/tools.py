@@ -41,3 +41,11 @@ register(Tool(
     command=("team", "init"), positional=("roles",), destructive=True, idempotent=True,
     mcp=False, needs_caller=False,
 ))
+register(Tool(
+    name="team_migrate", group="team", title="Copy sessions, mail and tasks in or out",
+    description="Copy the local store's sessions, messages and tasks into the team database "
+    "(--to local: back out). Idempotent: rows already there are skipped; rerun to resume.",
+    args="TeamMigrateArgs", result="TeamMigrateResult", run=admin.migrate, render=render.migrate,
+    command=("team", "migrate"), destructive=False, idempotent=True, mcp=False,
+    needs_caller=False,
+))

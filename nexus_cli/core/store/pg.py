@@ -757,8 +757,10 @@ class PgStore:
             self._conn().raw.execute(
                 "SELECT " + ", ".join("pg_notify(%s, %s)" for _ in ids),
                 [v for sid in ids for v in (CHANNEL, sid)])
-        except ERRORS + (NexusError,):
+        except ERRORS:
             return 0  # a wake is only a hint: waiters poll as a safety net
+        except NexusError:
+            return 0
         return len(ids)
 
     def channel(self, session_id: str) -> Channel:
