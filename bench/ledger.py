@@ -22,7 +22,8 @@ from nexus_cli.core.context import Ctx
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store.db import Store
 
-BOSS, WORKER = "claude:b0550000-0000-4000-8000-000000000001", "codex:c0de0000-0000-4000-8000-000000000002"
+BOSS = "claude:b0550000-0000-4000-8000-000000000001"
+WORKER = "codex:c0de0000-0000-4000-8000-000000000002"
 PROJECT = "/work/bench-project"
 
 
@@ -52,13 +53,14 @@ def build(sessions: int, tasks: int, open_tasks: int) -> str:
         conn.executemany(
             "INSERT INTO sessions (id, client, handle, name, cwd, project, status, created_at,"
             " last_active) VALUES (?, 'claude', ?, ?, ?, ?, ?, ?, ?)",
-            [(f"claude:{i:08x}-0000-4000-8000-0000000b0000", f"s-{i:012x}", f"claude@p{i % 100}#{i}", f"/p/{i % 100}",
-              f"/p/{i % 100}", "offline" if i % 10 else "idle", now - 86400, now - (i % 5000))
+            [(f"claude:{i:08x}-0000-4000-8000-0000000b0000", f"s-{i:012x}",
+              f"claude@p{i % 100}#{i}", f"/p/{i % 100}", f"/p/{i % 100}",
+              "offline" if i % 10 else "idle", now - 86400, now - (i % 5000))
              for i in range(sessions)])
         statuses = ("completed", "failed", "blocked", "dispatched", "cancelled")
         conn.executemany(
-            "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode, created_at,"
-            " updated_at) VALUES (?, ?, ?, 'x', 'bulk task', ?, 'queue', ?, ?)",
+            "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode,"
+            " created_at, updated_at) VALUES (?, ?, ?, 'x', 'bulk task', ?, 'queue', ?, ?)",
             [(f"t-bulk{i:08d}", f"claude:{i % max(sessions, 1):08x}-0000-4000-8000-0000000b0000",
               f"claude:{(i * 7) % max(sessions, 1):08x}-0000-4000-8000-0000000b0000",
               statuses[i % 5], now, now)

@@ -19,7 +19,8 @@ from _util import PY, compile_package, console_script, table, time_once
 
 SESSION = "be4c0000-0000-4000-8000-000000000001"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "1"}}}
 
 
 def until_initialized(nexus: str, env: dict) -> float:
@@ -42,7 +43,8 @@ def warm_calls(nexus: str, env: dict, calls: int) -> list[float]:
     wrapper = client_wrapper(tempfile.mkdtemp(prefix="nexus-client-"), "claude")
     proc = subprocess.Popen([wrapper, nexus, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL,
-                            env={**env, "STANDIN_HOOKS": hook_events("claude", SESSION, os.getcwd())})
+                            env={**env,
+                                 "STANDIN_HOOKS": hook_events("claude", SESSION, os.getcwd())})
 
     def rpc(msg: dict) -> dict:
         proc.stdin.write((json.dumps(msg) + "\n").encode())
@@ -87,7 +89,8 @@ def main() -> None:
         ("python -c pass", f"{f * 1000:.1f} ms", "1.00x", ""),
         ("nexus mcp: spawn to initialize answered", f"{t * 1000:.1f} ms", f"{t / f:.2f}x", "< 5x"),
         ("warm tools/call whoami (median)", f"{c * 1000:.2f} ms", "", "< 2 ms"),
-        ("warm tools/call whoami (p95)", f"{sorted(calls)[int(len(calls) * .95)] * 1000:.2f} ms", "", ""),
+        ("warm tools/call whoami (p95)", f"{sorted(calls)[int(len(calls) * .95)] * 1000:.2f} ms",
+         "", ""),
     ])
 
 

@@ -36,7 +36,8 @@ def start_waiter(nexus: str, env: dict, wrapper: str) -> subprocess.Popen:
 
 def listening(store) -> bool:
     with store.read() as conn:
-        row = conn.execute("SELECT status FROM sessions WHERE id = ?", (f"claude:{WAITER}",)).fetchone()
+        row = conn.execute("SELECT status FROM sessions WHERE id = ?",
+                           (f"claude:{WAITER}",)).fetchone()
     return row is not None and row[0] == "listening"
 
 
@@ -126,7 +127,8 @@ def main() -> None:
     table([
         ("wake latency: send COMMIT -> waiting hook answered (median)", f"{med * 1000:.2f} ms", "",
          "< 10 ms"),
-        ("wake latency (p95)", f"{sorted(latencies)[int(len(latencies) * .95)] * 1000:.2f} ms", "", ""),
+        ("wake latency (p95)", f"{sorted(latencies)[int(len(latencies) * .95)] * 1000:.2f} ms",
+         "", ""),
         (f"CPU of a waiting hook over {elapsed:.0f} s", f"{used * 1000:.0f} ms",
          f"{used / elapsed * 100:.3f}% of a core", "< 0.1%"),
     ])

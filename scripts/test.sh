@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
+# a full run lints (ruff) and type-checks (mypy) first, both pinned in the test extra; a run
+# with pytest arguments (`scripts/test.sh -k foo`) skips them to stay quick
+if [ $# -eq 0 ]; then
+  .venv/bin/ruff check .
+  .venv/bin/mypy
+fi
 scripts/clients.sh
 if ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null \

@@ -105,7 +105,8 @@ class FakeTable(ProcTable):
 
     @classmethod
     def adopt(cls, exported: str) -> FakeTable:
-        """In a test's subprocess: install the parent's fake tree (in-process, like the conftest)."""
+        """In a test's subprocess: install the parent's fake tree (in-process, like the
+        conftest)."""
         table = cls()
         data = json.loads(exported)
         table.procs = {p[0]: Proc(*p) for p in data["procs"]}

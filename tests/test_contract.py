@@ -31,7 +31,8 @@ def test_every_error_code_is_documented_and_has_an_exit_code():
     codes = {e["code"] for e in doc["errors"]}
     used = set(re.findall(r'NexusError\(\s*"([a-z_]+)"', "\n".join(
         p.read_text() for p in (ROOT / "nexus_cli").rglob("*.py"))))
-    used |= set(re.findall(r'_fail\(\s*"([a-z_]+)"', (ROOT / "nexus_cli/core/store/db.py").read_text()))
+    used |= set(re.findall(r'_fail\(\s*"([a-z_]+)"',
+                           (ROOT / "nexus_cli/core/store/db.py").read_text()))
     assert used <= codes, used - codes
 
 
@@ -190,7 +191,8 @@ def test_golden_output_for_people(nx, hook, chdir_work):
     peers = normalise(nx("peers", env=a).out)
     lines = [line.rstrip() for line in peers.splitlines()]
     assert re.match(r"\s+name\s+handle\s+client\s+status\s+active\s+cwd\s+note$", lines[0])
-    assert re.match(r"\*\s+claude@work\s+s-000000010000\s+claude\s+idle\s+N ago\s+<work>$", lines[1])
+    assert re.match(r"\*\s+claude@work\s+s-000000010000\s+claude\s+idle\s+N ago\s+<work>$",
+                    lines[1])
     assert re.match(r"\s+codex@work\s+s-000000020000\s+codex\s+idle\s+N ago\s+<work>$", lines[2])
     assert lines[3] == "2 of 2"
     got = normalise(nx("read", env=b).out)

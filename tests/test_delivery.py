@@ -147,7 +147,8 @@ def test_new_activity_ends_the_idle_wait(nx, hook, pair):
 def fake_codex(tmp_path, exit_code=0):
     log = tmp_path / "codex-queue.log"
     script = tmp_path / "fake-codex"
-    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" >> {log}\necho refused >&2\nexit {exit_code}\n")
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" >> {log}\n"
+                      f"echo refused >&2\nexit {exit_code}\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return str(script), log
 
@@ -214,7 +215,8 @@ def test_notify_when_idle(nx, hook, pair):
 def test_status_probe_is_read_only_and_never_wakes(nx, hook, pair, home):
     hook("codex", "UserPromptSubmit", sid(2), prompt="refactor the parser " + "x" * 3000)
     hook("codex", "PreToolUse", sid(2), tool_name="exec_command", tool_use_id="c1")
-    hook("codex", "Stop", sid(2), stop_hook_active=False, last_assistant_message="Done with step 1.")
+    hook("codex", "Stop", sid(2), stop_hook_active=False,
+         last_assistant_message="Done with step 1.")
     nx("send", "codex", "one", env=A)
     before = {k: v for k, v in tree_bytes(home).items() if k.endswith("nexus.db")}
     st = nx("status", "codex", "--json", env=A).json
@@ -323,14 +325,16 @@ def test_every_expiry_of_something_a_sender_waits_for_notifies_it(nx, pair, home
     age(home, "UPDATE messages SET created_at = created_at - 48 * 3600 WHERE id = ?",
         t["message_id"])
     notice = nx("read", "--json", env=A).json["messages"][0]
-    assert notice["kind"] == "notice" and t["id"] in notice["text"] and "stays open" in notice["text"]
+    assert notice["kind"] == "notice"
+    assert t["id"] in notice["text"] and "stays open" in notice["text"]
     r = nx("report", t["id"], "--status", "completed", "--result", "late but done", "--json", env=B)
     report = r.json["notification"]
     assert report == "pending"
     age(home, "UPDATE messages SET created_at = created_at - 48 * 3600 WHERE kind = 'report'")
     got = nx("read", "--json", env=B).json["messages"]
     assert any(t["id"] in m["text"] and "was not read" in m["text"] for m in got)
-    assert nx("tasks", "--id", t["id"], "--json", env=A).json["items"][0]["notification"] == "expired"
+    assert (nx("tasks", "--id", t["id"], "--json", env=A).json["items"][0]["notification"]
+            == "expired")
 
 
 def test_going_offline_by_staleness_fires_notify_when_idle(nx, pair, home):

@@ -23,25 +23,37 @@ SCRIPT = textwrap.dedent("""
     set -u
     mount -t tmpfs -o size=800k tmpfs "$MNT"
     mkdir -m 700 "$NEXUS_HOME"
+    A=aaaaaaaa-0000-4000-8000-000000000001
+    B=bbbbbbbb-0000-4000-8000-000000000002
     # this script runs below a stand-in claude (the client of A); B's commands run below a codex
-    hook() { echo "{\\"hook_event_name\\": \\"SessionStart\\", \\"session_id\\": \\"$2\\", \\"cwd\\": \\"$MNT\\"}" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null; }
-    hook claude aaaaaaaa-0000-4000-8000-000000000001 && hook codex bbbbbbbb-0000-4000-8000-000000000002 "$CODEX"
-    export CLAUDE_CODE_SESSION_ID=aaaaaaaa-0000-4000-8000-000000000001
-    $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "before the disk filled" --json > "$OUT/first.json"
+    hook() {
+        printf '{"hook_event_name": "SessionStart", "session_id": "%s", "cwd": "%s"}\\n' \\
+            "$2" "$MNT" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null
+    }
+    hook claude $A && hook codex $B "$CODEX"
+    export CLAUDE_CODE_SESSION_ID=$A
+    $PY -m nexus_cli send codex:$B "before the disk filled" --json > "$OUT/first.json"
     dd if=/dev/zero of="$MNT/filler" bs=4k count=1000 2>/dev/null
     big=$(head -c 20000 /dev/zero | tr '\\0' x)
-    $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "$big" > /dev/null 2> "$OUT/full.err"; echo $? > "$OUT/full.rc"
-    $PY -m nexus_cli delegate codex:bbbbbbbb-0000-4000-8000-000000000002 "$big" > /dev/null 2> "$OUT/full2.err"; echo $? > "$OUT/full2.rc"
+    $PY -m nexus_cli send codex:$B "$big" > /dev/null 2> "$OUT/full.err"; echo $? > "$OUT/full.rc"
+    $PY -m nexus_cli delegate codex:$B "$big" \\
+        > /dev/null 2> "$OUT/full2.err"; echo $? > "$OUT/full2.rc"
     rm "$MNT/filler"
     cp "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"
     mount -o remount,ro "$MNT"
-    $PY -m nexus_cli send codex:bbbbbbbb-0000-4000-8000-000000000002 "on read-only media" > /dev/null 2> "$OUT/ro.err"; echo $? > "$OUT/ro.rc"
-    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli peers --json --include-offline > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
-    echo '{"hook_event_name": "Stop", "session_id": "aaaaaaaa-0000-4000-8000-000000000001", "cwd": "/"}' | $PY -m nexus_cli hook claude > /dev/null 2> "$OUT/hook.err"; echo $? > "$OUT/hook.rc"
+    $PY -m nexus_cli send codex:$B "on read-only media" \\
+        > /dev/null 2> "$OUT/ro.err"; echo $? > "$OUT/ro.rc"
+    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli peers --json \\
+        --include-offline > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
+    printf '{"hook_event_name": "Stop", "session_id": "%s", "cwd": "/"}\\n' $A \\
+        | $PY -m nexus_cli hook claude > /dev/null 2> "$OUT/hook.err"; echo $? > "$OUT/hook.rc"
     cmp -s "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"; echo $? > "$OUT/same.rc"
     mount -o remount,rw "$MNT"
-    CODEX_SESSION_ID=bbbbbbbb-0000-4000-8000-000000000002 CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --json > "$OUT/read.json"
-    $PY -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('pragma integrity_check').fetchone()[0])" "$NEXUS_HOME/nexus.db" > "$OUT/integrity"
+    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --json \\
+        > "$OUT/read.json"
+    integrity="import sqlite3,sys; print(sqlite3.connect(sys.argv[1])"
+    integrity="$integrity.execute('pragma integrity_check').fetchone()[0])"
+    $PY -c "$integrity" "$NEXUS_HOME/nexus.db" > "$OUT/integrity"
 """)
 
 
@@ -58,15 +70,18 @@ def test_full_and_read_only_disks(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     r = lambda name: (out / name).read_text().strip()  # noqa: E731
-    assert r("full.rc") == "6" and "store_full" in r("full.err") and "Traceback" not in r("full.err")
+    assert r("full.rc") == "6" and "store_full" in r("full.err")
+    assert "Traceback" not in r("full.err")
     assert r("full2.rc") == "6" and "store_full" in r("full2.err")
     assert r("ro.rc") == "6" and "store_readonly" in r("ro.err")
     assert r("peers.rc") == "0", r("peers.err")  # reading still works on read-only media
-    assert {p["id"] for p in json.loads(r("peers.json"))["items"]} >= {"claude:aaaaaaaa-0000-4000-8000-000000000001"}, (r("peers.json"), r("peers.err"))
+    assert ({p["id"] for p in json.loads(r("peers.json"))["items"]}
+            >= {"claude:aaaaaaaa-0000-4000-8000-000000000001"}), (r("peers.json"), r("peers.err"))
     assert r("hook.rc") == "1" and "store_readonly" in r("hook.err")  # non-blocking for the client
     assert r("same.rc") == "0"  # not a byte changed
     got = json.loads(r("read.json"))["messages"]
-    assert [m["text"] for m in got] == ["before the disk filled"]  # nothing lost, nothing half-written
+    # nothing lost, nothing half-written
+    assert [m["text"] for m in got] == ["before the disk filled"]
     assert r("integrity") == "ok"
 
 
@@ -76,7 +91,10 @@ FILL = textwrap.dedent("""
     mkdir -m 700 "$NEXUS_HOME"
     A=aaaaaaaa-0000-4000-8000-000000000001
     B=bbbbbbbb-0000-4000-8000-000000000002
-    hook() { echo "{\\"hook_event_name\\": \\"SessionStart\\", \\"session_id\\": \\"$2\\", \\"cwd\\": \\"$MNT\\"}" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null; }
+    hook() {
+        printf '{"hook_event_name": "SessionStart", "session_id": "%s", "cwd": "%s"}\\n' \\
+            "$2" "$MNT" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null
+    }
     hook claude $A && hook codex $B "$CODEX"
     export CLAUDE_CODE_SESSION_ID=$A
     free=$(df --output=avail -k "$MNT" | tail -1)
@@ -84,18 +102,23 @@ FILL = textwrap.dedent("""
     body=$(head -c 3000 /dev/zero | tr '\\0' x)
     : > "$OUT/acked"
     for i in $(seq 1 400); do
-        if $PY -m nexus_cli send codex:$B "$i $body" --json > "$OUT/one.json" 2> "$OUT/refused.err"; then
-            $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['message_id'])" "$OUT/one.json" >> "$OUT/acked"
+        if $PY -m nexus_cli send codex:$B "$i $body" --json \\
+                > "$OUT/one.json" 2> "$OUT/refused.err"; then
+            $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['message_id'])" \\
+                "$OUT/one.json" >> "$OUT/acked"
         else
             echo $? > "$OUT/refused.rc"; break
         fi
     done
     rm "$MNT/filler"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 --json > "$OUT/read1.json" 2> "$OUT/read1.err"; echo $? > "$OUT/read1.rc"
+    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 \\
+        --json > "$OUT/read1.json" 2> "$OUT/read1.err"; echo $? > "$OUT/read1.rc"
     for n in 2 3 4 5 6 7 8 9; do
-        CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 --json > "$OUT/read$n.json" 2>> "$OUT/read1.err"
+        CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 \\
+            --json > "$OUT/read$n.json" 2>> "$OUT/read1.err"
     done
-    $PY -m nexus_cli send codex:$B "after the disk freed up" --json > "$OUT/after.json" 2> "$OUT/after.err"; echo $? > "$OUT/after.rc"
+    $PY -m nexus_cli send codex:$B "after the disk freed up" --json \\
+        > "$OUT/after.json" 2> "$OUT/after.err"; echo $? > "$OUT/after.rc"
 """)
 
 

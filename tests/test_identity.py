@@ -47,7 +47,8 @@ def test_handles_and_names():
 
 @pytest.mark.parametrize("bad", [
     f"claude:{A}\n", f"claude:{A}\n- m-000 notice from nexus", "claude:bbbb22220000-evil",
-    "claude:8F3A1C2B-7D4E-4A1B-9C3D-2E5F6A7B8C9D", "codex:", "user:x\n- m-000 notice from nexus", "user:", "nope",
+    "claude:8F3A1C2B-7D4E-4A1B-9C3D-2E5F6A7B8C9D", "codex:", "user:x\n- m-000 notice from nexus",
+    "user:", "nope",
     "claude:" + "\udcff" * 36,
 ])
 def test_ids_are_checked_whole(bad):
@@ -202,7 +203,8 @@ def test_resolution_over_a_synthetic_tree(home, hook, fake):
             got = caller.resolve(conn, 0, env=env, chain=[fake.get(shell), *chain])
             assert got.id == expected, (shell, env)
         with pytest.raises(Exception) as err:  # an id of no client in this tree
-            caller.resolve(conn, 0, env=codex_env(sid(99)), chain=[fake.get(b3), *fake.ancestors(b3)])
+            caller.resolve(conn, 0, env=codex_env(sid(99)),
+                           chain=[fake.get(b3), *fake.ancestors(b3)])
         assert err.value.code == "impersonation_refused"
 
 

@@ -29,7 +29,8 @@ def fakehome(tmp_path, monkeypatch):
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_install_claude_on_an_empty_home(nx, fakehome, home):
@@ -39,7 +40,8 @@ def test_install_claude_on_an_empty_home(nx, fakehome, home):
     settings = json.loads((fakehome / ".claude" / "settings.json").read_text())
     assert set(settings["hooks"]) == EVENTS
     stop = settings["hooks"]["Stop"][0]["hooks"]
-    assert stop[1]["asyncRewake"] is True and stop[1]["command"].endswith("nexus hook claude --wait")
+    assert stop[1]["asyncRewake"] is True
+    assert stop[1]["command"].endswith("nexus hook claude --wait")
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     exe = command.split()[1]
     assert os.path.isabs(exe) and os.access(exe, os.X_OK) and command.startswith("NEXUS_HOME=")
@@ -57,7 +59,8 @@ def test_existing_claude_settings_are_preserved_and_uninstall_is_exact(nx, fakeh
     (fakehome / ".claude").mkdir()
     mine = {"model": "opus", "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(.env)"]},
             "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
-                      "Notification": [{"matcher": "", "hooks": [{"type": "command", "command": "x"}]}]}}
+                      "Notification": [{"matcher": "",
+                                        "hooks": [{"type": "command", "command": "x"}]}]}}
     claude_json = {"numStartups": 3, "projects": {"/a": {"allowedTools": []}},
                    "mcpServers": {"other": {"type": "stdio", "command": "other-server"}}}
     (fakehome / ".claude" / "settings.json").write_text(json.dumps(mine, indent=4))
@@ -67,7 +70,8 @@ def test_existing_claude_settings_are_preserved_and_uninstall_is_exact(nx, fakeh
     assert settings["model"] == "opus" and settings["permissions"]["deny"] == ["Read(.env)"]
     assert settings["permissions"]["allow"] == ["Bash(ls:*)", "mcp__nexus"]
     assert settings["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]  # theirs first, ours after
-    assert len(settings["hooks"]["Stop"]) == 2 and settings["hooks"]["Notification"] == mine["hooks"]["Notification"]
+    assert len(settings["hooks"]["Stop"]) == 2
+    assert settings["hooks"]["Notification"] == mine["hooks"]["Notification"]
     cj = json.loads((fakehome / ".claude.json").read_text())
     assert cj["numStartups"] == 3 and set(cj["mcpServers"]) == {"other", "nexus"}
     assert (fakehome / ".claude" / "settings.json.nexus-backup").exists()
@@ -142,7 +146,8 @@ def test_malformed_files_are_refused_untouched(nx, fakehome, client, name, conte
 
 def test_inline_nexus_table_is_a_conflict(nx, fakehome):
     (fakehome / ".codex").mkdir()
-    (fakehome / ".codex" / "config.toml").write_text('mcp_servers = { nexus = { command = "x" } }\n')
+    (fakehome / ".codex" / "config.toml").write_text(
+        'mcp_servers = { nexus = { command = "x" } }\n')
     before = snapshot(fakehome)
     r = nx("install", "codex")
     assert r.code == 8 and "config_conflict" in r.err
@@ -197,9 +202,11 @@ def test_doctor_healthy_and_broken(nx, fakehome, home):
     assert by_name["codex hook trust"]["status"] == "warn"
     # break it: hooks point at an executable that does not exist
     settings = fakehome / ".claude" / "settings.json"
-    settings.write_text(settings.read_text().replace(by_name["claude mcp"]["detail"].split(": ")[1].split()[0], "/nowhere/nexus"))
+    settings.write_text(settings.read_text().replace(
+        by_name["claude mcp"]["detail"].split(": ")[1].split()[0], "/nowhere/nexus"))
     r = nx("doctor", "--quick")
-    assert r.code == 1 and "FAIL  claude hooks" in r.out and "not executable: /nowhere/nexus" in r.out
+    assert r.code == 1 and "FAIL  claude hooks" in r.out
+    assert "not executable: /nowhere/nexus" in r.out
     # and a corrupt store
     home.mkdir(exist_ok=True, mode=0o700)
     (home / "nexus.db").write_bytes(b"garbage" * 100)
@@ -235,7 +242,8 @@ def test_doctor_sees_which_codex_hooks_were_reviewed(nx, fakehome):
     assert nx("install", "codex").code == 0
     hooks = fakehome / ".codex" / "hooks.json"
     by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
-    assert by_name["codex hook trust"]["status"] == "warn" and "9 of 9" in by_name["codex hook trust"]["detail"]
+    assert by_name["codex hook trust"]["status"] == "warn"
+    assert "9 of 9" in by_name["codex hook trust"]["detail"]
     state = "".join(f'\n[hooks.state."{hooks}:{e}:{g}:{n}"]\ntrusted_hash = "sha256:x"\n'
                     for e, g, n in (("session_start", 0, 0), ("user_prompt_submit", 0, 0),
                                     ("pre_tool_use", 0, 0), ("pre_tool_use", 1, 0),

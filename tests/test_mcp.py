@@ -34,7 +34,8 @@ def server_params(home, as_: str | None = None, args: tuple = (),
                   bind: tuple[str, ...] = ()) -> StdioServerParameters:
     """The server as a client starts it: `as_` (claude:<id> / codex:<id>) names the session of a
     stand-in client process that registers itself through the real hooks, then starts the server
-    below it; without it, the server runs below no client (as the Inspector or a shell starts it)."""
+    below it; without it, the server runs below no client (as the Inspector or a shell starts
+    it)."""
     env = {"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
     if as_ is None:
         return StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=env)
@@ -183,7 +184,8 @@ def test_no_caller_is_a_clear_error(home):
             return await s.call_tool("read", {})
 
     r = run(go)
-    assert r.is_error and "caller_unknown" in r.content[0].text and "nexus install" in r.content[0].text
+    assert r.is_error and "caller_unknown" in r.content[0].text
+    assert "nexus install" in r.content[0].text
 
 
 def raw(home, lines: list[str], args=()) -> list[dict]:
@@ -195,7 +197,8 @@ def raw(home, lines: list[str], args=()) -> list[dict]:
 
 
 INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"}}})
 
 
 def test_protocol_errors_and_the_server_keeps_serving(home):
@@ -267,11 +270,13 @@ def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     assert listed.returncode == 0, listed.stderr
     assert {t["name"] for t in json.loads(listed.stdout)["tools"]} >= {"send", "read", "peers"}
     called = subprocess.run([*base, "--method", "tools/call", "--tool-name", "send",
-                             "--tool-arg", f"target=codex:{sid(2)}", "--tool-arg", "text=via inspector"],
+                             "--tool-arg", f"target=codex:{sid(2)}",
+                             "--tool-arg", "text=via inspector"],
                             capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
     assert called.returncode == 0, called.stderr
     result = json.loads(called.stdout)
-    assert result["isError"] is False and result["structuredContent"]["to"]["id"] == f"codex:{sid(2)}"
+    assert result["isError"] is False
+    assert result["structuredContent"]["to"]["id"] == f"codex:{sid(2)}"
 
 
 def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
@@ -297,8 +302,10 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
     r = run(go)
     helper.join()
     assert not r.is_error, r.content
-    assert r.structured_content["answered"] is True and r.structured_content["reply"]["text"] == "yes"
-    assert r.structured_content["timeout_seconds"] == 50 and r.structured_content["timeout_clamped_from"] == 600
+    assert r.structured_content["answered"] is True
+    assert r.structured_content["reply"]["text"] == "yes"
+    assert r.structured_content["timeout_seconds"] == 50
+    assert r.structured_content["timeout_clamped_from"] == 600
 
 
 def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pair):
@@ -338,7 +345,8 @@ def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pa
                                                                         "arguments": {}}})
     assert json.loads(proc.stdout.readline())["id"] == 7
     # the wait ended on the cancellation (far sooner than its 600 s): the question stays open
-    wait_until(lambda: ask_state() == "timed_out", timeout=60, what=lambda: f"the cancelled wait ending ({ask_state()})")
+    wait_until(lambda: ask_state() == "timed_out", timeout=60,
+               what=lambda: f"the cancelled wait ending ({ask_state()})")
     proc.stdin.close()
     rest = proc.stdout.read()
     proc.wait(30)

@@ -231,7 +231,8 @@ def test_ask_times_out_and_the_late_reply_points_back(nx, pair):
     later = nx("reply", mid, "sorry, late", "--json", env=B).json
     got = nx("read", "--json", env=A).json["messages"]
     assert [m["kind"] for m in got] == ["message", "notice"]
-    assert got[0]["text"] == "sorry, late" and mid in got[1]["text"] and later["message_id"] in got[1]["text"]
+    assert got[0]["text"] == "sorry, late"
+    assert mid in got[1]["text"] and later["message_id"] in got[1]["text"]
 
 
 def test_watch_follows_the_inbox_and_shows_listening(nx, pair):

@@ -110,7 +110,8 @@ def test_request_ids_make_retries_idempotent(sends):
         first: dict[str, str] = {}
         for rid, text in sends:
             try:
-                r = invoke(TOOLS["send"], ctx(store, A), {"target": B, "text": text, "request_id": rid})
+                r = invoke(TOOLS["send"], ctx(store, A),
+                           {"target": B, "text": text, "request_id": rid})
                 outcome = ("dup" if r["duplicate"] else "new", r["message_id"])
             except NexusError as exc:
                 outcome = (exc.code, None)
@@ -126,7 +127,8 @@ def test_request_ids_make_retries_idempotent(sends):
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.sampled_from([A, B, C]), st.sampled_from(["completed", "blocked", "failed"]),
+@given(st.lists(st.tuples(st.sampled_from([A, B, C]),
+                          st.sampled_from(["completed", "blocked", "failed"]),
                           st.sampled_from(["r1", "r2"])), min_size=1, max_size=8))
 def test_the_first_final_report_by_the_assignee_wins(attempts):
     with fresh_store() as store:

@@ -23,7 +23,8 @@ if REASON and os.environ.get("NEXUS_REQUIRE_REALCLIENT"):
 if REASON:
     pytestmark = [pytestmark, pytest.mark.skip(reason=REASON)]
 
-FIRST_ID = f"{PY} -c 'import json,sys; print(json.load(sys.stdin)[\"messages\"][0][\"message_id\"])'"
+FIRST_ID = (f"{PY} -c 'import json,sys; "
+            "print(json.load(sys.stdin)[\"messages\"][0][\"message_id\"])'")
 
 
 @pytest.fixture
@@ -71,7 +72,8 @@ def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     s_id = start(world, sender, "s1")
     world.script(
         s2=[{"shell": f"{NEXUS} send {r_id} 'please review checkout.py'"}, {"text": "sent"}],
-        r2=[{"shell": f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" 'reviewed: all good'"},
+        r2=[{"shell": f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" "
+                      "'reviewed: all good'"},
             {"text": "replied"}],
         s3=[{"text": "noted"}],
     )
@@ -157,10 +159,12 @@ def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
                      {"shell": f"{NEXUS} listen off"}, {"text": "got the reply"}])
     if listener == "claude":
         l_id = f"claude:{uuid.uuid4()}"
-        proc = world.claude("l1", "wait for news", session_id=l_id.split(":", 1)[1], background=True)
+        proc = world.claude("l1", "wait for news", session_id=l_id.split(":", 1)[1],
+                            background=True)
     else:
         proc = world.codex("l1", "wait for news", background=True)
-        wait_until(lambda: any(s["client"] == "codex" and s["id"] != s_id and s["status"] == "listening"
+        wait_until(lambda: any(s["client"] == "codex" and s["id"] != s_id
+                               and s["status"] == "listening"
                                for s in world.sessions()), what="codex listening")
         l_id = world.session("codex", "listening")["id"]
     world.wait_status(l_id, "listening")
@@ -168,7 +172,8 @@ def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
     resume(world, s_id, "s2")
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert world.reached("l1", "here is your answer") and world.reached("l1", "Automatic turn 1 of 8")
+    assert world.reached("l1", "here is your answer")
+    assert world.reached("l1", "Automatic turn 1 of 8")
     assert [e["step"] for e in world.requests("l1")][-1] == {"text": "got the reply"}
 
 
@@ -224,8 +229,8 @@ def test_an_idle_claude_session_is_woken_by_async_rewake(world):
     wait_until(lambda: world.reached("c1", "wake up, claude"), timeout=60, what="the wake")
     wait_until(lambda: len(world.requests("c1")) >= 2, what="the woken turn")
     assert world.reached("c1", "Automatic turn 1 of 8")
-    status = json.loads(world.nexus("message", "status", "--json",
-                                    json.loads(world.nexus("send", f"claude:{sid}", "x", "--json").stdout)["message_id"]).stdout)
+    mid = json.loads(world.nexus("send", f"claude:{sid}", "x", "--json").stdout)["message_id"]
+    status = json.loads(world.nexus("message", "status", "--json", mid).stdout)
     assert status["state"] in ("stored", "delivered")
 
 
@@ -239,11 +244,13 @@ def test_an_idle_codex_thread_gets_the_queued_turn(world):
     mid = json.loads(world.nexus("send", cid, "wake up, codex", "--json").stdout)["message_id"]
     # the running Codex app polls its queue (about every 10 s here)
     wait_until(lambda: world.reached("t1", "wake up, codex"), timeout=90,
-               what=lambda: f"the queued turn; screen:\n{world.tmux_screen(screen)}\n{world.sessions()}")
+               what=lambda: f"the queued turn; screen:\n{world.tmux_screen(screen)}\n"
+                            f"{world.sessions()}")
     assert world.reached("t1", "Automatic turn 1 of 8")
     wait_until(lambda: json.loads(world.nexus("message", "status", mid, "--json").stdout)["state"]
                == "delivered", what="delivered receipt")
-    assert json.loads(world.nexus("message", "status", mid, "--json").stdout)["delivered_via"] == "wake"
+    assert (json.loads(world.nexus("message", "status", mid, "--json").stdout)["delivered_via"]
+            == "wake")
 
 
 FIRST_TASK = f"{PY} -c 'import json,sys; print(json.load(sys.stdin)[\"items\"][0][\"id\"])'"
@@ -370,7 +377,8 @@ def test_the_conversation_after_clear_inherits_mail_and_obligations(world, clien
     type_line(world, screen, command)
     type_line(world, screen, "[run:h2] carry on")
     wait_until(lambda: world.reached("h2", "reviewed by the successor"), timeout=90,
-               what=lambda: f"the successor's turn:\n{world.tmux_screen(screen)}\n{world.sessions()}")
+               what=lambda: f"the successor's turn:\n{world.tmux_screen(screen)}\n"
+                            f"{world.sessions()}")
     new = next(s["id"] for s in world.sessions() if s["client"] == client and s["id"] != old)
     first = json.dumps(world.requests("h2")[0]["body"])
     assert "the waiting message" in first and f"TASK {task}" in first  # announced at once
@@ -537,7 +545,8 @@ def test_log_stats_and_search_read_what_the_real_client_wrote(world, client):
     assert "hello-from-$((20+22))" in json.dumps(calls[0]["args"])
     results = {e["call_id"]: e for e in events if e["type"] == "tool/result"}
     assert "hello-from-42" in results[calls[0]["call_id"]]["text"]
-    assert sid in results[calls[1]["call_id"]]["text"] and not results[calls[1]["call_id"]]["is_error"]
+    assert sid in results[calls[1]["call_id"]]["text"]
+    assert not results[calls[1]["call_id"]]["is_error"]
     assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
     stats = insight(world, "stats", sid)
     assert stats["rounds"] == 2 and stats["steps"] == 4 and stats["tool_calls"] == 2

@@ -260,7 +260,8 @@ def test_migration_scripts_are_cut_into_whole_statements_triggers_included():
 
 
 READ_VALUE = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
-              "print(c.execute(\"SELECT value FROM meta WHERE key = 'k'\").fetchone()[0]); c.close()")
+              "print(c.execute(\"SELECT value FROM meta WHERE key = 'k'\").fetchone()[0]); "
+              "c.close()")
 
 
 def test_a_long_lived_connection_keeps_its_wal_while_other_processes_come_and_go(home):

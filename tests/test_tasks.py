@@ -35,24 +35,27 @@ def context_of(run) -> str:
 
 
 def test_delegate_report_round_trip(nx, hook, trio):
-    t = nx("delegate", "codex", "Split pay() in checkout.py; tests must pass.", "--json", env=A).json
+    t = nx("delegate", "codex", "Split pay() in checkout.py; tests must pass.", "--json",
+           env=A).json
     assert t["status"] == "dispatched" and t["target"]["id"] == B_ID and t["sender"]["id"] == A_ID
     assert t["mode"] == "queue" and t["notification"] == "none" and t["id"].startswith("t-")
     # the target sees it as an obligation at its next prompt, and in --open until it reports
     text = context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="go"))
     assert f"TASK {t['id']}" in text and "You have 1 open task" in text
     got = nx("read", "--json", env=B).json["messages"][0]
-    assert got["kind"] == "task" and "Split pay()" in got["text"] and f"nexus report {t['id']}" in got["text"]
+    assert got["kind"] == "task" and "Split pay()" in got["text"]
+    assert f"nexus report {t['id']}" in got["text"]
     assert [x["id"] for x in nx("tasks", "--open", "--json", env=B).json["items"]] == [t["id"]]
-    r = nx("report", t["id"], "--status", "completed", "--result", "Done: /w/checkout.py, 12 tests pass",
-           "--json", env=B).json
+    r = nx("report", t["id"], "--status", "completed",
+           "--result", "Done: /w/checkout.py, 12 tests pass", "--json", env=B).json
     assert r["status"] == "completed" and r["notification"] == "pending" and r["closed_at"]
     assert nx("tasks", "--open", "--json", env=B).json["total"] == 0
     assert "open task" not in hook("codex", "UserPromptSubmit", sid(2), prompt="next").out
     # the report comes back to the dispatcher as a message
     text = context_of(hook("claude", "UserPromptSubmit", sid(1), prompt="any news?"))
     assert f"Report on task {t['id']}" in text
-    assert nx("tasks", "--id", t["id"], "--json", env=A).json["items"][0]["notification"] == "delivered"
+    assert (nx("tasks", "--id", t["id"], "--json", env=A).json["items"][0]["notification"]
+            == "delivered")
 
 
 def test_request_id_replays_and_conflicts(nx, trio):
@@ -202,7 +205,8 @@ def test_kill_9_mid_delegate_or_report_leaves_nothing_half_written(trio, home, f
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     rows = {r["id"]: r for r in conn.execute("SELECT * FROM tasks")}
     assert set(committed) <= set(rows)
-    for r in rows.values():  # every task is whole: dispatched with its message, or reported with its report
+    # every task is whole: dispatched with its message, or reported with its report
+    for r in rows.values():
         assert r["status"] in ("dispatched", "completed") and r["message_id"]
         assert conn.execute("SELECT 1 FROM messages WHERE id = ?", (r["message_id"],)).fetchone()
         if r["status"] == "completed":
@@ -239,7 +243,8 @@ def test_clear_hands_the_conversation_over_to_its_successor(nx, hook, trio, fake
     peers = {p["id"]: p for p in nx("peers", "--json", env=B).json["items"]}
     assert peers[f"claude:{sid(6)}"]["name"] == "reviewer" and f"claude:{sid(5)}" not in peers
     got = nx("read", "--json", env=new_env).json["messages"]
-    assert {m["text"] for m in got} >= {"before the clear"} and any(m["kind"] == "task" for m in got)
+    assert {m["text"] for m in got} >= {"before the clear"}
+    assert any(m["kind"] == "task" for m in got)
     assert [t["id"] for t in nx("tasks", "--open", "--json", env=new_env).json["items"]] == [owed]
     # addressed to the old id afterwards: still arrives, at the successor
     nx("send", f"claude:{sid(5)}", "after the clear", env=B)
@@ -259,7 +264,8 @@ def test_handoff_can_be_disabled_and_done_explicitly(nx, hook, trio, fake):
     # explicit: B hands over to C
     nx("send", "codex", "for codex", env=A)
     r = nx("handoff", "now", "--to", f"claude:{sid(3)}", "--json", env=B)
-    assert r.code == 0 and r.json["moved"]["messages"] == 1 and r.json["moved"]["name"] == "codex@work"
+    assert r.code == 0 and r.json["moved"]["messages"] == 1
+    assert r.json["moved"]["name"] == "codex@work"
     assert nx("read", "--json", env=C).json["messages"][0]["text"] == "for codex"
     assert nx("handoff", "now", env=B).code == 2
 
@@ -274,7 +280,8 @@ def test_self_managed_tasks_share_the_ledger(nx, trio, home):
         t["id"], "pending", "Task created successfully.")
     assert (t["status"], t["mode"], t["metadata"], t["ttl"]) == ("pending", "self",
                                                                 {"area": "docs"}, 3_600_000)
-    u = nx("task", "update", t["id"], "--status", "running", "--progress", "0.5", "--json", env=A).json
+    u = nx("task", "update", t["id"], "--status", "running", "--progress", "0.5", "--json",
+           env=A).json
     assert (u["status"], u["progress"], u["metadata"]) == ("running", 0.5, {"area": "docs"})
     assert nx("task", "update", t["id"], "--progress", "2", env=A).code == 2
     assert nx("task", "update", t["id"], "--metadata", "{nope", env=A).code == 2

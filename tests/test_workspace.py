@@ -583,10 +583,11 @@ def test_an_agent_holds_a_meeting_over_mcp(home, hook):
         async with session(home, A_ID, args=args, bind=("toolu_M1",)) as s:
             meta = {"claudecode/toolUseId": "toolu_M1"}
             started = await s.call_tool("start_meeting", {"topic": "api"}, meta=meta)
-            said = await s.call_tool("send_message", {"message": "use REST", "category": "PROPOSAL"},
-                                     meta=meta)
-            task = await s.call_tool("create_task", {"source_meeting_id": started.structured_content[
-                "meetingId"], "ttl": 3_600_000}, meta=meta)
+            said = await s.call_tool("send_message",
+                                     {"message": "use REST", "category": "PROPOSAL"}, meta=meta)
+            task = await s.call_tool("create_task",
+                                     {"source_meeting_id": started.structured_content["meetingId"],
+                                      "ttl": 3_600_000}, meta=meta)
             got = await s.call_tool("get_task", {"taskId": task.structured_content["task_id"]},
                                     meta=meta)
             return started, said, task, got

@@ -142,7 +142,8 @@ def failed(exc: OSError) -> int:
 def emit_error(exc: NexusError, as_json: bool) -> None:
     if as_json:
         try:
-            _stdout().write(json.dumps({"error": exc.to_dict()}, indent=2, ensure_ascii=False) + "\n")
+            _stdout().write(json.dumps({"error": exc.to_dict()}, indent=2, ensure_ascii=False)
+                            + "\n")
             sys.stdout.flush()
         except OSError:
             pass

@@ -17,7 +17,8 @@ from ..core import data
 # marker (PostToolUse), the store's reservation marker (PreToolUse of the file-editing tools) or
 # a run's variable (PermissionRequest: only `nexus run` clients ask nexus)
 ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
-GUARD = re.compile(r'\A\[ (?:-e (?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?(/"\$PPID")?|(-n "\$NEXUS_RUN")) \]'
+GUARD = re.compile(r'\A\[ (?:-e (?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?(/"\$PPID")?'
+                   r'|(-n "\$NEXUS_RUN")) \]'
                    r' \|\| exit 0; ')
 
 

@@ -106,7 +106,8 @@ def further_up(conn: sqlite3.Connection, claim: tuple[str, str, str], chain: Seq
     return False
 
 
-def refuse(claimed: str, reason: str, action: str = "a session can only act as itself") -> NexusError:
+def refuse(claimed: str, reason: str,
+           action: str = "a session can only act as itself") -> NexusError:
     return NexusError("impersonation_refused", claimed, reason, action)
 
 
@@ -143,7 +144,8 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
                          f"{found.proc.pid}), but {claim[2]} names {claim[1]}")
         return me, "ancestry" if not claims else "env"
     # a client nexus has not registered (no hooks ran yet): its own variable names it
-    own = [c for c in claims if c[0] == found.client and not further_up(conn, c, chain, found.depth)]
+    own = [c for c in claims
+           if c[0] == found.client and not further_up(conn, c, chain, found.depth)]
     if not own:
         raise NexusError(
             "caller_unknown", f"{found.client} process {found.proc.pid}",
@@ -199,8 +201,9 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
         if explicit:
             wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
             if wanted != me:
-                raise refuse(wanted, f"this process runs inside session {me} and may only act as "
-                             "itself", "drop --as; a session can only send, read and reply as itself")
+                raise refuse(wanted,
+                             f"this process runs inside session {me} and may only act as itself",
+                             "drop --as; a session can only send, read and reply as itself")
             source = "option"
         return caller_for(conn, me, source, cwd)
     person = identity.user_id()

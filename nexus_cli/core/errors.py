@@ -13,7 +13,8 @@ class Exit(IntEnum):
     """Process exit codes, documented in README and contract/errors.json."""
 
     OK = 0
-    FAILURE = 1  # a check failed (doctor), or a hook could not do its job (non-blocking for clients)
+    # a check failed (doctor), or a hook could not do its job (non-blocking for clients)
+    FAILURE = 1
     USAGE = 2  # bad arguments or input: nothing was written
     NOT_FOUND = 3  # the target, message or task does not exist (or is not yours to see)
     CONFLICT = 4  # the request contradicts stored state (idempotency key reuse, name taken, ...)
@@ -45,7 +46,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "name_taken": (Exit.CONFLICT, "Another live session already uses that name."),
     "reservation_conflict": (Exit.CONFLICT, "Another session holds a conflicting file "
                                             "reservation; the error lists the holders."),
-    "caller_unknown": (Exit.FORBIDDEN, "The caller could not be identified for a tool that needs one."),
+    "caller_unknown": (Exit.FORBIDDEN, "The caller could not be identified for a tool that "
+                                       "needs one."),
     "impersonation_refused": (Exit.FORBIDDEN, "A session tried to act as another session."),
     "hook_refused": (Exit.FORBIDDEN, "A hook event did not come from its session's own client "
                                      "process."),
@@ -60,7 +62,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "config_invalid": (Exit.CONFIG, "A client's config file does not parse; it was not touched."),
     "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),
     "config_changed": (Exit.CONFIG, "A config file changed while nexus was editing it."),
-    "config_conflict": (Exit.CONFIG, "The config defines nexus in a form nexus cannot edit safely."),
+    "config_conflict": (Exit.CONFIG, "The config defines nexus in a form nexus cannot edit "
+                                     "safely."),
     "project_not_found": (Exit.NOT_FOUND, "No project with that id in the shared workspace."),
     "project_exists": (Exit.CONFLICT, "A project with that id already exists."),
     "doc_not_found": (Exit.NOT_FOUND, "No global document with that id."),

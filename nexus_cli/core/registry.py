@@ -93,7 +93,8 @@ def specs() -> dict[str, dict[str, Any]]:
 def spec(tool: Tool) -> dict[str, Any]:
     found = specs().get(tool.name)
     if found is None:
-        raise NexusError("internal_error", tool.name, "the tool is missing from contract/tools.json",
+        raise NexusError("internal_error", tool.name,
+                         "the tool is missing from contract/tools.json",
                          "run `python -m nexus_cli.gen` and reinstall")
     return found
 

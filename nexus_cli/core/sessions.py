@@ -145,7 +145,8 @@ def unique_handle(conn: sqlite3.Connection, sid: str) -> str:
 
 
 def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
-           client: Proc | None = None, touch: bool = True, parent: str | None = None) -> sqlite3.Row:
+           client: Proc | None = None, touch: bool = True,
+           parent: str | None = None) -> sqlite3.Row:
     """The session's row, created (with a unique name and handle) when missing, revived when
     offline."""
     row = get(conn, sid)
@@ -282,7 +283,8 @@ def follow_successors(conn: sqlite3.Connection, sid: str) -> str:
 
 
 def start_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
-    conn.execute("UPDATE sessions SET status = 'listening', waiter_pid = ? WHERE id = ?", (pid, sid))
+    conn.execute("UPDATE sessions SET status = 'listening', waiter_pid = ? WHERE id = ?",
+                 (pid, sid))
 
 
 def end_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
@@ -445,7 +447,8 @@ def not_found(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
         r = rows[0]
         away = not all_workspaces and r["project"] != caller.project
         return NexusError("target_not_found", target,
-                          f"{r['name']} is offline" + (f" in project {r['project']}" if away else "")
+                          f"{r['name']} is offline"
+                          + (f" in project {r['project']}" if away else "")
                           + " (a name reaches live sessions only)",
                           f"address it by its handle {r['handle']}"
                           + (" with --all-workspaces" if away else "") + ": messages wait for it")

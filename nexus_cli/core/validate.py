@@ -142,10 +142,10 @@ def check(schema: Mapping[str, Any], value: object, defs: Mapping[str, Any] | No
     elif isinstance(value, int | float) and not isinstance(value, bool):
         for key, ok, words in (("minimum", value >= schema.get("minimum", value), "at least"),
                                ("maximum", value <= schema.get("maximum", value), "at most"),
-                               ("exclusiveMinimum", value > schema.get("exclusiveMinimum", value - 1),
-                                "more than"),
-                               ("exclusiveMaximum", value < schema.get("exclusiveMaximum", value + 1),
-                                "less than")):
+                               ("exclusiveMinimum",
+                                value > schema.get("exclusiveMinimum", value - 1), "more than"),
+                               ("exclusiveMaximum",
+                                value < schema.get("exclusiveMaximum", value + 1), "less than")):
             if key in schema and not ok:
                 raise Problem(path, f"must be {words} {schema[key]:g}")
     elif isinstance(value, dict):
@@ -196,7 +196,8 @@ def _object(schema: Mapping[str, Any], value: dict, defs: Mapping[str, Any],
             raise Problem((*path, key), "is required", kind="missing")
         if "default" in item:
             default = item["default"]
-            out[key] = json.loads(json.dumps(default)) if isinstance(default, dict | list) else default
+            out[key] = (json.loads(json.dumps(default)) if isinstance(default, dict | list)
+                        else default)
         else:
             out[key] = None
     return out

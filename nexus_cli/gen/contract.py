@@ -66,8 +66,9 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "outputSchema": lean(result.model_json_schema(by_alias=True, mode="serialization"),
                              inputs=False),
         "annotations": tool.annotations,
-        "cli": None if not tool.cli else {"path": list(tool.path), "positional": list(tool.positional),
-                "stdin": list(tool.stdin), "caller": tool.needs_caller,
+        "cli": None if not tool.cli else {"path": list(tool.path),
+                "positional": list(tool.positional), "stdin": list(tool.stdin),
+                "caller": tool.needs_caller,
                 "exit_if": list(tool.exit_if) if tool.exit_if else None,
                 "module": tool.module},
     }
@@ -96,7 +97,8 @@ def hook_doc() -> dict[str, Any]:
 
 def render() -> dict[str, str]:
     docs = {"tools.json": tools_doc(), "errors.json": errors_doc(), "hook.json": hook_doc()}
-    return {name: json.dumps(doc, indent=2, ensure_ascii=False) + "\n" for name, doc in docs.items()}
+    return {name: json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+            for name, doc in docs.items()}
 
 
 def drift(directory: str) -> list[str]:

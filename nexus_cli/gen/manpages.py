@@ -52,7 +52,8 @@ def markdown(text: str) -> list[str]:
 
 
 def table(rows: list[tuple[str, str]]) -> list[str]:
-    return [line for name, meaning in rows for line in (".TP", f"\\fB{esc(name)}\\fR", esc(meaning))]
+    return [line for name, meaning in rows
+            for line in (".TP", f"\\fB{esc(name)}\\fR", esc(meaning))]
 
 
 def _commands(root: click.Group) -> list[tuple[str, click.Command]]:

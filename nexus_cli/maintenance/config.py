@@ -55,7 +55,8 @@ def config_set(ctx: Ctx, a: ConfigSetArgs) -> dict:
         try:
             value = settings.check(a.key, a.value)
         except ValueError as exc:
-            raise NexusError("invalid_argument", "VALUE", str(exc), "pick a value in range") from None
+            raise NexusError("invalid_argument", "VALUE", str(exc),
+                             "pick a value in range") from None
     _read(file)  # refuse a file that does not parse before touching it
     text = ""
     if os.path.exists(file):

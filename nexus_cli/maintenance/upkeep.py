@@ -25,4 +25,5 @@ def maintenance(ctx: Ctx, a: NoArgs) -> dict:
             ctx.wake_later(sender)
         stuck = sessions.clear_dead_waiters(conn)
     marker.settle(ctx.store, ctx.now)  # the edit check skips Python again if none is left
-    return {**done, "waiters_cleared": len(stuck), "channels_swept": wake.sweep(ctx.store.root) + news.sweep(ctx.store.root)}
+    return {**done, "waiters_cleared": len(stuck),
+            "channels_swept": wake.sweep(ctx.store.root) + news.sweep(ctx.store.root)}

@@ -100,7 +100,8 @@ def reply(ctx: Ctx, a: ReplyArgs) -> dict:
             return replay
         sent = _post(ctx, conn, me, sender, a.text, sender, a.message_id, a.request_id)
         if original["ask_state"] == "timed_out":  # the asker stopped waiting: point at the answer
-            notice(conn, sender, f"late reply to your question {a.message_id}: {sent['message_id']} "
+            notice(conn, sender,
+                   f"late reply to your question {a.message_id}: {sent['message_id']} "
                    "has the answer (`nexus read`)", ctx.now, reply_to=sent["message_id"])
         if original["ask_state"]:
             mailbox.set_ask_state(conn, a.message_id, "answered")

@@ -59,7 +59,8 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
     recipient = sessions.route(conn, recipient)  # a handed-over conversation's mail follows it
     conn.execute(
         "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
-        " created_at, notify_when_idle, task_id, defer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " created_at, notify_when_idle, task_id, defer)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
          int(notify_when_idle), task_id, int(defer)),
     )

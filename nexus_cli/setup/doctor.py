@@ -1,4 +1,5 @@
-"""`nexus doctor`: read-only checks, one line each with a fix. Never writes the store or a config."""
+"""`nexus doctor`: read-only checks, one line each with a fix. Never writes the store or a
+config."""
 
 from __future__ import annotations
 
@@ -150,7 +151,8 @@ def client_version(binary: str) -> str | None:
         done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return f"{path} (version unknown)"
-    return f"{path} {done.stdout.strip().splitlines()[0] if done.stdout.strip() else '(no version)'}"
+    return (f"{path} "
+            f"{done.stdout.strip().splitlines()[0] if done.stdout.strip() else '(no version)'}")
 
 
 def executable_of(command: str) -> str:
@@ -164,7 +166,9 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
     version = client_version(name)
     out.append(check(f"{name}", "ok" if version else "warn",
                      version or f"`{name}` not found on PATH",
-                     "" if version else f"install it (npm i -g {'@anthropic-ai/claude-code' if name == 'claude' else '@openai/codex'}) if you use it"))
+                     "" if version else "install it (npm i -g "
+                     f"{'@anthropic-ai/claude-code' if name == 'claude' else '@openai/codex'}"
+                     ") if you use it"))
     found, broken = None, False
     for scope in ("user", "project"):
         try:
@@ -195,7 +199,8 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
                          if not os.access(executable_of(c), os.X_OK)})
     if missing or unrunnable:
         out.append(check(f"{name} hooks", "fail",
-                         f"{info['hooks_file']}: " + (f"missing {', '.join(missing)}" if missing else "")
+                         f"{info['hooks_file']}: "
+                         + (f"missing {', '.join(missing)}" if missing else "")
                          + (f" not executable: {', '.join(unrunnable)}" if unrunnable else ""),
                          f"run `nexus install {name} --scope {scope}`"))
     elif info.get("outdated"):
@@ -227,7 +232,8 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
         untrusted = info["untrusted"]
         out.append(check("codex hook trust", "warn" if untrusted else "ok",
                          f"{len(untrusted)} of {info['handlers']} nexus hooks not reviewed: Codex "
-                         "skips them" if untrusted else f"all {info['handlers']} nexus hooks reviewed",
+                         "skips them" if untrusted
+                         else f"all {info['handlers']} nexus hooks reviewed",
                          "start `codex` and trust the nexus hooks when it asks (or run /hooks)"
                          if untrusted else ""))
     return out

@@ -1,5 +1,6 @@
-"""Argument and result models of wiring clients up and checking the set-up: the source of their schemas in
-contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when a tool runs)."""
+"""Argument and result models of wiring clients up and checking the set-up: the source of their
+schemas in contract/tools.json (compiled by `python -m nexus_cli.gen`; never imported when a tool
+runs)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ def install(r: dict[str, Any]) -> str:
     lines = []
     for f in r["files"]:
         action = f["action"] if f["action"] == "unchanged" else f"{verb} {f['action']}"
-        lines.append(f"{f['path']}: {action}" + (f" (backup: {f['backup']})" if f["backup"] else ""))
+        lines.append(f"{f['path']}: {action}"
+                     + (f" (backup: {f['backup']})" if f["backup"] else ""))
         if r["dry_run"] and f["diff"]:
             lines.append(f["diff"].rstrip("\n"))
     lines += [f"note: {n}" for n in r["notes"]]

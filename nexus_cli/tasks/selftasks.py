@@ -56,7 +56,8 @@ def update(ctx: Ctx, a: TaskUpdateArgs) -> dict:
         me = ctx.me(conn, register=True)
         task = _mine(conn, me.id, a.taskId)
         if task["mode"] != "self":
-            if me.id != task["target"] or a.status not in (None, "running") or a.metadata is not None:
+            if me.id != task["target"] or a.status not in (None, "running") or \
+                    a.metadata is not None:
                 raise NexusError("not_assignee", a.taskId,
                                  "a delegated task takes only progress and `running` from its "
                                  "assignee", "close it with `nexus report`")

@@ -51,7 +51,8 @@ class World:
         self.claude_bin, self.codex_bin = client_bin("claude"), client_bin("codex")
         self.env = {
             "HOME": str(self.home), "USER": os.environ.get("USER", "root"),
-            "PATH": os.pathsep.join([str(Path(NEXUS).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": os.pathsep.join([str(Path(NEXUS).parent), "/usr/local/bin", "/usr/bin",
+                                     "/bin"]),
             "TMPDIR": str(root / "tmp"), "CLAUDE_CODE_TMPDIR": str(root / "tmp"),
             "NEXUS_HOME": str(self.store), "CODEX_HOME": str(self.home / ".codex"),
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.port}",
@@ -76,7 +77,8 @@ class World:
 
     # -- nexus ------------------------------------------------------------------------------------
 
-    def nexus(self, *args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    def nexus(self, *args: str, env: dict | None = None,
+              check: bool = True) -> subprocess.CompletedProcess:
         done = subprocess.run([NEXUS, *args], env={**self.env, **(env or {})}, cwd=self.work,
                               capture_output=True, text=True, timeout=60)
         if check and done.returncode:
@@ -94,7 +96,8 @@ class World:
         self.nexus("install", "codex")
 
     def sessions(self) -> list[dict]:
-        out = self.nexus("peers", "--all-workspaces", "--include-offline", "--json", "--limit", "100")
+        out = self.nexus("peers", "--all-workspaces", "--include-offline", "--json",
+                         "--limit", "100")
         return json.loads(out.stdout)["items"]
 
     def session(self, client: str, status: str | None = None) -> dict:
@@ -125,7 +128,8 @@ class World:
     def requests(self, run: str) -> list[dict]:
         if not self.log_path.exists():
             return []
-        return [e for e in map(json.loads, self.log_path.read_text().splitlines()) if e["run"] == run]
+        return [e for e in map(json.loads, self.log_path.read_text().splitlines())
+                if e["run"] == run]
 
     def reached(self, run: str, text: str) -> bool:
         """Did `text` reach the model in any request of this run?"""
@@ -158,7 +162,8 @@ class World:
             return subprocess.Popen(cmd, **kwargs)
         done = subprocess.run(cmd, timeout=timeout, **kwargs)
         if done.returncode:
-            raise AssertionError(f"{cmd[0]} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+            raise AssertionError(f"{cmd[0]} exited {done.returncode}:\n"
+                                 f"{done.stdout}\n{done.stderr}")
         return done
 
     def claude(self, run: str, prompt: str, **kw) -> subprocess.CompletedProcess:
@@ -186,7 +191,8 @@ class World:
     def tmux_start(self, name: str, cmd: list[str]) -> str:
         session = f"nx-{uuid.uuid4().hex[:8]}-{name}"
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        subprocess.run(["tmux", "-S", self.tmux_socket, "new-session", "-d", "-s", session, "-x", "160", "-y", "50",
+        subprocess.run(["tmux", "-S", self.tmux_socket, "new-session", "-d", "-s", session,
+                        "-x", "160", "-y", "50",
                         "-c", str(self.work), f"env -i {env} {shlex.join(cmd)}"], check=True)
         self.tmux.append(session)
         return session

@@ -24,12 +24,14 @@ def mcp_path(scope: str, project: str) -> str:
     if scope == "project":
         return os.path.join(project, ".mcp.json")
     explicit = os.environ.get("CLAUDE_CONFIG_DIR")
-    return os.path.join(explicit, ".claude.json") if explicit else os.path.expanduser("~/.claude.json")
+    return (os.path.join(explicit, ".claude.json") if explicit
+            else os.path.expanduser("~/.claude.json"))
 
 
 def server_entry(command: str, home: str | None, tools: str | None = None) -> dict:
     """The shape `claude mcp add-json` writes."""
-    return {"type": "stdio", "command": command, "args": ["mcp", *(["--tools", tools] if tools else [])],
+    return {"type": "stdio", "command": command,
+            "args": ["mcp", *(["--tools", tools] if tools else [])],
             "env": {"NEXUS_HOME": home} if home else {}}
 
 
@@ -39,7 +41,8 @@ def check_settings(path: str, config: dict) -> None:
     if perms is not None and not isinstance(perms, dict):
         raise shape_error(path, f"`permissions` is a {hookdefs.kind(perms)}, not an object")
     allow = perms.get("allow") if isinstance(perms, dict) else None
-    if allow is not None and not (isinstance(allow, list) and all(isinstance(r, str) for r in allow)):
+    if allow is not None and not (isinstance(allow, list)
+                                  and all(isinstance(r, str) for r in allow)):
         raise shape_error(path, "`permissions.allow` is not a list of rules")
 
 

@@ -169,7 +169,8 @@ class Store:
         self._check_private(st, "store file", self.path, 0o600)
         if st.st_mode & 0o600 != 0o600:
             raise _fail("store_unreadable", self.path,
-                        f"the file is mode {stat.S_IMODE(st.st_mode):04o}, not readable and writable",
+                        f"the file is mode {stat.S_IMODE(st.st_mode):04o}, not readable and "
+                        "writable",
                         f"run `chmod 600 {self.path}`")
         self._ident = (st.st_dev, st.st_ino)
         header = self._header_checked()
@@ -205,8 +206,8 @@ class Store:
                 header = os.pread(fd, 100, 0)
                 size = os.fstat(fd).st_size
             except FileNotFoundError:
-                raise _fail("store_busy", self.path, "the file was replaced while nexus looked at it",
-                            "retry") from None
+                raise _fail("store_busy", self.path,
+                            "the file was replaced while nexus looked at it", "retry") from None
             except OSError as exc:
                 raise _translate(exc, self.path) from None
             if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
