@@ -9,8 +9,15 @@ import time
 
 import pytest
 
-from helpers import (claude_env, codex_env, raw_db, run_hook_in_thread, sid, tree_bytes,
-                     wait_listening)
+from helpers import (
+    claude_env,
+    codex_env,
+    raw_db,
+    run_hook_in_thread,
+    sid,
+    tree_bytes,
+    wait_listening,
+)
 from nexus_cli.core import settings
 from nexus_cli.core.store.db import Store
 from nexus_cli.maintenance import expiry

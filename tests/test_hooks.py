@@ -71,8 +71,8 @@ def test_events_keep_the_session_current(hook, home, fake, client, events):
 def test_pretooluse_binds_the_tool_use_id(hook, home):
     hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_X")
     conn = raw_db(home)
-    assert conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id='toolu_X'").fetchone()[0] \
-        == f"claude:{sid(1)}"
+    bound = conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id='toolu_X'")
+    assert bound.fetchone()[0] == f"claude:{sid(1)}"
 
 
 def test_names_are_unique_among_live_sessions(hook, home):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from helpers import call, claude_env, codex_env, sid, tree_bytes, store_env
+from helpers import call, claude_env, codex_env, sid, store_env, tree_bytes
 
 A, B = claude_env(sid(1)), codex_env(sid(2))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"

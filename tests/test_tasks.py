@@ -13,8 +13,7 @@ import textwrap
 
 import pytest
 
-from helpers import (claude_env, codex_env, ctx_for, raw_db, run_hook_in_thread, sid,
-                     wait_listening)
+from helpers import claude_env, codex_env, ctx_for, raw_db, run_hook_in_thread, sid, wait_listening
 from nexus_cli.catalog import load
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store.db import Store

@@ -39,7 +39,8 @@ def wait_for_news(store: Store, sid: str, timeout: float) -> str:
             seen, woken = None, True
             while True:
                 version = store.data_version(conn)
-                if version != seen or version is None or not woken:  # a safety-poll timeout: look again anyway
+                # a change, no change counter (team store), or a safety-poll timeout: look again
+                if version != seen or version is None or not woken:
                     seen = version
                     state = _state(conn, sid, me)
                     if state:
