@@ -25,9 +25,9 @@ A_ID, B_ID = f"claude:{SA}", f"codex:{SB}"
 
 def _isolated() -> list[str]:
     """`unshare -n --` where it works (root): a process with no network at all."""
-    if os.geteuid() == 0 and shutil.which("unshare"):
-        if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0:
-            return ["unshare", "-n", "--"]
+    if os.geteuid() == 0 and shutil.which("unshare") and subprocess.run(
+            ["unshare", "-n", "true"], capture_output=True).returncode == 0:
+        return ["unshare", "-n", "--"]
     return []
 
 
@@ -39,7 +39,8 @@ class Machine:
         self.sid = f"{client}:{session}"
         home = base / name
         (home / "nexus").mkdir(parents=True)
-        self.env = {"PATH": os.environ["PATH"], "HOME": str(home), "NEXUS_HOME": str(home / "nexus"),
+        self.env = {"PATH": os.environ["PATH"], "HOME": str(home),
+                    "NEXUS_HOME": str(home / "nexus"),
                     "NEXUS_MACHINE_ID": f"{name}-machine-id", "NEXUS_DATABASE_URL": url,
                     "PYTHONPATH": os.pathsep.join(sys.path)}
         self.agent = {**self.env, **({"CLAUDE_CODE_SESSION_ID": session} if client == "claude"
@@ -110,7 +111,7 @@ def machines(tmp_path, pg_cluster):
 
 
 def test_two_machines_message_delegate_ask_and_wake_both_ways(machines):
-    a, b, cluster = machines
+    a, b, _ = machines
     peers = {p["id"]: p for p in a.nx("peers", "--json")["json"]["items"]}
     assert B_ID in peers  # a session on another machine is a peer
     for me, other, text in ((a, b, "hello from the laptop"), (b, a, "hello from the devbox")):
@@ -128,7 +129,7 @@ def test_two_machines_message_delegate_ask_and_wake_both_ways(machines):
         # an ask, woken by the reply from the other machine
         job = me.start("ask", other.sid, f"ready, {other.client}?", "--timeout", "120", "--json")
 
-        def question():  # type: ignore[no-untyped-def]
+        def question(other: Machine = other):  # type: ignore[no-untyped-def]
             got = other.nx("read", "--json")
             return [m for m in got.get("json", {}).get("messages", [])
                     if m["text"].startswith("ready")]
