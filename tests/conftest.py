@@ -33,7 +33,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # them: every test of these modules runs once on the local SQLite store and once on a team
 # database (a schema of its own in a throwaway PostgreSQL cluster, one per test worker).
 BOTH_BACKENDS = {"test_messages", "test_handoff", "test_tasks", "test_delivery", "test_hooks",
-                 "test_news"}
+                 "test_news", "test_concurrency", "test_identity", "test_reservations",
+                 "test_approvals", "test_workspace", "test_runs"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

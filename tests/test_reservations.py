@@ -9,7 +9,6 @@ import json
 import multiprocessing as mp
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ import pytest
 from test_mcp import run as arun  # imported before any test captures stderr (the SDK's errlog)
 from test_mcp import session
 
-from helpers import call, claude_env, codex_env, ctx_for, sid
+from helpers import call, claude_env, codex_env, ctx_for, raw_db, sid, store_env
 from nexus_cli.catalog import load
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.registry import TOOLS, invoke
@@ -187,7 +186,7 @@ def test_bad_paths_are_refused_with_nothing_written(nx, trio):
 
 
 def expire_all(home: Path) -> None:
-    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn = raw_db(home)
     conn.execute("UPDATE reservations SET expires_at = ?", (time.time() - 1,))
     conn.commit()
     conn.close()
@@ -222,7 +221,7 @@ def test_session_end_releases_and_a_clear_hands_them_to_the_successor(nx, hook, 
 def test_gone_sessions_lose_their_reservations_in_maintenance(nx, hook, trio, fake, home):
     nx("reserve", "src/parser.py", env=A)
     fake.kill(fake.by_session[f"claude:{sid(1)}"])  # the client died without a SessionEnd
-    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn = raw_db(home)
     conn.execute("UPDATE sessions SET last_active = 0, status = 'idle' WHERE id = ?",
                  (f"claude:{sid(1)}",))
     conn.commit()
@@ -422,7 +421,7 @@ def test_eight_processes_reserving_one_path_make_exactly_one_winner(hook, home, 
         p.join(180)
     assert sorted(r for _, r in results) == ["reservation_conflict"] * 7 + ["won"]
     winner = next(n for n, r in results if r == "won")
-    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn = raw_db(home)
     assert conn.execute("SELECT session_id FROM reservations").fetchall() == \
         [(f"claude:{sid(winner)}",)]
 
@@ -577,6 +576,7 @@ def test_an_edit_check_loads_no_event_handlers(nx, trio, home):
     stdin = {"hook_event_name": "PreToolUse", "session_id": sid(2), "cwd": str(trio),
              "tool_name": "Write", "tool_input": {"file_path": str(trio / "docs" / "a.md")}}
     env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE.parent),
+           **store_env(),
            "HEAVY": json.dumps(["nexus_cli.hook.handlers", "nexus_cli.delivery",
                                 "nexus_cli.tasks", "nexus_cli.maintenance"])}
     done = subprocess.run([sys.executable, "-c", PROBE,
@@ -599,7 +599,7 @@ def test_an_edit_reads_settings_only_when_they_mention_auto_reservations(nx, tri
                  "command": "*** Begin Patch\n*** Add File: new.py\n+x\n*** End Patch\n"}}
 
     def loaded() -> list[str]:
-        env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin",
+        env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin", **store_env(),
                "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(["tomllib"])}
         done = subprocess.run([sys.executable, "-c", PROBE,
                                json.dumps(["hook", "codex", json.dumps(stdin)])],

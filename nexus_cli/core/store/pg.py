@@ -351,6 +351,10 @@ def translate(sql: str, style: int) -> tuple[str, bool]:
                      if m.group(1) else "IS NOT DISTINCT FROM ", sql, flags=re.I)
     if "LIKE" in sql:  # SQLite's LIKE ignores (ASCII) case
         sql = re.sub(r"\bLIKE\b", "ILIKE", sql)
+    if re.search(r"\b(WHERE|AND|OR|NOT)\s+[01]\b", sql, re.I):  # SQLite's truthy integers
+        sql = re.sub(r"\b(WHERE|AND|OR|NOT)\s+([01])\b(?!\s*[=<>!.])",
+                     lambda m: f"{m.group(1)} {'TRUE' if m.group(2) == '1' else 'FALSE'}", sql,
+                     flags=re.I)
     out = _TOKENS.sub(token, sql).strip().rstrip(";")
     returning = False
     head = out[:40].upper()
@@ -528,6 +532,17 @@ def _params(params: object) -> tuple[object, int]:
     return tuple(int(v) if type(v) is bool else v for v in params), 1  # type: ignore[attr-defined]
 
 
+_NUMBERED = re.compile(r"\?(\d+)")
+_IS_NUMBERED: dict[str, bool] = {}
+
+
+def _numbered(sql: str) -> bool:
+    hit = _IS_NUMBERED.get(sql)
+    if hit is None:
+        hit = _IS_NUMBERED[sql] = bool(_NUMBERED.search(sql))
+    return hit
+
+
 class Conn:
     """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
 
@@ -539,6 +554,10 @@ class Conn:
 
     def execute(self, sql: str, params: object = ()) -> Cursor:
         values, style = _params(params)
+        if style == 1 and _numbered(sql):  # SQLite's `?1`: the same value in several places
+            sql = _NUMBERED.sub(lambda m: f":p{m.group(1)}", sql)
+            values = {f"p{i + 1}": v for i, v in enumerate(values)}  # type: ignore[arg-type, var-annotated]
+            style = 2
         text, returning = translate(sql, style)
         if not text:
             raise unsupported("full-text search (`nexus find`, insight search)")
