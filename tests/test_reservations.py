@@ -269,6 +269,7 @@ def wait_for_channel(home: Path, timeout: float = 60) -> None:
     raise AssertionError("the waiter never registered its channel")
 
 
+@pytest.mark.sqlite_only  # it looks for the FIFO channel; team mode: test_team_machines
 def test_a_waiting_reserve_is_woken_by_the_release(nx, trio, home, monkeypatch):
     monkeypatch.setattr(reserve, "SAFETY_POLL", 600.0)  # only a poke can end this wait in time
     nx("reserve", "src/parser.py", env=A)

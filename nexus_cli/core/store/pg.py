@@ -583,6 +583,12 @@ class Conn:
     def close(self) -> None:
         self.raw.close()
 
+    def __enter__(self) -> Conn:  # as `with sqlite3.connect(...)`: autocommit, nothing to do
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
 
 def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
     """A connection in autocommit mode (transactions are explicit); a writer waits for the
