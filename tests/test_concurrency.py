@@ -35,7 +35,7 @@ def _read(home: str, out: str, start: mp.Event, done: mp.Value) -> None:
     env = {"CODEX_SESSION_ID": sid(100)}
     start.wait()
     got = []
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # an outer limit only (the team store is slower per call)
     while time.monotonic() < deadline:
         with done.get_lock():
             if done.value >= SENDERS * PER_SENDER:

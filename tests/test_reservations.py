@@ -423,7 +423,7 @@ def test_eight_processes_reserving_one_path_make_exactly_one_winner(hook, home, 
     assert sorted(r for _, r in results) == ["reservation_conflict"] * 7 + ["won"]
     winner = next(n for n, r in results if r == "won")
     conn = raw_db(home)
-    assert conn.execute("SELECT session_id FROM reservations").fetchall() == \
+    assert [tuple(r) for r in conn.execute("SELECT session_id FROM reservations")] == \
         [(f"claude:{sid(winner)}",)]
 
 

@@ -39,6 +39,8 @@ BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy tim
 STATEMENT_MS = 30_000
 CHANNEL = "nexus"
 LOCK = f"SELECT pg_advisory_xact_lock({migrations.APPLICATION_ID}, hashtext(current_schema()))"
+SETTINGS = (f"-c lock_timeout={BUSY_MS} -c statement_timeout={STATEMENT_MS}"
+            " -c idle_in_transaction_session_timeout=60000")
 DRIVER_ENV = "NEXUS_PG_DRIVER"  # wire | psycopg: force one (tests, benchmarks)
 # what a failed statement raises: the wire client's error, and psycopg's once it is loaded
 ERRORS: tuple[type[BaseException], ...] = (pgwire.WireError,)
@@ -384,6 +386,8 @@ def translate(sql: str, style: int) -> tuple[str, bool]:
     out = _alias_subqueries(out)
     if any(re.search(rf"\b{t}\b", out) for t in fts_tables()):
         out = ""  # SQLite full-text search: `Conn.execute` says it is not available here
+    if len(_CACHE) > 4096:  # statements built on the fly (IN lists): keep the cache bounded
+        _CACHE.clear()
     _CACHE[(sql, style)] = result = (out + suffix, returning)
     return result
 
@@ -596,13 +600,14 @@ def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
     driver = os.environ.get(DRIVER_ENV, "")
     p = pgwire.params(url) if driver != "psycopg" else None
     try:
-        if p is not None:
+        if p is not None:  # the settings travel with the startup message: no round trip
+            p = {**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()}
             raw = WireRaw(pgwire.Wire(p, timeout))
         else:
             raw = _psycopg().connect(url, autocommit=True, connect_timeout=timeout,
                                      application_name="nexus", row_factory=_row_factory)
-        raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
-                    " SET idle_in_transaction_session_timeout = 60000")
+            raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
+                        " SET idle_in_transaction_session_timeout = 60000")
     except ERRORS as exc:
         raise unreachable(url, exc) from None
     return Conn(raw, url, root)
@@ -669,6 +674,9 @@ def _transaction(conn: Conn, write: bool) -> Iterator[None]:
         raise
 
 
+_CURRENT: set[str] = set()  # team URLs this process found at the current schema
+
+
 class PgStore:
     """A team database, with the `Store` interface: `write()`, `read()`, wake channels."""
 
@@ -700,6 +708,8 @@ class PgStore:
         return conn
 
     def _checked(self, conn: Conn, write: bool) -> Conn:
+        if not conn.version_checked and self.url in _CURRENT:
+            conn.version_checked = True  # this process saw the schema current already
         if not conn.version_checked:
             version = schema_version(conn)
             if version < migrations.CURRENT:
@@ -714,6 +724,7 @@ class PgStore:
                                  f"schema {version} is newer than this nexus knows "
                                  f"({migrations.CURRENT})", "upgrade nexus; nothing was written")
             conn.version_checked = True
+            _CURRENT.add(self.url)
         return conn
 
     def open_write(self) -> Conn:

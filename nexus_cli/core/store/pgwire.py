@@ -16,6 +16,7 @@ import struct
 UNSUPPORTED = ("service", "sslcert", "sslkey", "sslrootcert", "sslcrl", "gssencmode", "krbsrvname",
                "target_session_attrs", "hostaddr", "passfile", "requirepeer", "load_balance_hosts")
 LOCAL = ("localhost", "127.0.0.1", "::1")
+PREPARED_MAX = 256  # statements kept prepared per connection
 INT_OIDS = frozenset({20, 21, 23, 26, 28})
 FLOAT_OIDS = frozenset({700, 701})
 
@@ -216,6 +217,8 @@ class Wire:
         self.broken = False
         self.closed = False
         self._buf = bytearray()
+        self._prepared: dict[tuple, bytes] = {}
+        self._serial = 0
         try:
             if p["host"].startswith("/"):
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -337,21 +340,34 @@ class Wire:
     def query(self, sql: str, values: list | tuple | None = None) -> Result:
         if self.closed or self.broken:
             raise WireError("the connection is closed")
+        key: tuple = ()
+        name = b""
         if values is None:
             self._send(self._msg(b"Q", sql.encode("utf-8") + b"\0"))
         else:
             typed = [_param(v) for v in values]
-            bind = [b"\0\0", struct.pack("!hh", 0, len(typed))]
+            key = (sql, tuple(oid for oid, _ in typed))
+            known = self._prepared.get(key)
+            if known is None and len(self._prepared) >= PREPARED_MAX and self.status == "I":
+                self._forget()  # statements built on the fly: keep the server's share bounded
+            parse = b""
+            if known is not None:
+                name = known
+            else:  # prepared once per connection: the server parses and plans once
+                self._serial += 1
+                name = f"n{self._serial}".encode()
+                parse = self._msg(b"P", name + b"\0" + sql.encode("utf-8") + b"\0"
+                                  + struct.pack("!h", len(typed))
+                                  + b"".join(struct.pack("!I", oid) for oid, _ in typed))
+            bind = [b"\0" + name + b"\0", struct.pack("!hh", 0, len(typed))]
             for _, text in typed:
                 bind.append(struct.pack("!i", -1) if text is None else
                             struct.pack("!i", len(text)) + text)
             bind.append(struct.pack("!h", 0))
-            parse = (b"\0" + sql.encode("utf-8") + b"\0" + struct.pack("!h", len(typed))
-                     + b"".join(struct.pack("!I", oid) for oid, _ in typed))
-            self._send(self._msg(b"P", parse) + self._msg(b"B", b"".join(bind))
+            self._send(parse + self._msg(b"B", b"".join(bind))
                        + self._msg(b"D", b"P\0") + self._msg(b"E", b"\0\0\0\0\0")
                        + self._msg(b"S", b""))
-        result, error = Result(), None
+        result, error, parsed = Result(), None, False
         while True:
             kind, body = self._read()
             if kind == b"D":
@@ -380,14 +396,27 @@ class Wire:
                 result.tag = body[:-1].decode()
             elif kind == b"E":
                 error = self._error(body)
+            elif kind == b"1":
+                parsed = True
             elif kind == b"Z":
                 self.status = chr(body[0])
+                if parsed:
+                    self._prepared[key] = name
                 if error is not None:
+                    if error.sqlstate == "0A000":  # a cached plan outlived a schema change
+                        self._forget()
                     raise error
                 return result
             elif kind == b"S":
-                key, value = body.split(b"\0")[:2]
-                self.parameters[key.decode()] = value.decode()
+                setting, value = body.split(b"\0")[:2]
+                self.parameters[setting.decode()] = value.decode()
+
+    def _forget(self) -> None:
+        """Drop every prepared statement (the next use prepares it again)."""
+        self._prepared.clear()
+        self._send(self._msg(b"Q", b"DEALLOCATE ALL\0"))
+        while self._read()[0] != b"Z":
+            pass
 
     def wait_notify(self, timeout: float) -> None:
         """Read what arrives within `timeout` seconds (notifications), outside any query."""
