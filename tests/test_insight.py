@@ -699,3 +699,199 @@ def test_one_huge_event_still_fits_the_byte_budget(nx, chdir_work, user_home):
                  "--json").json
         (ev,) = out["events"]
         assert ev["tool"] == "MultiEdit" and len(json.dumps(ev).encode()) <= budget
+
+
+# -- review findings: what a transcript path may be, how long a regex may take, a huge line ------
+
+
+@pytest.fixture
+def unblock():
+    """Fails the test rather than hanging it: after 60 s a writer opens (and closes) each FIFO
+    registered, which ends any read blocked on it."""
+    import threading
+
+    fifos: list[str] = []
+    fired = threading.Event()
+
+    def fire() -> None:
+        fired.set()
+        for f in fifos:
+            try:
+                os.close(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+
+    timer = threading.Timer(60, fire)
+    timer.start()
+    yield fifos
+    timer.cancel()
+    assert not fired.is_set(), "a read blocked on a FIFO"
+
+
+def test_open_regular_refuses_fifos_and_directories_without_blocking(tmp_path, unblock):
+    fifo = tmp_path / "x.jsonl"
+    os.mkfifo(fifo)
+    unblock.append(str(fifo))
+    folder = tmp_path / "d.jsonl"
+    folder.mkdir()
+    for path in (fifo, folder):
+        with pytest.raises(OSError):
+            common.open_regular(str(path))
+        with pytest.raises(OSError):
+            list(common.read_all(str(path), claude_t.reader()))
+    regular = tmp_path / "r.jsonl"
+    regular.write_bytes(b'{"type":"summary"}\n')
+    with common.open_regular(str(regular)) as fh:
+        assert fh.read() == b'{"type":"summary"}\n' and os.get_blocking(fh.fileno())
+
+
+def test_a_fifo_named_like_a_transcript_is_skipped_everywhere(nx, hook, home, chdir_work,
+                                                              user_home, tmp_path, unblock):
+    """Review finding: `mkfifo ~/.claude/projects/x/<uuid>.jsonl` hung `nexus sessions` and
+    `nexus search` (and their MCP tools) forever. Every reader skips it, counted as unreadable;
+    naming it gives a coded error; a hook that reported a FIFO as its transcript changes
+    nothing."""
+    from helpers import ctx_for
+    from nexus_cli.catalog import load
+    from nexus_cli.core.registry import invoke
+
+    nx("maintenance")  # a store: the index is tried too
+    place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
+    folder = user_home / ".claude" / "projects" / claude_t.slug(chdir_work)
+    fifo = folder / f"{sid(7)}.jsonl"
+    os.mkfifo(fifo)
+    odd = tmp_path / "hooked.jsonl"
+    os.mkfifo(odd)
+    unblock.extend([str(fifo), str(odd)])
+    hook("claude", "SessionStart", sid(1), source="startup", transcript_path=str(odd))
+    listing = nx("sessions", "--json").json
+    assert listing["skipped"] == 1 and f"claude:{CLAUDE_MAIN}" in \
+        [s["id"] for s in listing["items"]]
+    for args in (("hello-from",), ("hello-from", "--no-index"), ("hello.from", "--regex")):
+        out = nx("search", *args, "--json").json
+        assert [h["session_id"] for h in out["results"]] == [f"claude:{CLAUDE_MAIN}"], args
+    for args in (("log", sid(7)), ("stats", sid(7))):
+        r = nx(*args, "--json")
+        assert r.code == 3 and r.json["error"]["code"] == "transcript_not_found", args
+        assert "not a regular file" in r.json["error"]["reason"]
+    assert nx("status", "claude@work", "--json").code == 0
+    assert nx("board", "--once").code == 0
+    assert nx("log", "claude@work", "--json").json["error"]["code"] == "transcript_not_found"
+    for name, args in (("session_list", {}), ("session_search", {"query": "hello-from"})):
+        out = invoke(load()[name], ctx_for(home, face="mcp"), args)
+        assert out["total"] >= 1, name
+
+
+def test_a_catastrophic_regex_keeps_the_time_limit(nx, home, chdir_work, user_home,
+                                                   monkeypatch):
+    """Review finding: `--regex '(a+)+$'` on one 41-character prompt ran past 120 s whatever
+    --session-time-limit said (Python's re cannot be interrupted from another thread). The
+    pattern is matched in a child process killed at the limit; the answer names the sessions
+    cut short. (30 and 44 characters here: minutes of backtracking each without the limit.)"""
+    from helpers import ctx_for
+    from nexus_cli.catalog import load
+    from nexus_cli.core.registry import invoke
+    from nexus_cli.insight import search
+
+    raw = sid(40)
+    folder = user_home / ".claude" / "projects" / claude_t.slug(chdir_work)
+    folder.mkdir(parents=True)
+    rows = [{"type": "user", "cwd": chdir_work, "sessionId": raw,
+             "timestamp": "2026-11-30T12:00:00.000Z",
+             "message": {"role": "user", "content": "a" * n + "!"}} for n in (30, 44)]
+    (folder / f"{raw}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    place(user_home, "codex-main.jsonl", chdir_work, sid(9))
+    for extra in (("--no-index",), ()):
+        if not extra:
+            nx("maintenance")  # now through the index
+        for pattern in ("(a+)+$", "(a|aa)*b"):
+            started = time.monotonic()
+            r = nx("search", pattern, "--regex", "--session-time-limit", "1", *extra, "--json")
+            assert time.monotonic() - started < 25, (pattern, extra)
+            out = r.json
+            assert r.code == 0 and out["timed_out_sessions"] == [f"claude:{raw}"], out
+            assert out["timed_out"] == 1 and "time limit" in out["hint"]
+    human = nx("search", "(a+)+$", "--regex", "--session-time-limit", "1").out
+    assert f"cut short by the time limit: claude:{raw}" in human
+    # a fine pattern still finds what it should, in the same run as a cut one
+    fine = nx("search", r"hello-from-(bash|exec)$", "--regex", "--json").json
+    assert [h["session_id"] for h in fine["results"]] == [f"codex:{sid(9)}"]
+    assert fine["timed_out_sessions"] == []
+    # over MCP the whole answer stays within the tool-call window, whatever the per-session limit
+    monkeypatch.setattr(search, "ASK_MCP_MAX", 2.0)
+    started = time.monotonic()
+    out = invoke(load()["session_search"], ctx_for(home, face="mcp"),
+                 {"query": "(a+)+$", "regex": True, "session_time_limit": 60})
+    assert time.monotonic() - started < 25
+    assert f"claude:{raw}" in out["timed_out_sessions"]
+
+
+def test_an_over_long_line_is_skipped_unread_in_bounded_memory(nx, chdir_work, user_home,
+                                                              monkeypatch):
+    """Review finding: one 50 MB line peaked at 170 MB even with --tail-scan. A line over
+    MAX_LINE (here 1 MB, 30 MB written) is read past in chunks, counted, and stands as a system
+    event giving its offset; the lines after it are read as usual (offsets stay right)."""
+    monkeypatch.setattr(common, "MAX_LINE", 1 << 20)
+    path = place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
+    big = {"type": "assistant", "cwd": chdir_work, "sessionId": CLAUDE_MAIN,
+           "timestamp": "2026-11-30T12:50:00.000Z",
+           "message": {"id": "m_big", "role": "assistant", "stop_reason": "end_turn",
+                       "content": [{"type": "text", "text": "A" * (30 << 20)}]}}
+    after = {"type": "user", "cwd": chdir_work, "sessionId": CLAUDE_MAIN,
+             "timestamp": "2026-11-30T12:51:00.000Z",
+             "message": {"role": "user", "content": "after-the-long-line"}}
+    with open(path, "a") as fh:
+        offset = fh.tell()
+        fh.write(json.dumps(big) + "\n")
+        fh.write(json.dumps(after) + "\n")
+    del big
+    for args in (("--tail-scan",), ("--full",)):
+        tracemalloc.start()
+        try:
+            r = nx("log", CLAUDE_MAIN, "--preset", "all", "--tail", "3", *args, "--json")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert r.code == 0, r.err
+        assert peak < 12 << 20, (args, peak)  # the 30 MB line is never held
+        out = r.json
+        assert out["counts"]["oversize"] == 1
+        marker = next(e for e in out["events"] if e.get("subtype") == "oversize_line")
+        assert marker["offset"] == offset and f"offset {offset}" in marker["text"]
+        assert out["events"][-1]["text"] == "after-the-long-line"
+    assert "1 over-long" in nx("log", CLAUDE_MAIN, "--tail", "2").out
+    nx("maintenance")
+    for extra in ((), ("--no-index",)):
+        hit = nx("search", "after-the-long-line", *extra, "--json").json
+        assert hit["matched"] == 1, extra
+    stats = nx("stats", CLAUDE_MAIN, "--json").json
+    assert stats["counts"]["oversize"] == 1
+
+
+def test_counts_in_human_output_agree_with_their_nouns(nx, chdir_work, user_home, tmp_path):
+    """Review finding: "1 hits", and "belongs to project an unknown directory"."""
+    from nexus_cli.insight import render
+
+    result = {"results": [{"session_id": "claude:x", "name": None, "handle": None, "title": None,
+                           "matched": "content", "hits": 1, "timed_out": False,
+                           "updated_at_epoch": None, "snippets": []}],
+              "index": {"used": False, "reason": "--no-index"}, "matched": 1, "total": 1,
+              "hits": 1, "next": None, "hint": "h", "timed_out_sessions": []}
+    out = render.search(result)
+    assert "1 hit;" in out and "1 hits" not in out and "of 1 session matched (1 hit;" in out
+    result["results"][0]["hits"] = result["hits"] = 2
+    assert "2 hits" in render.search(result)
+    # a transcript that never says where it ran, in no project of ours
+    raw = sid(41)
+    folder = user_home / ".claude" / "projects" / "elsewhere"
+    folder.mkdir(parents=True)
+    (folder / f"{raw}.jsonl").write_text(json.dumps(
+        {"type": "user", "sessionId": raw, "message": {"role": "user", "content": "hi"}}) + "\n")
+    err = nx("log", raw, "--json").json["error"]
+    assert "an unknown directory" not in err["reason"]
+    assert err["reason"] == ("its transcript does not say which directory it ran in, so it is "
+                             "outside this project") and "--all-workspaces" in err["action"]
+    place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
+    place(user_home, "codex-main.jsonl", chdir_work, sid(9))
+    hint = nx("search", "zzz-nowhere", "--limit", "1", "--json").json["hint"]
+    assert "1 older session was not searched" in hint, hint

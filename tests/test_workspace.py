@@ -621,3 +621,50 @@ def test_an_agent_holds_a_meeting_over_mcp(home, hook):
     r = run(no_caller)
     assert r.is_error and "read_messages needs an instanceId: unread cursors are kept per " \
         "instance" in r.content[0].text
+
+
+# -- one try to fix a manifest; a next action that exists --------------------------------------
+
+
+def test_project_sync_names_every_manifest_field_at_fault_in_one_error(home, trio, nx):
+    """Review finding: sync reported one missing field per try (repositoryUrl, then localPath,
+    then endpoints)."""
+    bare = {"id": "web_new", "name": "New", "description": "d", "techStack": [],
+            "relations": [{"type": "bogus"}], "lastUpdated": "2026-01-01"}
+    err = fails(home, "sync_project_assets", {"manifest": bare, "internalDocs": ""})
+    assert err.code == "invalid_argument" and err.key == "sync_project_assets.manifest"
+    for field in ("repositoryUrl is required", "localPath is required", "endpoints is required",
+                  "apiSpec is required", "relations.0.targetId is required",
+                  "relations.0.type must be one of"):
+        assert field in err.reason, (field, err.reason)
+    r = nx("project", "sync", "--manifest", json.dumps(bare), "--internal-docs", "d", "--json")
+    assert r.code == 2 and r.json["error"]["key"] == "--manifest"
+    assert "6 fields to fix" in r.json["error"]["reason"]
+    # one field at fault is still named on its own, as before
+    one = dict(manifest("web_one"))
+    del one["apiSpec"]
+    err = fails(home, "sync_project_assets", {"manifest": one, "internalDocs": ""})
+    assert err.key == "sync_project_assets.manifest.apiSpec" and err.reason == "is required"
+
+
+def test_the_asset_cap_error_names_commands_that_exist(home, trio, nx, monkeypatch):
+    """Review finding: "remove assets first" named no command (none removes one asset)."""
+    from nexus_cli.workspace import projects
+
+    monkeypatch.setattr(projects, "PROJECT_ASSETS_MAX", 10)
+    call(home, "sync_project_assets", {"manifest": manifest("web_a"), "internalDocs": ""}, A)
+    call(home, "upload_project_asset", {"projectId": "web_a", "fileName": "a.bin",
+                                        "base64Content": base64.b64encode(b"12345678").decode()},
+         A)
+    err = fails(home, "upload_project_asset", {"projectId": "web_a", "fileName": "b.bin",
+                                               "base64Content": base64.b64encode(b"123").decode()})
+    assert "remove assets first" not in err.action
+    commands = {" ".join(c.split()[1:4]) for c in err.action.split("`")[1::2]}
+    assert commands == {"project get web_a", "project delete web_a"}, err.action
+    paths_ = {t.command for t in load().values()}
+    assert {("project", "get"), ("project", "delete")} <= paths_
+    # what it says works: a smaller file under the large one's name fits
+    call(home, "upload_project_asset", {"projectId": "web_a", "fileName": "a.bin",
+                                        "base64Content": base64.b64encode(b"1").decode()}, A)
+    call(home, "upload_project_asset", {"projectId": "web_a", "fileName": "b.bin",
+                                        "base64Content": base64.b64encode(b"123").decode()}, A)

@@ -17,13 +17,19 @@ time order), each a dict:
 
 Reasoning and thinking are stripped (counted in `counts["reasoning"]`); record types a reader
 does not know are skipped and counted (`unknown`), a line that is not a JSON object is counted
-(`malformed`): neither ever fails a read. Each client's reader lives in its adapter
+(`malformed`), a line longer than `MAX_LINE` is not read at all (memory stays bounded whatever
+the file holds): it is counted (`oversize`) and stands as a `system` event of subtype
+`oversize_line` saying where it is. Neither ever fails a read. Only regular files are read
+(`open_regular`): a FIFO or a device named like a transcript would block a read forever.
+Each client's reader lives in its adapter
 (`clients/<name>/transcript.py`): formats change between client versions. Stdlib only."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -35,6 +41,39 @@ TOOLS = ("tool/call", "tool/result")
 DEFAULT_TYPES = (*DIALOG, *TOOLS)
 CHUNK = 1 << 20
 TAIL_WINDOW = 1 << 18  # the first look from the end: 256 KB, then four times more each time
+MAX_LINE = 16 << 20  # a longer line is skipped unread (what one line may cost in memory)
+LONG_PREFIX = 320  # bytes kept of a skipped line (its record type is often among them)
+
+
+def open_regular(path: str):  # type: ignore[no-untyped-def]
+    """`path` opened for reading in binary, only if it is a regular file: anything else (a FIFO
+    or a device named like a transcript, a directory) raises OSError, which every caller counts
+    as an unreadable transcript. Opened non-blocking so that opening a FIFO never waits for a
+    writer, checked with fstat (no race with a rename), then made blocking again."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+class Long(bytes):
+    """A line over `MAX_LINE` bytes that was not read: its value is its first `LONG_PREFIX`
+    bytes, its len() the line's real length (offsets stay right)."""
+
+    size = 0
+
+    def __new__(cls, prefix: bytes, size: int) -> Long:
+        self = super().__new__(cls, prefix)
+        self.size = size
+        return self
+
+    def __len__(self) -> int:
+        return self.size
 
 
 def epoch(ts: object) -> float | None:
@@ -74,7 +113,7 @@ class Reader:
 
     def __init__(self) -> None:
         self.seq = 0
-        self.counts = {"unknown": 0, "malformed": 0, "reasoning": 0}
+        self.counts = {"unknown": 0, "malformed": 0, "reasoning": 0, "oversize": 0}
         self.meta: dict = {"cwd": None, "version": None, "model": None, "session": None,
                            "first_prompt": None, "started_epoch": None, "last_epoch": None}
 
@@ -95,6 +134,15 @@ class Reader:
     # -- shared ----------------------------------------------------------------------------------
 
     def feed(self, line: bytes, offset: int) -> list[dict]:
+        if isinstance(line, Long):
+            if any(m in bytes(line) for m in self.SKIP_LONG):
+                return []
+            self.counts["oversize"] += 1
+            out: list[dict] = []
+            self.emit(out, "system", None, offset, subtype="oversize_line",
+                      text=f"a line of {len(line):,} bytes was not read (longer than "
+                      f"{MAX_LINE:,} bytes); the whole record is at offset {offset}")
+            return out
         if len(line) > 8192 and any(m in line[:320] for m in self.SKIP_LONG):
             return []
         try:
@@ -142,12 +190,27 @@ class Reader:
 def lines(fh, start: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes]]:
     """(offset, line) for each complete line from `start` (a line start) up to `end`. A last line
     with no newline yet is yielded only if it is a whole JSON value (a client still writing it
-    will finish it: it is not malformed, and is read next time)."""
+    will finish it: it is not malformed, and is read next time). A line over `MAX_LINE` bytes is
+    yielded as a `Long` (its first bytes), read past in chunks, never held whole."""
     fh.seek(start)
     offset = start
-    for line in fh:
-        if end is not None and offset >= end:
+    while end is None or offset < end:
+        line = fh.readline(MAX_LINE + 1)
+        if not line:
             return
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            prefix, size = line[:LONG_PREFIX], len(line)
+            del line
+            while True:
+                part = fh.readline(CHUNK)
+                if not part:
+                    return  # no end yet: still being written, read next time
+                size += len(part)
+                if part.endswith(b"\n"):
+                    break
+            yield offset, Long(prefix, size)
+            offset += size
+            continue
         if not line.endswith(b"\n"):
             try:
                 json.loads(line)
@@ -193,7 +256,7 @@ def read_all(path: str, reader: Reader, start: int = 0, end: int | None = None,
     """Every event of a transcript (from `start`, resuming `state`), streamed."""
     if state:
         reader.restore(state)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for offset, line in lines(fh, start, end):
             yield from reader.feed(line, offset)
     yield from reader.finish()
@@ -207,7 +270,7 @@ def tail(path: str, make: Callable[[], Reader], want: Callable[[dict], bool], n:
     start, the reader). Memory: the window's events kept are at most n."""
     size = os.path.getsize(path) if size is None else size
     window = TAIL_WINDOW
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         while True:
             start = line_start_after(fh, size - window) if window < size else 0
             reader = make()
@@ -234,7 +297,7 @@ def head(path: str, make: Callable[[], Reader], want: Callable[[dict], bool],
         return []
     reader = make()
     out: list[dict] = []
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for offset, line in lines(fh, 0):
             for ev in reader.feed(line, offset):
                 if want(ev):
@@ -248,7 +311,7 @@ def sniff(path: str, make: Callable[[], Reader], limit: int = 1 << 20) -> dict:
     """The session's metadata (cwd, first prompt, start) from the beginning of its transcript,
     reading at most `limit` bytes."""
     reader = make()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for offset, line in lines(fh, 0):
             reader.feed(line, offset)
             m = reader.meta

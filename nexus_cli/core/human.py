@@ -68,3 +68,8 @@ def fields(pairs: list[tuple[str, object]]) -> str:
     shown = [(k, v) for k, v in pairs if v not in (None, "")]
     width = max((len(k) for k, _ in shown), default=0)
     return "\n".join(f"{k.ljust(width)}  {visible(str(v), keep_lines=False)}" for k, v in shown)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 hit`, `2 hits` (`many`: an irregular plural): counts in human output agree."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"

@@ -27,6 +27,7 @@ class Problem(Exception):
     def __init__(self, path: tuple[str | int, ...], reason: str, kind: str = "invalid") -> None:
         super().__init__(reason)
         self.path, self.reason, self.kind = path, reason, kind
+        self.parts: list[Problem] = []  # the problems it gathers (fields of one object)
 
 
 def _pattern(text: str) -> re.Pattern[str]:
@@ -181,23 +182,45 @@ def _object(schema: Mapping[str, Any], value: dict, defs: Mapping[str, Any],
                  for k, v in value.items()}
     out: dict[str, Any] = {}
     extra = schema.get("additionalProperties", True)
+    # inside an object argument (a manifest) every field at fault is named in one error, so that
+    # fixing it takes one try; the arguments themselves are named one at a time
+    problems: list[Problem] = []
+
+    def fault(problem: Problem) -> None:
+        if not path:
+            raise problem
+        problems.append(problem)
+
     for key, item in value.items():
         if key in props:
             if item is not None:  # null means "not given"
-                out[key] = check(props[key], item, defs, (*path, key))
+                try:
+                    out[key] = check(props[key], item, defs, (*path, key))
+                except Problem as exc:
+                    fault(exc)
         elif extra is False:
-            raise Problem((*path, key), "is not an argument of this command", kind="unknown")
+            fault(Problem((*path, key), "is not an argument of this command", kind="unknown"))
         else:
             out[key] = item
     for key, item in props.items():
-        if key in out:
+        if key in out or any(p.path[len(path):][:1] == (key,) for p in problems):
             continue
         if key in schema.get("required", ()):
-            raise Problem((*path, key), "is required", kind="missing")
+            fault(Problem((*path, key), "is required", kind="missing"))
+            continue
         if "default" in item:
             default = item["default"]
             out[key] = (json.loads(json.dumps(default)) if isinstance(default, dict | list)
                         else default)
         else:
             out[key] = None
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        leaves = [leaf for p in problems for leaf in (p.parts or [p])]
+        whole = Problem(path, f"has {len(leaves)} fields to fix: " + "; ".join(
+            f"{'.'.join(map(str, leaf.path[len(path):])) or '(itself)'} {leaf.reason}"
+            for leaf in leaves))
+        whole.parts = leaves
+        raise whole
     return out

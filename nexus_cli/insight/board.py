@@ -8,6 +8,7 @@ import os
 
 from ..core import sessions
 from ..core.context import Ctx
+from ..core.errors import NexusError
 from ..core.sessions import Caller
 from . import index, locate, recent, waits
 
@@ -90,6 +91,11 @@ def focus_log(ctx: Ctx, target: str, all_workspaces: bool, n: int = 8) -> dict:
         loc = locate.resolve(conn, me, target, ctx.now, all_workspaces)
     path = loc.require(target)
     mod = locate.READERS[loc.client]
-    events, _, _, _ = common.tail(path, mod.reader, lambda e: e["type"] in common.DEFAULT_TYPES, n)
+    try:
+        events, _, _, _ = common.tail(path, mod.reader,
+                                      lambda e: e["type"] in common.DEFAULT_TYPES, n)
+    except OSError as exc:
+        raise NexusError("transcript_not_found", target, f"{path}: {exc.strerror or exc}",
+                         "check the file; nothing was changed") from None
     return {"session_id": loc.session_id, "name": loc.row["name"] if loc.row else None,
             "path": path, "events": events}

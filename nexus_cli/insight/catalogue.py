@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from typing import TYPE_CHECKING
 
@@ -92,9 +93,10 @@ def entries(ctx: Ctx, me: Caller, all_workspaces: bool, cwd: str | None,
         if hooked and hooked != e.path:
             try:
                 st = os.stat(hooked)
-                e.path, e.size, e.mtime = hooked, st.st_size, st.st_mtime
             except OSError:
-                pass
+                continue
+            if stat.S_ISREG(st.st_mode):  # never a FIFO or a device a hook pointed at
+                e.path, e.size, e.mtime = hooked, st.st_size, st.st_mtime
     cached = index.files(conn, light=True)
     set_titles = index.titles(conn)
     sniffed: list[Entry] = []

@@ -55,7 +55,7 @@ def searchable(ev: dict) -> str | None:
 
 
 def head_hash(path: str, size: int) -> str:
-    with open(path, "rb") as fh:
+    with common.open_regular(path) as fh:
         return hashlib.sha1(fh.read(min(size, HEAD_BYTES))).hexdigest()
 
 
@@ -178,7 +178,7 @@ def _index_file(store: Store, e: Any, row: sqlite3.Row | None, st: os.stat_resul
         reader.restore(state)
     expected: int | None = start if state else None  # where the stored row must stand
     read = 0
-    with open(e.path, "rb") as fh:
+    with common.open_regular(e.path) as fh:
         end = common.complete_end(fh, size)
         pos = start
         while True:

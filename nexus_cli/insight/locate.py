@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -153,17 +154,22 @@ def by_transcript(conn: sqlite3.Connection, me: Caller, target: str,
         if not all_workspaces and row["project"] != me.project:
             raise outside(target, row["project"])
         return from_row(row, "id", target)
-    cwd = (meta_of(client, path) or {}).get("cwd") or ""
+    try:
+        cwd = common.sniff(path, READERS[client].reader).get("cwd") or ""
+    except OSError as exc:  # not a regular file, or not readable: nothing to scope it by
+        raise NexusError("transcript_not_found", target, f"{path}: {exc.strerror or exc}",
+                         "only a regular file the user can read is a transcript") from None
     project = project_of(cwd)
     if not all_workspaces and project != me.project:
-        raise outside(target, project or "an unknown directory")
+        raise outside(target, project)
     return Located(sid, client, raw, path, "found",
                    "transcript id" if len(key) == 36 else "transcript handle", None, cwd, project)
 
 
 def outside(target: str, project: str) -> NexusError:
-    return NexusError("target_not_found", target, f"its transcript belongs to project {project}",
-                      "add --all-workspaces to reach it")
+    reason = f"its transcript belongs to project {project}" if project else \
+        "its transcript does not say which directory it ran in, so it is outside this project"
+    return NexusError("target_not_found", target, reason, "add --all-workspaces to reach it")
 
 
 def meta_of(client: str, path: str) -> dict[str, Any] | None:
@@ -193,6 +199,9 @@ def discover() -> tuple[list[Found], int]:
             try:
                 st = os.stat(path)
             except OSError:
+                skipped += 1
+                continue
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or a directory named like one: not read
                 skipped += 1
                 continue
             out.append(Found(f"{client}:{raw}", client, raw, path, st.st_size, st.st_mtime))

@@ -115,7 +115,8 @@ def log(ctx: Ctx, a: LogArgs) -> dict:
                 picked = _full(path, mod, keep, a)
         except OSError as exc:
             raise NexusError("transcript_not_found", a.target, f"{path}: {exc.strerror or exc}",
-                             "check the file's permissions; nothing was changed") from None
+                             "check the file (its permissions; only a regular file is read); "
+                             "nothing was changed") from None
         info = session_info(conn, loc, picked["meta"])
     return _budget(a, types, info, prov, picked)
 

@@ -79,6 +79,8 @@ class Counts(Result):
     unknown: int = Field(description="Records of a type this reader does not know: skipped.")
     malformed: int = Field(description="Lines that are not a JSON record: skipped.")
     reasoning: int = Field(description="Reasoning or thinking blocks: stripped.")
+    oversize: int = Field(0, description="Lines over 16 MB: not read (each stands as a system "
+                          "event `oversize_line` giving its offset), so memory stays bounded.")
 
 
 Preset = Literal["dialog", "tools", "all"]
@@ -284,6 +286,8 @@ class SearchResult(Result):
     next: str | None
     content_search: bool = Field(description="False when only titles were searched.")
     timed_out: int = Field(description="Sessions whose content search hit the time limit.")
+    timed_out_sessions: list[str] = Field(description="Their ids: their hits are partial "
+                                          "(those with no hit are not in `results`).")
     index: IndexUse
     hint: str
     results: list[SearchHit]

@@ -29,7 +29,7 @@ def activity(client: str, path: str) -> dict:
                "last_tool_epoch": None, "tool_running": False, "last_epoch": None}
         pending: dict[str, str] = {}
         try:
-            with open(path, "rb") as fh:
+            with common.open_regular(path) as fh:
                 start = common.line_start_after(fh, size - window) if window < size else 0
                 for offset, line in common.lines(fh, start):
                     for ev in reader.feed(line, offset):

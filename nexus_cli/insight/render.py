@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from ..core.human import Part, Table, ago, fields, home_short, page_footer
+from ..core.human import Part, Table, ago, fields, home_short, page_footer, plural
 from ..core.text import one_line, visible
 from ..core.timefmt import human_duration
 
@@ -47,7 +47,7 @@ def _event_line(e: dict[str, Any]) -> str:
     text = visible(body).rstrip()
     lines = text.splitlines() or [""]
     if len(lines) > 12:
-        lines = [*lines[:12], f"… ({len(lines) - 12} more lines)"]
+        lines = [*lines[:12], f"… ({plural(len(lines) - 12, 'more line')})"]
     first = f"{e['seq']:>5}  {when}{label:<10} {lines[0]}"
     return "\n".join([first, *("                  " + x for x in lines[1:])])
 
@@ -60,22 +60,25 @@ def log(r: dict[str, Any]) -> str:
             f"{ago(p['transcript_mtime_epoch'])}; matched by {p['resolved_by']})"]
     body = [_event_line(e) for e in r["events"]] or ["(no matching events)"]
     if r["order"] == "head+tail" and r["omitted"] and 0 < r["head_shown"] < len(body):
-        body.insert(r["head_shown"], f"    … {r['omitted']} more events …")
-    total = f"{r['total']}" if r["total_exact"] else f"at least {r['total']}"
-    foot = f"{r['shown']} of {total} events ({', '.join(r['types'])})"
+        body.insert(r["head_shown"], f"    … {plural(r['omitted'], 'more event')} …")
+    total = plural(r["total"], "event") if r["total_exact"] else \
+        f"at least {plural(r['total'], 'event')}"
+    foot = f"{r['shown']} of {total} ({', '.join(r['types'])})"
     if r["next"]:
         foot += f"; {r['next']}"
     counts = r["counts"]
-    skipped = [f"{counts[k]} {k}" for k in ("unknown", "malformed") if counts[k]]
+    skipped = [f"{counts[k]} {word}" for k, word in (("unknown", "unknown"),
+               ("malformed", "malformed"), ("oversize", "over-long")) if counts.get(k)]
     if skipped:
-        foot += f"; skipped {', '.join(skipped)} records"
+        n = sum(counts.get(k, 0) for k in ("unknown", "malformed", "oversize"))
+        foot += f"; skipped {plural(n, 'record')} ({', '.join(skipped)})"
     return "\n".join([*head, "", *body, "", foot, p["warning"]])
 
 
 def sessions(r: dict[str, Any]) -> list[Part] | str:
     if not r["items"]:
         return "no sessions in scope (try --all-workspaces)" + (
-            f"; {r['skipped']} transcripts could not be read" if r["skipped"] else "")
+            f"; {plural(r['skipped'], 'transcript')} could not be read" if r["skipped"] else "")
     rows = []
     for s in r["items"]:
         tokens = (f"{s['input_tokens']:,}/{s['output_tokens']:,}"
@@ -86,7 +89,7 @@ def sessions(r: dict[str, Any]) -> list[Part] | str:
                      s["llm_time_human"] or "-", home_short(s["cwd"] or "")])
     table = Table(["title", "session", "client", "status", "active", "msgs", "tokens in/out",
                    "llm", "cwd"], rows, wide=("title", "cwd"))
-    foot = page_footer(r) + (f"; {r['skipped']} transcripts could not be read"
+    foot = page_footer(r) + (f"; {plural(r['skipped'], 'transcript')} could not be read"
                              if r["skipped"] else "")
     return [table, foot]
 
@@ -98,7 +101,7 @@ def stats(r: dict[str, Any]) -> str:
         ("messages", f"{r['user_messages']} user, {r['assistant_messages']} assistant"),
         ("tool calls", f"{r['tool_calls']} ({r['tool_errors']} failed)"),
         ("model time", r["llm_time_human"]), ("tool time", r["tool_time_human"]),
-        ("first token", f"{r['ttft_human']} on average ({r['ttft_samples']} samples)"
+        ("first token", f"{r['ttft_human']} on average ({plural(r['ttft_samples'], 'sample')})"
          if r["ttft_human"] else None),
         ("tokens/s", r["tokens_per_sec"]),
         ("tokens", f"{r['input_tokens']:,} in ({r['cache_read_tokens']:,} cached, "
@@ -115,7 +118,7 @@ def search(r: dict[str, Any]) -> str:
     for h in r["results"]:
         head = (f"{one_line(h['name'])} ({h['handle']})" if h["name"] else h["session_id"])
         title = f": {one_line(h['title'], 70)}" if h["title"] else ""
-        extra = f"; {h['hits']} hits" if h["hits"] else ""
+        extra = f"; {plural(h['hits'], 'hit')}" if h["hits"] else ""
         if h["timed_out"]:
             extra += " (time limit: partial)"
         out.append(f"{head}{title}  [{h['matched']}{extra}; {ago(h['updated_at_epoch'])}]")
@@ -125,11 +128,16 @@ def search(r: dict[str, Any]) -> str:
                        f"{one_line(s['snippet'], 160)}")
     ix = r["index"]
     how = ("index " + ("current" if ix["was_current"] else
-                       f"brought up to date ({ix['updated_sessions']} sessions)"
+                       f"brought up to date ({plural(ix['updated_sessions'], 'session')})"
                        if ix["current"] else "partly current: the rest was scanned")
            if ix["used"] else f"scanned without the index ({ix['reason']})")
-    out.append(f"{r['matched']} of {r['total']} sessions matched ({r['hits']} hits; {how})"
+    out.append(f"{r['matched']} of {plural(r['total'], 'session')} matched "
+               f"({plural(r['hits'], 'hit')}; {how})"
                + (f"; next page: {r['next']}" if r["next"] else ""))
+    if r.get("timed_out_sessions"):
+        ids = r["timed_out_sessions"]
+        out.append("cut short by the time limit: " + ", ".join(ids[:10])
+                   + (f" and {len(ids) - 10} more" if len(ids) > 10 else ""))
     out.append(r["hint"])
     return "\n".join(out)
 
@@ -209,7 +217,7 @@ def board_lines(snap: dict[str, Any], width: int, now: float | None = None,
     """The board as plain lines, none longer than `width` (`numbered`: keys pick sessions)."""
     now = time.time() if now is None else now
     scope = "all projects" if snap["all_workspaces"] else home_short(snap["project"])
-    lines = cut([f"nexus board: {len(snap['sessions'])} sessions in {scope}"], width)
+    lines = cut([f"nexus board: {plural(len(snap['sessions']), 'session')} in {scope}"], width)
     rows = []
     for n, s in enumerate(snap["sessions"], 1):
         answer = one_line(s["answer"] or "", 200)

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..clients import transcript as common
 from ..core.context import Ctx
 from ..core.errors import NexusError
+from ..core.human import plural
 from ..core.settings import ASK_MCP_MAX, INDEX_BUDGET
-from . import catalogue, index, locate
+from . import catalogue, index, locate, regexwork
 
 if TYPE_CHECKING:
     from .models import SearchArgs
@@ -21,33 +22,94 @@ if TYPE_CHECKING:
 SNIPPETS = 3  # snippets kept per session
 AROUND = 60  # characters shown either side of a hit
 CHECK_EVERY = 64  # events between looks at the clock
+Item = tuple[int, str, float | None, str]  # seq, type, time, searchable text
 
 
-def matcher(a: SearchArgs, face: str) -> Callable[[str], re.Match | tuple[int, int] | None]:
-    """A function giving the (start, end) of the first hit in a text, or None."""
+class Plain:
+    """A case-insensitive substring, matched here (a bounded amount of work per text)."""
+
+    def __init__(self, query: str) -> None:
+        self.needle = query.lower()
+
+    def one(self, text: str) -> tuple[int, int] | None:
+        i = text.lower().find(self.needle)
+        return (i, i + len(self.needle)) if i >= 0 else None
+
+    def title(self, text: str, deadline: float) -> bool | None:
+        return self.one(text) is not None
+
+    def scan(self, items: Iterable[Item | None], hits: Hits, deadline: float) -> None:
+        for n, item in enumerate(items, 1):
+            if item is not None:
+                span = self.one(item[3])
+                if span:
+                    hits.add(*item, span)
+            if n % CHECK_EVERY == 0 and time.monotonic() > deadline:
+                hits.timed_out = True
+                return
+
+    def close(self) -> None:
+        pass
+
+
+class Regex:
+    """A regular expression, matched in a child process (`regexwork`): one search of a
+    catastrophic pattern (`(a+)+$`) can run for hours and cannot be interrupted inside the
+    process that runs it, so the child is killed when a session's time is up."""
+
+    def __init__(self, query: str, overall: float) -> None:
+        self.worker = regexwork.Worker(query, overall)
+
+    def title(self, text: str, deadline: float) -> bool | None:
+        if time.monotonic() > deadline:
+            return None
+        spans = self.worker.match([text], deadline)
+        return None if spans is None else spans[0] is not None
+
+    def scan(self, items: Iterable[Item | None], hits: Hits, deadline: float) -> None:
+        batch: list[Item] = []
+        size = 0
+        for item in items:
+            if item is not None:
+                batch.append(item)
+                size += len(item[3])
+            if len(batch) >= regexwork.BATCH or size >= regexwork.BATCH_CHARS or (
+                    time.monotonic() > deadline):
+                if not self._send(batch, hits, deadline):
+                    return
+                batch, size = [], 0
+        if batch:
+            self._send(batch, hits, deadline)
+
+    def _send(self, batch: list[Item], hits: Hits, deadline: float) -> bool:
+        spans = self.worker.match([item[3] for item in batch], deadline) \
+            if time.monotonic() <= deadline else None
+        if spans is None:
+            hits.timed_out = True
+            return False
+        for item, span in zip(batch, spans, strict=True):
+            if span is not None:
+                hits.add(*item, (span[0], span[1]))
+        return True
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def matcher(a: SearchArgs, face: str, overall: float) -> Plain | Regex:
+    """What finds the query in a text: `Plain`, or `Regex` (its pattern checked here first)."""
     if not a.query.strip():
         raise NexusError("invalid_argument", "QUERY" if face == "cli" else "session_search.query",
                          "the query is blank", "pass the text to find")
     if a.regex:
         try:
-            pattern = re.compile(a.query, re.IGNORECASE)
-        except re.error as exc:
+            re.compile(a.query, re.IGNORECASE)
+        except (re.error, RecursionError, OverflowError) as exc:
             raise NexusError("invalid_argument", "QUERY" if face == "cli" else
                              "session_search.query", f"not a valid regular expression: {exc}",
                              "fix the pattern, or search for the text without --regex") from None
-
-        def find_re(text: str) -> tuple[int, int] | None:
-            m = pattern.search(text)
-            return (m.start(), m.end()) if m else None
-
-        return find_re
-    needle = a.query.lower()
-
-    def find(text: str) -> tuple[int, int] | None:
-        i = text.lower().find(needle)
-        return (i, i + len(needle)) if i >= 0 else None
-
-    return find
+        return Regex(a.query, overall)
+    return Plain(a.query)
 
 
 def snippet(text: str, span: tuple[int, int]) -> str:
@@ -62,6 +124,7 @@ class Hits:
         self.count = 0
         self.snippets: list[dict] = []
         self.timed_out = False
+        self.spent = 0.0  # seconds its indexed part took
 
     def add(self, seq: int, type_: str, at: float | None, text: str,
             span: tuple[int, int]) -> None:
@@ -71,20 +134,28 @@ class Hits:
                                   "snippet": snippet(text, span)})
 
 
-def scan_events(events: Iterator[dict], find: Callable, hits: Hits, deadline: float) -> None:
-    for n, ev in enumerate(events, 1):
+def items_of(events: Iterator[dict]) -> Iterator[Item | None]:
+    """What search looks at in each event (None for an event it does not look at)."""
+    for ev in events:
         text = index.searchable(ev)
-        if text is not None:
-            span = find(text)
-            if span:
-                hits.add(ev["seq"], ev["type"], ev.get("time_epoch"), text, span)
-        if n % CHECK_EVERY == 0 and time.monotonic() > deadline:
-            hits.timed_out = True
-            return
+        yield None if text is None else (ev["seq"], ev["type"], ev.get("time_epoch"), text)
 
 
 def search(ctx: Ctx, a: SearchArgs) -> dict:
-    find = matcher(a, ctx.face)
+    # over MCP the whole answer must come within the client's tool-call window
+    overall = time.monotonic() + ASK_MCP_MAX if ctx.face == "mcp" else float("inf")
+    m = matcher(a, ctx.face, overall)
+    try:
+        return _search(ctx, a, m, overall)
+    except regexwork.WorkerFailed as exc:
+        raise NexusError("internal_error", "QUERY" if ctx.face == "cli" else
+                         "session_search.query", f"{exc}: the pattern could not be matched",
+                         "retry, or search for the text without --regex") from None
+    finally:
+        m.close()
+
+
+def _search(ctx: Ctx, a: SearchArgs, m: Plain | Regex, overall: float) -> dict:
     with ctx.read() as conn:
         me = ctx.me(conn)
         listing = catalogue.entries(ctx, me, a.all_workspaces, a.cwd, conn)
@@ -105,23 +176,26 @@ def search(ctx: Ctx, a: SearchArgs) -> dict:
                      indexed_bytes=refresh.bytes, reason=refresh.reason)
         with ctx.read() as conn:
             rows = index.files(conn, [e.path for e in chosen if e.path], light=True)
-            indexed = _indexed_hits(conn, a, find, rows)
+            indexed = _indexed_hits(conn, a, m, rows) if isinstance(m, Plain) else \
+                _indexed_regex(conn, a, m, rows, overall)
     titled: list[dict] = []
     by_content: list[dict] = []
-    total_hits = timed_out = 0
-    # over MCP the whole answer must come within the client's tool-call window
-    overall = time.monotonic() + ASK_MCP_MAX if ctx.face == "mcp" else float("inf")
+    cut_short: list[str] = []
+    total_hits = 0
     for e in chosen:
-        title_hit = bool(e.title and find(e.title))
-        hits = Hits()
-        if time.monotonic() > overall:
+        row = rows.get(e.path) if e.path else None
+        hits = (indexed.get(row["id"]) if row is not None else None) or Hits()
+        # a regex's session time counts what its indexed part took (plain: see _indexed_hits)
+        budget = a.session_time_limit - (hits.spent if isinstance(m, Regex) else 0.0)
+        deadline = min(overall, time.monotonic() + max(0.0, budget))
+        got = m.title(e.title, deadline) if e.title else False
+        title_hit = bool(got)
+        if got is None or time.monotonic() > overall:
             hits.timed_out = True
-        if e.path:
-            row = rows.get(e.path)
+        if e.path and not hits.timed_out:
             start, state, fid = 0, None, None
             if row is not None and row["started"]:
                 fid, start = row["id"], row["indexed_to"]
-                hits = indexed.get(fid) or hits
             if use_index and not index.current(row, e.size, e.mtime):
                 usage["current"] = False  # what the index lacks is read below
             if start < e.size or not start:  # the rest, or a last line still being written
@@ -130,13 +204,14 @@ def search(ctx: Ctx, a: SearchArgs) -> dict:
                         state = index.state_of(conn, fid)
                     if state is None:  # re-read meanwhile from the start: scan it all
                         start, hits = 0, Hits()
+                if isinstance(m, Plain):  # the indexed part had its own time
+                    deadline = min(overall, time.monotonic() + a.session_time_limit)
                 try:
-                    usage["scanned_bytes"] += _scan_rest(
-                        e, start, state, find, hits,
-                        min(overall, time.monotonic() + a.session_time_limit))
+                    usage["scanned_bytes"] += _scan_rest(e, start, state, m, hits, deadline)
                 except OSError:
                     pass
-        timed_out += hits.timed_out
+        if hits.timed_out:
+            cut_short.append(e.session_id)
         if not (title_hit or hits.count):
             continue
         total_hits += hits.count
@@ -152,34 +227,52 @@ def search(ctx: Ctx, a: SearchArgs) -> dict:
     truncated = a.offset + len(page) < len(results)
     left = len(found) - len(chosen)
     hint = ("open one with `nexus log <session_id>`" if results else "nothing matched") + \
-        (f"; {left} older sessions were not searched: --limit {min(200, a.limit * 2)} or "
-         "--all-sessions" if left else "") + \
-        ("; some sessions hit --session-time-limit: raise it for all their hits"
-         if timed_out else "")
+        (f"; {plural(left, 'older session')} {'was' if left == 1 else 'were'} not searched: "
+         f"--limit {min(200, a.limit * 2)} or --all-sessions" if left else "") + \
+        (f"; {len(cut_short)} of the sessions searched hit the time limit before their end "
+         "(`timed_out_sessions`): their hits are partial; raise --session-time-limit"
+         + (", or narrow the pattern" if a.regex else "") if cut_short else "")
     return {"query": a.query, "regex": a.regex, "total": len(chosen), "scanned": len(chosen),
             "matched": len(results), "hits": total_hits, "count": len(page),
             "offset": a.offset, "limit": a.limit, "page_size": a.page_size,
             "truncated": truncated,
             "next": f"--offset {a.offset + len(page)}" if truncated else None,
-            "content_search": True, "timed_out": timed_out, "index": usage, "hint": hint,
-            "results": page}
+            "content_search": True, "timed_out": len(cut_short),
+            "timed_out_sessions": cut_short, "index": usage, "hint": hint, "results": page}
 
 
-def _scan_rest(e: catalogue.Entry, start: int, state: dict | None, find: Callable, hits: Hits,
-               deadline: float) -> int:
+def _scan_rest(e: catalogue.Entry, start: int, state: dict | None, m: Plain | Regex,
+               hits: Hits, deadline: float) -> int:
     """Search what the index does not hold (from `start`, resuming the reader's `state`); returns
     the bytes read."""
     if hits.timed_out or e.path is None:
         return 0
     reader = locate.READERS[e.client].reader()
-    scan_events(common.read_all(e.path, reader, start, None, state), find, hits, deadline)
+    m.scan(items_of(common.read_all(e.path, reader, start, None, state)), hits, deadline)
     return max(0, e.size - start)
 
 
-def _indexed_hits(conn: Any, a: SearchArgs, find: Callable, rows: dict) -> dict[int, Hits]:
+def _indexed_regex(conn: Any, a: SearchArgs, m: Regex, rows: dict,
+                   overall: float) -> dict[int, Hits]:
+    """A regex's hits in the indexed part of these transcripts, by file id, each within its
+    session's time (on one connection: the chunks are read file by file)."""
+    out: dict[int, Hits] = {}
+    for r in rows.values():
+        if not r["started"]:
+            continue
+        hits = out[r["id"]] = Hits()
+        started = time.monotonic()
+        m.scan(conn.execute("SELECT seq, type, at, text FROM insight_chunks WHERE file_id = ?"
+                            " ORDER BY seq", (r["id"],)),
+               hits, min(overall, started + a.session_time_limit))
+        hits.spent = time.monotonic() - started
+    return out
+
+
+def _indexed_hits(conn: Any, a: SearchArgs, m: Plain, rows: dict) -> dict[int, Hits]:
     """Hits in the indexed part of these transcripts, by file id. A text of three characters or
     more goes through FTS5 (its trigrams); every candidate is confirmed with the same matcher a
-    scan uses, so both answer the same."""
+    scan uses, so both answer the same. (A regex is matched per session, in `_search`.)"""
     ids = [r["id"] for r in rows.values() if r["started"]]
     out: dict[int, Hits] = {}
     if not ids:
@@ -187,7 +280,7 @@ def _indexed_hits(conn: Any, a: SearchArgs, find: Callable, rows: dict) -> dict[
     wanted = set(ids)
     deadlines: dict[int, float] = {}
     limit = a.session_time_limit
-    if not a.regex and len(a.query) >= 3:
+    if len(a.query) >= 3:
         phrase = '"' + a.query.replace('"', '""') + '"'
         cursor = conn.execute(
             "SELECT c.file_id, c.seq, c.type, c.at, c.text FROM insight_fts"
@@ -207,7 +300,7 @@ def _indexed_hits(conn: Any, a: SearchArgs, find: Callable, rows: dict) -> dict[
             deadlines[fid] = time.monotonic() + limit
         if hits.timed_out:
             continue
-        span = find(text)
+        span = m.one(text)
         if span:
             hits.add(seq, type_, at, text, span)
         n += 1

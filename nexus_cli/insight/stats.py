@@ -111,7 +111,8 @@ def stats(ctx: Ctx, a: StatsArgs) -> dict:
         except OSError as exc:
             raise NexusError("transcript_not_found", a.target or loc.session_id,
                              f"{path}: {exc.strerror or exc}",
-                             "check the file's permissions; nothing was changed") from None
+                             "check the file (its permissions; only a regular file is read); "
+                             "nothing was changed") from None
         info = session_info(conn, loc, meta)
     return {"session": info, "provenance": prov, **numbers,
             "first_at_epoch": meta.get("started_epoch"), "last_at_epoch": meta.get("last_epoch"),

@@ -51,7 +51,9 @@ register(Tool(
     "newest --limit sessions in scope are searched (--all-sessions: every one). A full-text "
     "index in the store answers in milliseconds; it is brought up to date from the transcripts "
     "as a search needs it (never by a hook), and what it does not cover yet is read directly: "
-    "`index` says which. Each session's content may take --session-time-limit seconds.",
+    "`index` says which. Each session's content may take --session-time-limit seconds (a "
+    "--regex is matched in a child process stopped at that limit); `timed_out_sessions` names "
+    "those cut short.",
     args="SearchArgs", result="SearchResult", run=search.search, render=render.search,
     command=("search",), positional=("query",), read_only=True, idempotent=True,
 ))

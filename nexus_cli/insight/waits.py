@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..core import sessions
 from ..core.context import Ctx
+from ..core.human import plural
 from ..core.sessions import Caller
 from ..core.text import one_line
 
@@ -186,7 +187,7 @@ def waits(ctx: Ctx, a: WaitsArgs) -> dict:
             would = back is not None
             cycle = [me.id, *back] if back else None
     deadlocks = g["deadlocks"]
-    note = (f"{len(deadlocks)} cycle(s): the sessions in each wait on one another; "
+    note = (f"{plural(len(deadlocks), 'cycle')}: the sessions in each wait on one another; "
             "someone must report, answer or cancel to break it" if deadlocks else
             "no cycle: every wait can end")
     if would:

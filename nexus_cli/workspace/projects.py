@@ -118,7 +118,11 @@ def upload(ctx: Ctx, a: UploadAssetArgs) -> dict:
             if others + len(data) > PROJECT_ASSETS_MAX:
                 raise invalid("base64Content", f"the project's assets would take "
                               f"{others + len(data):,} bytes; at most {PROJECT_ASSETS_MAX:,}",
-                              "remove assets first (upload replaces one by name)")
+                              "no command removes one asset: upload a smaller file under the "
+                              "name of a large one to replace it (`nexus project get "
+                              f"{a.projectId}` lists their sizes), or have the person at the "
+                              f"shell delete the project (`nexus project delete {a.projectId}`, "
+                              "every asset goes) and sync it again")
             conn.execute("INSERT OR IGNORE INTO ws_blobs (sha256, size, data) VALUES (?, ?, ?)",
                          (digest, len(data), data))
             conn.execute("INSERT OR REPLACE INTO ws_assets (project, name, sha256, size,"

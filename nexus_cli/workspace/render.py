@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.human import Part, Table, ago, fields, page_footer
+from ..core.human import Part, Table, ago, fields, plural
 from ..core.text import one_line, visible
 
 
@@ -25,7 +25,7 @@ def asset(r: dict[str, Any]) -> str:
 
 def renamed(r: dict[str, Any]) -> str:
     return (f"renamed {one_line(r['oldId'])} -> {one_line(r['newId'])}; "
-            f"{r['relationsUpdated']} relation(s) in other projects rewritten")
+            f"{plural(r['relationsUpdated'], 'relation')} in other projects rewritten")
 
 
 def search(r: dict[str, Any]) -> list[Part] | str:
@@ -34,12 +34,13 @@ def search(r: dict[str, Any]) -> list[Part] | str:
     rows = [[p["id"], p["name"], ", ".join(p["techStack"]), one_line(p["description"], 80)]
             for p in r["results"]]
     return [Table(["id", "name", "tech", "description"], rows, wide=("description", "tech")),
-            f"{r['count']} of {r['total']}"]
+            f"{r['count']} of {plural(r['total'], 'project')}"]
 
 
 def topology(r: dict[str, Any]) -> str:
     s = r["summary"]
-    head = (f"{s['totalProjects']} project(s), {s['totalEdges']} relation(s)" if r["mode"] == "list"
+    head = (f"{plural(s['totalProjects'], 'project')}, {plural(s['totalEdges'], 'relation')}"
+            if r["mode"] == "list"
             else f"project {one_line(r['projectId'] or '')} and its neighbours")
     out: dict[str, list[dict]] = {n["id"]: [] for n in r["nodes"]}
     for e in r["edges"]:
@@ -70,7 +71,7 @@ def project(r: dict[str, Any]) -> str:
 
 
 def deleted(r: dict[str, Any]) -> str:
-    return f"deleted project {one_line(r['projectId'])} and {r['assetsRemoved']} asset(s)"
+    return f"deleted project {one_line(r['projectId'])} and {plural(r['assetsRemoved'], 'asset')}"
 
 
 def strategy_ack(r: dict[str, Any]) -> str:
@@ -114,7 +115,7 @@ def meetings(r: dict[str, Any]) -> list[Part] | str:
              one_line(m["topic"], 50), m["initiator"], ago(m["startTime_epoch"]),
              str(m["messageCount"]), str(m["decisionCount"])] for m in r["meetings"]]
     return [Table(["id", "status", "topic", "initiator", "started", "msgs", "decisions"], rows,
-                  wide=("topic",)), f"{r['count']} meeting(s); * marks the active one"]
+                  wide=("topic",)), f"{plural(r['count'], 'meeting')}; * marks the active one"]
 
 
 def meeting(r: dict[str, Any]) -> str:
@@ -147,7 +148,8 @@ def messages(r: dict[str, Any]) -> str:
 
 
 def maintenance(r: dict[str, Any]) -> str:
-    return f"removed {r['removed']} global chat message(s); {r['remaining']} remain"
+    return (f"removed {plural(r['removed'], 'global chat message')}; {r['remaining']} "
+            f"{'remains' if r['remaining'] == 1 else 'remain'}")
 
 
 def find(r: dict[str, Any]) -> list[Part] | str:
@@ -155,4 +157,6 @@ def find(r: dict[str, Any]) -> list[Part] | str:
         return f"nothing matches {one_line(r['query'])!r}"
     rows = [[h["kind"], one_line(h["ref"], 30), one_line(h["title"], 30), one_line(h["snippet"])]
             for h in r["hits"]]
-    return [Table(["kind", "ref", "title", "snippet"], rows, wide=("snippet",)), page_footer(r)]
+    return [Table(["kind", "ref", "title", "snippet"], rows, wide=("snippet",)),
+            f"{r['count']} of {plural(r['total'], 'hit')}"
+            + (f"; next page: {r['next']}" if r["truncated"] else "")]
