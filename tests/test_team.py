@@ -304,3 +304,17 @@ def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
     assert back["sessions"]["copied"] == 2 and back["tasks"]["copied"] == 1
     monkeypatch.setenv("NEXUS_DATABASE_URL", "")
     assert nx("task", "get", task, "--json", env=A).json["id"] == task
+
+
+def test_in_team_mode_every_edit_reaches_the_reservation_check(hook, chdir_work, pg_cluster,
+                                                               home, monkeypatch):
+    """A reservation made on another machine cannot raise this machine's marker: in team mode
+    the marker stays raised, so the installed edit hook always asks nexus."""
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.reservations import marker
+
+    _, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    hook("claude", "SessionStart", sid(1), source="startup")
+    assert marker.raised(str(home))
+    assert marker.settle(Store(), time.time()) is False and marker.raised(str(home))

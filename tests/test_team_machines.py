@@ -173,3 +173,15 @@ def test_two_machines_survive_the_server_going_away(machines):
     assert "could not reach" in "".join(
         c["detail"] for c in b.nx("doctor", "--quick", "--json")["json"]["checks"]
         if c["name"] == "hooks offline")
+
+
+def test_a_reservation_on_one_machine_stops_an_edit_on_the_other(machines):
+    a, b, _ = machines
+    os.makedirs(os.path.join(a.cwd, "src"), exist_ok=True)
+    target = os.path.join(a.cwd, "src", "parser.py")
+    r = a.nx("reserve", "src/parser.py", "--reason", "refactor")
+    assert r["code"] == 0, r["err"]
+    got = b.hook("PreToolUse", tool_name="Edit", tool_use_id="t3",
+                 tool_input={"file_path": target, "old_string": "a", "new_string": "b"})
+    assert got["code"] == 0 and '"permissionDecision": "deny"' in got["out"], got
+    assert "refactor" in got["out"]
