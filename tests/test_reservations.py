@@ -192,6 +192,7 @@ def expire_all(home: Path) -> None:
     conn.close()
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_expired_reservations_refuse_nothing_and_maintenance_ends_them(nx, hook, trio, home):
     nx("reserve", "src/parser.py", env=A)
     expire_all(home)
@@ -302,6 +303,7 @@ def test_a_wait_that_ends_first_is_a_timeout_listing_the_holders(nx, trio):
 # -- the marker: no reservation, no Python -------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_the_marker_follows_the_reservations(nx, hook, trio, home):
     assert edit(hook, B, str(trio / "src" / "parser.py")) is None
     assert not marker.raised(str(home))
@@ -314,6 +316,7 @@ def test_the_marker_follows_the_reservations(nx, hook, trio, home):
     assert not marker.raised(str(home))
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_a_marker_outliving_its_reservations_is_lowered_by_the_next_edit(nx, hook, trio, home):
     nx("reserve", "src/parser.py", env=A)
     expire_all(home)
@@ -362,6 +365,7 @@ def test_the_hook_table_without_the_edit_check_is_outdated():
 # -- automatic reservations ----------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_auto_reservations_tell_two_editors_of_each_other(nx, hook, trio, home):
     assert nx("config", "set", "autoReserve", "300").code == 0
     assert marker.raised(str(home))  # every edit must reach nexus now
