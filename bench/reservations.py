@@ -10,6 +10,9 @@ Rows:
 - `nexus hook claude ...`: the Python hook itself, for a file nobody holds, a file the editing
   session holds, and a file another session holds (the denial).
 
+- `1,000 globs in src/ ...`: a store whose 1,000 reservations are all globs in one directory
+  (`src/m<i>_*.py`): every one is a candidate for an edit in src/ and must be ruled out.
+
 Usage: python bench/reservations.py [--runs N] [--reservations N]"""
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ def project(root: str) -> str:
     return path
 
 
-def fill(home: str, proj: str, n: int) -> None:
+def fill(home: str, proj: str, n: int, globs: bool = False) -> None:
     """n live reservations in the project: nine in ten exact files spread over 100 directories,
-    one in ten globs, held by ten peers; plus one file the benchmarked session holds."""
+    one in ten globs, held by ten peers; plus one file the benchmarked session holds. With
+    `globs`, all n are globs in one directory (`src/m<i>_*.py`): every one of them is a
+    candidate of an edit in src/."""
     os.environ["NEXUS_HOME"] = home
     from nexus_cli.core import sessions
     from nexus_cli.core.store.db import Store
@@ -51,7 +56,8 @@ def fill(home: str, proj: str, n: int) -> None:
         for peer in PEERS:
             sessions.ensure(conn, peer, proj, now)
         for i in range(n):
-            raw = f"pkg{i % 100}/**/*_{i}.py" if i % 10 == 9 else f"src/mod{i % 100}/file{i}.py"
+            raw = f"src/m{i}_*.py" if globs else \
+                f"pkg{i % 100}/**/*_{i}.py" if i % 10 == 9 else f"src/mod{i % 100}/file{i}.py"
             spec = patterns.normalise(raw, proj, proj)
             leases.take(conn, PEERS[i % len(PEERS)], spec, True, f"bench {i}", now, 86400)
         mine = patterns.normalise("src/mine.py", proj, proj)
@@ -77,12 +83,15 @@ def main() -> None:
     base = tempfile.mkdtemp(prefix="nexus-bench-reservations-")
     env = {k: v for k, v in os.environ.items() if k not in (
         "CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CLAUDECODE")}
-    homes = {"none": os.path.join(base, "none"), "full": os.path.join(base, "full")}
+    homes = {"none": os.path.join(base, "none"), "full": os.path.join(base, "full"),
+             "globs": os.path.join(base, "globs")}
     proj = project(base)
     empty = Client("claude", SID, {**env, "NEXUS_HOME": homes["none"]})
     full = Client("claude", SID, {**env, "NEXUS_HOME": homes["full"]})
+    globbed = Client("claude", SID, {**env, "NEXUS_HOME": homes["globs"]})
     try:
         fill(homes["full"], proj, opts.reservations)
+        fill(homes["globs"], proj, opts.reservations, globs=True)
         hook = [nexus, "hook", "claude"]
 
         def installed(home: str) -> list[str]:
@@ -100,11 +109,17 @@ def main() -> None:
             (full, "1,000: nexus hook claude, its own file", hook, write(proj, "src/mine.py")),
             (full, "1,000: nexus hook claude, refused", hook,
              write(proj, "src/mod7/file7.py")),
+            (globbed, "1,000 globs in src/: nexus hook claude, a free file", hook,
+             write(proj, "src/zzz.py")),
+            (globbed, "1,000 globs in src/: nexus hook claude, refused", hook,
+             write(proj, "src/m7_x.py")),
         ]
-        denied = full.run(hook, cases[-1][3])
+        denied = full.run(hook, write(proj, "src/mod7/file7.py"))
         reply = json.loads(denied["out"])["hookSpecificOutput"]
         assert reply["permissionDecision"] == "deny", denied
         assert not full.run(hook, free)["out"] and not empty.run(hook, free)["out"]
+        assert not globbed.run(hook, write(proj, "src/zzz.py"))["out"]
+        assert "deny" in globbed.run(hook, write(proj, "src/m7_x.py"))["out"]
         assert not os.path.exists(os.path.join(homes["none"], "reserved"))
         samples: dict[str, list[float]] = {key: [] for _, key, _, _ in cases}
         for i in range(3 + opts.runs):
@@ -115,8 +130,10 @@ def main() -> None:
     finally:
         empty.close()
         full.close()
-    inside = {label: check_alone(homes[name], free) for label, name in
-              (("none", "none"), ("1,000", "full"))}
+        globbed.close()
+    inside = {label: check_alone(homes[name], stdin) for label, name, stdin in
+              (("none", "none", free), ("1,000", "full", free),
+               ("1,000 globs in src/", "globs", write(proj, "src/zzz.py")))}
     med = {k: statistics.median(v) for k, v in samples.items()}
     floor = med["floor"]
     rows = [(key, f"{med[key] * 1000:.1f} ms", f"{med[key] / floor:.2f}x",

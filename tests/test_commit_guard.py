@@ -176,3 +176,22 @@ def test_a_guard_that_cannot_check_lets_the_commit_through_and_says_so(nx, repo,
     assert done.returncode == 0 and "could not check this commit" in done.stderr, done.stderr
     assert json.loads(nx("guard", "README.md", "--json").out)["error"]["code"] == \
         "store_unreadable"
+
+
+def test_a_staged_link_to_a_reserved_file_is_the_link_not_its_target(nx, hook, repo):
+    """A commit of a symbolic link changes the link, not the file it points to: committing
+    a new link to another session's reserved file passes; a staged file is reported once however
+    many names reach it."""
+    B = claude_env(sid(2))
+    for n in (1, 2):
+        hook("claude", "SessionStart", sid(n), source="startup", cwd=str(repo))
+    assert nx("reserve", "src/parser.py", env=A).code == 0
+    os.symlink("src/parser.py", repo / "lnk.py")
+    git(repo, "add", "lnk.py")
+    r = nx("guard", "--staged", "--json", env=B)
+    assert r.code == 0 and r.json["ok"] and r.json["checked"] == 1, r.out
+    (repo / "src" / "parser.py").write_text("x = 2\n")
+    git(repo, "add", "src/parser.py")
+    r = nx("guard", "--staged", "src/parser.py", "lnk.py", "--json", env=B)
+    assert r.code == 4 and [c["path"] for c in r.json["conflicts"]] == ["src/parser.py"], r.out
+    assert nx("guard", "lnk.py", env=B).code == 4  # a shell command writes through the link

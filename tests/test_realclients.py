@@ -508,6 +508,36 @@ def test_an_edit_of_a_reserved_file_is_refused_until_it_is_released(world, holde
     assert parser.read_text() == REPLACED
 
 
+@pytest.mark.parametrize("how", ["padded", "shell"])
+def test_a_codex_patch_of_a_reserved_file_is_refused_in_every_form_codex_applies(world, how):
+    """Codex applies a patch whose header is padded (its parser trims it), and with gpt-5 (no
+    apply_patch tool) it patches through its shell tool, `apply_patch <<'EOF' ... EOF`, which
+    its PreToolUse reports as Bash: both are denied while another session holds the file, and
+    the same step edits it once released (so the form really is one Codex applies)."""
+    (world.work / "src").mkdir()
+    parser = world.work / "src" / "parser.py"
+    parser.write_text(PARSER)
+    if how == "padded":  # the freeform apply_patch tool: a model whose metadata has it
+        config = world.home / ".codex" / "config.toml"
+        config.write_text(config.read_text().replace('model = "gpt-5"\n',
+                                                     'model = "gpt-5.5"\n', 1))
+        step = {"patch": PATCH.replace("*** Update File:", "  *** Update File:")}
+    else:  # the default gpt-5: the shell tool
+        step = {"shell": "apply_patch <<'EOF'\n" + PATCH + "EOF"}
+    screen, who = hold_parser(world, "claude")
+    world.script(e1=[step, {"text": "edited"}])
+    world.codex("e1", "edit the parser")
+    assert parser.read_text() == PARSER
+    assert world.reached("e1", f"src/parser.py is reserved by {who['name']} ({who['handle']})")
+    world.script(h2=[{"shell": f"{NEXUS} release src/parser.py"}, {"text": "released"}])
+    type_line(world, screen, "[run:h2] release it")
+    wait_until(lambda: not reserved(world), timeout=90,
+               what=lambda: f"the release; screen:\n{world.tmux_screen(screen)}")
+    world.script(e2=[step, {"text": "edited"}])
+    world.codex("e2", "edit the parser")
+    assert parser.read_text() == REPLACED
+
+
 # -- session insight: the transcripts the real clients write -----------------------------------
 
 

@@ -5,12 +5,13 @@ normalisation gives one form for `./`, `..`, `//` and links, and is idempotent."
 from __future__ import annotations
 
 import os
+import re
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from nexus_cli.reservations import patterns
-from nexus_cli.reservations.patterns import compiled, escape, normalise, overlap
+from nexus_cli.reservations.patterns import escape, normalise, overlap
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -25,7 +26,88 @@ PATH = st.lists(NAME, min_size=1, max_size=5).map("/".join)
 
 
 def matches(pattern: str, path: str) -> bool:
-    return compiled(pattern).fullmatch(path) is not None
+    return patterns.match(pattern, path)
+
+
+def regex(pattern: str) -> str:
+    """The syntax as a regular expression (what the matcher was before it stopped backtracking):
+    the oracle the linear matcher is held to."""
+    def atom(a: tuple) -> str:
+        if a[0] == patterns.LIT:
+            return re.escape(a[1])
+        if a[0] == patterns.ANY:
+            return "[^/]"
+        if a[0] == patterns.STAR:
+            return "[^/]*"
+        body = "".join(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-"
+                       f"{re.escape(chr(hi))}" for lo, hi in a[2])
+        return f"[^/{body}]" if a[1] else (f"(?:(?!/)[{body}])" if body else "(?!)")
+
+    parts = pattern.split("/")
+    out = []
+    for i, comp in enumerate(parts):
+        last = i == len(parts) - 1
+        if comp == "**":
+            out.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
+            continue
+        out.append("".join(atom(a) for a in patterns.atoms(comp)) + ("" if last else "/"))
+    return "".join(out)
+
+
+@SETTINGS
+@given(GLOB, PATH)
+def test_the_linear_matcher_agrees_with_the_regular_expression_of_the_syntax(glob, path):
+    expected = re.fullmatch(regex(glob), path, re.DOTALL) is not None
+    assert matches(glob, path) == expected
+    # and through the literal head/tail prefilter of a reservation's absolute match
+    assert patterns.matches("/r", glob, False, f"/r/{path}") == expected
+
+
+def test_matching_never_backtracks_past_the_last_star(monkeypatch):
+    """`*?*?...*Z` (and `*a*a...*b`) made a backtracking matcher exponential in the name's
+    length (17 s in every other session's edit hook): the walk now tries each character of the
+    name against each atom of the pattern at most once per start of its last star."""
+    calls = [0]
+    real = patterns._char
+
+    def counted(atom: tuple, ch: str) -> bool:
+        calls[0] += 1
+        return real(atom, ch)
+
+    monkeypatch.setattr(patterns, "_char", counted)
+    for glob, name in (("*?" * 10 + "*Z", "a" * 200), ("*a" * 10 + "*b", "a" * 200),
+                       ("*?" * 5 + "*Z", "b" * 4000)):
+        calls[0] = 0
+        assert not patterns.matches("/p", f"src/{glob}", False, f"/p/src/{name}")
+        size = len(patterns.atoms(glob))
+        assert calls[0] <= (len(name) + 1) * (size + 1), (glob, calls[0])
+    deep = "/".join(["a"] * 300)
+    assert not patterns.match("**/b/**/c/**/d", deep)
+
+
+def test_globs_are_bounded_and_an_overlap_has_a_budget(monkeypatch):
+    """A glob with more wildcards than a component (or a pattern) may hold is refused; deciding
+    whether two globs overlap stops at its budget (TooComplex) instead of holding the store's
+    write lock for seconds."""
+    ok = "src/" + "*a" * patterns.MAX_COMPONENT_WILDCARDS
+    assert normalise(ok, "/tmp", "/tmp").pattern == ok
+    for bad in ("src/" + "*a" * (patterns.MAX_COMPONENT_WILDCARDS + 1),
+                "/".join(["*a*b*c*d"] * 11)):
+        try:
+            normalise(bad, "/tmp", "/tmp")
+        except ValueError as exc:
+            assert "wildcards" in str(exc)
+            continue
+        raise AssertionError(f"{bad!r} was accepted")
+    a, b = "/p/" + "*b" * 1000, "/p/" + "*a" * 1000  # 14.6 s under the lock before the budget
+    steps = patterns.budget()
+    try:
+        overlap(a, b, steps)
+    except patterns.TooComplex:
+        assert steps[0] < 0
+    else:
+        raise AssertionError("the overlap ran past its budget")
+    assert overlap("src/**/test_*.py", "src/**/*_test.py", patterns.budget()) is not None
 
 
 @SETTINGS

@@ -100,6 +100,61 @@ def test_codex_apply_patch_is_checked_for_every_file_it_names(nx, hook, trio):
     assert edit(hook, B, fine, "apply_patch") is None
 
 
+@pytest.mark.parametrize("header", ["  *** Update File: src/parser.py",
+                                    "*** Update File:\tsrc/parser.py",
+                                    "***  Update File: src/parser.py",
+                                    "\t*** update file: src/parser.py  ",
+                                    "*** Update File:  src/parser.py",
+                                    "*** Update File: src/parser.py\r"])
+def test_a_patch_header_is_read_as_liberally_as_codex_reads_it(nx, hook, trio, header):
+    """Codex trims a header line and tolerates padding: every spelling of a header it could take
+    as naming src/parser.py is checked."""
+    nx("reserve", "src/parser.py", env=A)
+    patch = f"*** Begin Patch\n{header}\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    assert "src/parser.py is reserved by" in reason(edit(hook, B, patch, "apply_patch"))
+
+
+@pytest.mark.parametrize("command", [
+    "apply_patch <<'EOF'\n{patch}EOF",
+    "applypatch <<EOF\n{patch}EOF\n",
+    'apply_patch <<"EOF"\n{patch}EOF',
+    "cd src && apply_patch <<'EOF'\n{patch_here}EOF",
+    "cd 'src' && apply_patch <<'EOF'\n{patch_here}EOF",
+    "apply_patch '{patch}'",
+])
+def test_codex_patching_through_its_shell_tool_is_checked(nx, hook, trio, command):
+    """gpt-5 has no apply_patch tool in Codex: it runs `apply_patch <<'EOF' ... EOF` with its
+    shell tool, which Codex's PreToolUse reports as Bash; the patch's files are checked (in the
+    directory a `cd DIR &&` names), and any other shell command passes without a lookup."""
+    nx("reserve", "src/parser.py", env=A)
+    patch = "*** Begin Patch\n*** Update File: src/parser.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    text = command.format(patch=patch, patch_here=patch.replace("src/parser.py", "parser.py"))
+    r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_1",
+             tool_input={"command": text})
+    assert r.code == 0 and "src/parser.py is reserved by" in json.loads(r.out)[
+        "hookSpecificOutput"]["permissionDecisionReason"], (r.out, r.err)
+    for other in ("sed -i s/1/2/ src/parser.py", "echo '*** Update File: src/parser.py'",
+                  "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/lexer.py\n"
+                  "@@\n-a\n+b\n*** End Patch\nEOF"):
+        r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_2",
+                 tool_input={"command": other})
+        assert (r.code, r.out) == (0, ""), (other, r.out, r.err)
+
+
+def test_a_codex_hook_table_without_the_shell_matcher_is_outdated():
+    """An install from before Bash joined the Codex edit matcher misses shell patches: doctor
+    reports it outdated (reinstall), the Claude Code table is unchanged."""
+    table = hookdefs.hooks("codex", {"{nexus}": "nexus", "{news}": "news",
+                                     "{reserved}": "reserved"})
+    assert not hookdefs.outdated({"hooks": table}, "codex")
+    for group in table["PreToolUse"]:
+        group["matcher"] = group["matcher"].replace("|Bash", "")
+    assert hookdefs.outdated({"hooks": table}, "codex")
+    claude = hookdefs.hooks("claude", {"{nexus}": "nexus", "{news}": "news",
+                                       "{reserved}": "reserved"})
+    assert not any("Bash" in g.get("matcher", "") for g in claude["PreToolUse"])
+
+
 def test_a_shared_reservation_refuses_no_edit(nx, hook, trio):
     nx("reserve", "src/parser.py", "--shared", env=A)
     assert edit(hook, B, str(trio / "src" / "parser.py")) is None
@@ -171,6 +226,140 @@ def test_case_does_not_count_where_the_file_system_ignores_it(nx, hook, trio, mo
     nx("reserve", "SRC/Parser.py", env=A)
     assert reason(edit(hook, B, str(trio / "src" / "PARSER.PY")))
     assert nx("reserve", "src/parser.py", env=B).code == 4
+
+
+def test_a_glob_too_complex_to_compare_is_refused_and_the_lock_is_not_held_long(nx, trio,
+                                                                                 monkeypatch):
+    """Two long globs made a reserve walk 7 million product states under the store's write
+    lock (another session's send failed store_busy): globs are bounded, and the overlap
+    decisions of one reserve share a budget; past it the reserve is refused, nothing written."""
+    r = nx("reserve", "src/" + "*?" * 10 + "*Z", "--shared", "--json", env=A)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert "wildcards" in r.json["error"]["reason"]
+    assert nx("reserve", "src/*a*b*.py", env=A).code == 0
+    monkeypatch.setattr(patterns, "OVERLAP_STEPS", 20)
+    r = nx("reserve", "src/*b*a*.py", "docs/x.md", "--json", env=B)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", r.out
+    assert "too complex" in r.json["error"]["reason"] and "nothing was reserved" in r.err + r.out
+    monkeypatch.setattr(patterns, "OVERLAP_STEPS", 100_000)
+    assert nx("reserve", "src/*b*a*.py", env=B).code == 4  # `src/aba.py` is in both
+    assert [i["pattern"] for i in nx("reservations", "--json", env=A).json["items"]] == [
+        "src/*a*b*.py"]
+
+
+def test_a_pathological_glob_in_the_store_does_not_slow_anyones_edit(nx, hook, trio, home):
+    """A shared `src/*?*?...*Z` (taken before globs were bounded) made every other session's
+    edit hook backtrack for 17 s, past the client's hook timeout: matching is linear now. The
+    outer limit is generous (the old matcher took minutes on this one)."""
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.reservations import leases
+
+    nx("reserve", "docs/", env=A)  # A is known and the marker is up
+    glob = "src/" + "*?" * 14 + "*Z"
+    spec = patterns.Spec(str(trio), glob, str(trio / "src"), False, False)
+    with Store(str(home)).write() as conn:
+        leases.take(conn, f"claude:{sid(1)}", spec, False, "", time.time(), 600)
+    started = time.monotonic()
+    assert edit(hook, B, str(trio / "src" / ("x" * 80 + ".py"))) is None
+    r = nx("guard", str(trio / "src" / ("x" * 80 + ".py")), env=B)
+    assert r.code == 0, r.err
+    assert time.monotonic() - started < 60
+
+
+def test_a_reservation_outside_the_project_needs_all_workspaces_and_is_listed_where_it_covers(
+        nx, hook, trio, tmp_path):
+    """`reserve /` blocked edits in every project while their `reservations` showed nothing: a
+    path outside the caller's project is refused (path_outside_roots, nothing reserved) unless
+    --all-workspaces; one taken that way is listed in each project it covers."""
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    D = claude_env(sid(4))
+    hook("claude", "SessionStart", sid(4), source="startup", cwd=str(other))
+    for bad in ("/", "..", str(other / "x.py"), "src/../../other/"):
+        r = nx("reserve", bad, "--json", env=A)
+        assert r.code == 5 and r.json["error"]["code"] == "path_outside_roots", (bad, r.out)
+        assert "--all-workspaces" in r.err + r.out
+    assert nx("reservations", "--all-workspaces", "--json", env=A).json["total"] == 0
+    assert edit(hook, D, str(other / "anything.py")) is None
+    r = nx("reserve", "/", "--all-workspaces", "--reason", "mine now", env=A)
+    assert r.code == 0, r.err
+    for who in (D, B):  # the other project's session, and one in A's own project
+        items = nx("reservations", "--json", env=who).json["items"]
+        assert [(i["root"], i["pattern"]) for i in items] == [("/", "**")], items
+    assert "reserved by" in reason(edit(hook, D, str(other / "anything.py")))
+    assert nx("reserve", "src/parser.py", env=A).code == 0  # inside: no flag needed
+
+
+def test_paths_and_reasons_with_line_breaks_are_escaped_not_cut(nx, hook, trio):
+    """Two files that differ after a newline looked the same in denials and listings (the
+    name was cut at its first line): paths and reasons are escaped whole."""
+    assert nx("reserve", "src/a\nb.py", "--reason", "first\nsecond", env=A).code == 0
+    assert nx("reserve", "src/a", env=A).code == 0
+    text = reason(edit(hook, B, str(trio / "src" / "a\nb.py")))
+    assert "src/a\\nb.py is reserved by" in text and '"first\\nsecond"' in text
+    listing = nx("reservations", env=B).out
+    assert "src/a\\nb.py" in listing and "first\\nsecond" in listing
+    assert "src/a " in listing or "src/a\n" in listing  # the other one, on its own
+
+
+def test_releasing_what_another_session_holds_says_who_holds_it(nx, trio):
+    nx("reserve", "src/parser.py", env=A)
+    name, handle = name_of(nx, A)
+    r = nx("release", "src/parser.py", "--json", env=B)
+    assert r.code == 0 and r.json["not_held"] == ["src/parser.py"]
+    [other] = r.json["held_by_others"]
+    assert other["reservation"]["holder"]["handle"] == handle
+    assert f"release --as {handle} --all" in other["message"]
+    text = nx("release", "src/parser.py", env=B).out
+    assert f"held by {name} ({handle})" in text and "not by you" in text
+    assert nx("release", "docs/none.md", env=B).out.strip() == "not held: docs/none.md"
+
+
+def test_the_person_ends_an_agents_stale_reservation_as_the_readme_says(nx, trio, monkeypatch):
+    """README: `nexus release --as HANDLE --all` from a terminal ends an agent's reservations."""
+    from nexus_cli.core import caller
+
+    nx("reserve", "src/parser.py", env=A)
+    _, handle = name_of(nx, A)
+    assert nx("release", "--as", handle, "--all").code == 5  # not at a terminal: refused
+    monkeypatch.setattr(caller, "at_terminal", lambda: True)
+    r = nx("release", "--as", handle, "--all", "--json")
+    assert r.code == 0 and [x["pattern"] for x in r.json["released"]] == ["src/parser.py"], r.err
+    assert nx("reservations", "--json", env=B).json["total"] == 0
+
+
+def test_the_lean_candidate_filter_agrees_with_the_full_match(trio, home, monkeypatch):
+    """The edit check reads candidates lean and rules most out by their literal head before
+    parsing them (1,000 globs in one directory): it finds exactly what matching every row finds,
+    for one file or several, folded or not."""
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.reservations import leases
+
+    raws = ["src/m1_*.py", "src/*.md", "src/**/x.py", "**/y.py", "src/parser.py", "docs/",
+            "src/[!m]*", "src/m?_[ab].py", "SRC/Up*.py", "src/[*]lit.py"]
+    files = ["src/m1_a.py", "src/m2_a.py", "src/x.py", "src/a/x.py", "y.py", "src/q/y.py",
+             "src/parser.py", "docs/a/b.md", "src/zzz.py", "src/m3_b.py", "src/UPPER.py",
+             "src/*lit.py", "README.md"]
+    now = time.time()
+    for folded in (False, True):
+        monkeypatch.setattr(patterns, "case_insensitive", lambda path, f=folded: f)
+        store = Store(str(home))
+        with store.write() as conn:
+            conn.execute("DELETE FROM reservations")
+            for raw in raws:
+                spec = patterns.normalise(raw, str(trio), str(trio))
+                leases.take(conn, f"claude:{sid(1)}", spec, True, "", now, 600)
+        located = [patterns.locate(f, str(trio)) for f in files]
+        with store.read() as conn:
+            for real, above, _ in located:
+                full = {r["id"] for r in leases.covering(leases.under(conn, above, now), real)}
+                assert {r["id"] for r in leases.under(conn, above, now, [real])} == full, real
+            every = list(dict.fromkeys(a for _, above, _ in located for a in above))
+            reals = [real for real, _, _ in located]
+            lean = {r["id"] for r in leases.under(conn, every, now, reals)}
+            assert lean == {r["id"] for r in leases.under(conn, every, now)
+                            if any(leases.covering([r], real) for real in reals)}
+            assert lean
 
 
 def test_bad_paths_are_refused_with_nothing_written(nx, trio):
@@ -337,7 +526,7 @@ def test_the_installed_edit_guard_starts_python_only_while_something_is_reserved
                                     "{reserved}": str(tmp_path / "reserved")})
     group = next(g for g in table["PreToolUse"] if "Write" in g["matcher"])
     assert set(group["matcher"].split("|")) == {"Edit", "MultiEdit", "NotebookEdit", "Write",
-                                                "apply_patch"}
+                                                "apply_patch", *(["Bash"] * (client == "codex"))}
     command = group["hooks"][0]["command"]
 
     def run() -> str:

@@ -11,12 +11,18 @@ What each client sends (observed with the pinned versions, contract/hook.json): 
 Write, Edit (and MultiEdit where it exists) carry `file_path`, NotebookEdit `notebook_path`;
 Codex reports its apply_patch tool as `apply_patch` with `{"command": "<the patch>"}`, whose
 `*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:` lines name the files
-(relative to the session's cwd). A shell command's files cannot be known: the commit guard
-covers them. Stdlib only."""
+(relative to the session's cwd). Codex's own parser trims a header line and is lenient, so the
+headers are read liberally (padding, tabs, case): a line read as a header that is not one only
+costs a lookup. Models without the apply_patch tool (gpt-5) patch through the shell tool,
+reported as `Bash` with `{"command": "apply_patch <<'EOF' ... EOF"}` (also `applypatch`, and
+`cd DIR && ...`, which Codex runs in DIR): a shell command that names apply_patch has the
+headers of its text checked; any other shell command passes untouched (which files it changes
+cannot be known: `nexus guard` and the commit guard cover them). Stdlib only."""
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 
 from .. import clients
@@ -27,10 +33,20 @@ from ..core.text import one_line
 from ..messages import mailbox
 from . import leases, marker, patterns
 
-# tool name -> the key of its one path (None: a patch naming its files inside)
+# tool name -> the key of its one path (None: a patch naming its files inside; SHELL: a shell
+# command, checked only when it runs apply_patch)
+SHELL = "shell"
 TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-         "NotebookEdit": "notebook_path", "apply_patch": None}
-PATCH_LINES = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+         "NotebookEdit": "notebook_path", "apply_patch": None, "Bash": SHELL}
+# a patch's file header, as liberally as a lenient parser could take it: `*** Update File: x`,
+# padded, tabbed, any case; `*** Move to: x` too
+HEADER = re.compile(r"\s*\*{2,}\s*(?:(?:add|update|delete)\s*file|move\s*to)\s*:(.*)",
+                    re.IGNORECASE)
+# how a shell command runs a patch: the apply_patch command (Codex puts it on the PATH of its
+# shell), and a `cd DIR &&` before it (Codex applies the patch in DIR)
+APPLY = re.compile(r"(?<![\w.-])(?:apply_patch|applypatch)(?![\w.-])")
+CD = re.compile(r"(?:^|[;&|(]|&&)\s*cd\s+(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|'\"]+))\s*&&",
+                re.MULTILINE)
 AUTO_REASON = "automatic: editing it"
 QUIET = (None, 0, None)
 
@@ -41,18 +57,56 @@ def paths(data: dict) -> list[str]:
     if not isinstance(given, dict):
         return []
     key = TOOLS.get(data.get("tool_name") or "")
+    if key == SHELL:
+        return shell_paths(given)
     if key:
         value = given.get(key)
         return [value] if isinstance(value, str) and value.strip() and "\x00" not in value else []
     text = next((given[k] for k in ("command", "patch", "input") if isinstance(given.get(k), str)),
                 "")
+    return headers(text)
+
+
+def headers(text: str) -> list[str]:
+    """The files a patch's header lines name. A name is taken trimmed and, where it differs, as
+    Codex takes it (only the one space after the colon removed): either could be the file."""
     out: list[str] = []
-    for line in text.splitlines():
-        for head in PATCH_LINES:
-            if line.startswith(head):
-                name = line[len(head):].strip()
-                if name and name not in out and "\x00" not in name:
-                    out.append(name)
+    # Codex splits at `\n` alone (a `\v` or `\x1c` inside a line is part of a name); Python's
+    # lines also break at those: either could be how the patch is read
+    for line in [*text.split("\n"), *text.splitlines()]:
+        found = HEADER.match(line)
+        if found is None:
+            continue
+        rest = found.group(1).rstrip()
+        for name in (rest.strip(), rest[1:] if rest[:1] in " \t" else rest):
+            if name.strip() and name not in out and "\x00" not in name:
+                out.append(name)
+    return out
+
+
+def shell_paths(given: dict) -> list[str]:
+    """The files a shell command patches when it runs apply_patch (a heredoc, or the patch as an
+    argument), relative to the directory it runs in: its `workdir`, and a `cd DIR &&` before the
+    patch. Any other command: none (its files cannot be known)."""
+    command = given.get("command")
+    if isinstance(command, list):
+        command = "\n".join(c for c in command if isinstance(c, str))
+    if not isinstance(command, str) or APPLY.search(command) is None:
+        return []
+    names = headers(command)
+    if not names:
+        return []
+    workdir = given.get("workdir")
+    bases = [workdir if isinstance(workdir, str) and workdir.strip() else ""]
+    for found in CD.finditer(command):
+        cd = next(g for g in found.groups() if g is not None)
+        bases.append(os.path.join(bases[0], cd))
+    out: list[str] = []
+    for base in bases:
+        for name in names:
+            path = os.path.join(base, name) if base else name
+            if path not in out and "\x00" not in path:
+                out.append(path)
     return out
 
 
@@ -85,7 +139,7 @@ def pre_edit(client: str, sid: str, data: dict, store: Store, env: dict | os._En
     located = [patterns.locate(f, cwd) for f in files]
     anchors = list(dict.fromkeys(a for _, found, _ in located for a in found))
     with store.read() as conn:
-        rows = leases.under(conn, anchors, now)
+        rows = leases.under(conn, anchors, now, [real for real, _, _ in located])
         refused = refusals(conn, sid, located, rows, now)
         idle = not rows and not leases.any_active(conn, now)
     if refused:
@@ -138,7 +192,7 @@ def tell(conn: sqlite3.Connection, me: sqlite3.Row, spec: patterns.Spec,
          others: list[sqlite3.Row], now: float) -> list[str]:
     """Two sessions editing one file learn of each other: a notice to each. Returns whom to wake."""
     nexus = shellcmd.name(conn)
-    path = one_line(spec.pattern)
+    path = leases.shown(spec.pattern)
     holders: list[sqlite3.Row] = []
     for r in others:
         row = sessions.get(conn, r["session_id"])

@@ -15,7 +15,7 @@ import sqlite3
 import time
 
 from ..core import sessions
-from ..core.text import one_line, quoted
+from ..core.text import one_line, visible
 from . import patterns
 from .patterns import Spec
 
@@ -36,12 +36,50 @@ def any_active(conn: sqlite3.Connection, now: float) -> bool:
                         {"now": now}).fetchone() is not None
 
 
-def under(conn: sqlite3.Connection, anchors: list[str], now: float) -> list[sqlite3.Row]:
+def under(conn: sqlite3.Connection, anchors: list[str], now: float,
+          reals: list[str] | None = None) -> list[sqlite3.Row]:
     """The live reservations anchored at any of `anchors` (a file's path and its ancestors): the
-    one indexed lookup of the edit check."""
+    one indexed lookup of the edit check. With `reals` (the files), only those naming one of
+    them: the candidates are read lean (four columns, plain tuples) and only the few that match
+    are read whole, so a thousand globs in one directory cost little more than none."""
     marks = ",".join("?" * len(anchors))
-    return conn.execute(f"SELECT * FROM reservations WHERE anchor IN ({marks}) AND expires_at > ?",
-                        (*anchors, now)).fetchall()
+    if reals is None:
+        return conn.execute(f"SELECT * FROM reservations WHERE anchor IN ({marks}) AND "
+                            "expires_at > ?", (*anchors, now)).fetchall()
+    cur = conn.cursor()
+    cur.row_factory = None
+    lean = cur.execute(f"SELECT rowid, root, pattern, folded FROM reservations WHERE anchor IN "
+                       f"({marks}) AND expires_at > ?", (*anchors, now)).fetchall()
+    hits = sorted({rowid for real in reals for rowid in _naming(lean, real)})
+    if not hits:
+        return []
+    return conn.execute(f"SELECT * FROM reservations WHERE rowid IN ({','.join('?' * len(hits))})"
+                        " ORDER BY created_at, rowid", hits).fetchall()
+
+
+def _naming(lean: list[tuple], real: str) -> list[int]:
+    """The rowids of (rowid, root, pattern, folded) candidates that name the file `real`: the
+    path relative to each root is cut once, and a pattern whose literal head the path does not
+    start with is ruled out before it is parsed (a thousand globs in one directory)."""
+    rels: dict[str, str | None] = {}
+    return [row[0] for row in lean if _names(row[1:], real, rels)]
+
+
+def _names(row: tuple, real: str, rels: dict[str, str | None]) -> bool:
+    root, pattern, folded = row
+    if folded:
+        return patterns.matches(root, pattern, True, real)
+    rel = rels.get(root, "")
+    if rel == "":
+        base = root.rstrip("/") + "/"
+        rel = rels[root] = real[len(base):] if real.startswith(base) else None
+    if rel is None:
+        return False
+    first = patterns.SPECIAL.search(pattern)
+    if first is None:
+        return rel == pattern
+    return rel.startswith(pattern[: first.start()]) and \
+        patterns.matches(root, pattern, False, real)
 
 
 def covering(rows: list[sqlite3.Row], real: str) -> list[sqlite3.Row]:
@@ -60,7 +98,9 @@ def near(conn: sqlite3.Connection, spec: Spec, now: float) -> list[sqlite3.Row]:
         (now, *above, prefix, prefix[:-1] + "0")).fetchall()
 
 
-def overlaps(row: sqlite3.Row, spec: Spec) -> bool:
+def overlaps(row: sqlite3.Row, spec: Spec, steps: list[int] | None = None) -> bool:
+    """Whether a reservation and a spec can name one file; two globs spend `steps` (see
+    patterns.overlap: TooComplex when they run out)."""
     folded = spec.folded or bool(row["folded"])
     if row["exact"] and spec.exact:
         return (row["anchor"].lower() == spec.anchor.lower()) if folded else \
@@ -73,14 +113,15 @@ def overlaps(row: sqlite3.Row, spec: Spec) -> bool:
     b = patterns.absolute(spec.root, spec.pattern)
     if folded:
         a, b = a.lower(), b.lower()
-    return patterns.overlap(a, b) is not None
+    return patterns.overlap(a, b, steps) is not None
 
 
 def conflicts(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool,
-              now: float) -> list[sqlite3.Row]:
-    """Other sessions' live reservations that forbid `sid` holding `spec` (exclusive or not)."""
-    return [r for r in near(conn, spec, now)
-            if r["session_id"] != sid and (exclusive or r["exclusive"]) and overlaps(r, spec)]
+              now: float, steps: list[int] | None = None) -> list[sqlite3.Row]:
+    """Other sessions' live reservations that forbid `sid` holding `spec` (exclusive or not).
+    Deciding them spends `steps` (patterns.TooComplex when they run out)."""
+    return [r for r in near(conn, spec, now) if r["session_id"] != sid and
+            (exclusive or r["exclusive"]) and overlaps(r, spec, steps)]
 
 
 def own(conn: sqlite3.Connection, sid: str, spec: Spec) -> sqlite3.Row | None:
@@ -142,6 +183,32 @@ def listed(conn: sqlite3.Connection, root: str | None, now: float) -> list[sqlit
                         " ORDER BY created_at, pattern", {"root": root, "now": now}).fetchall()
 
 
+def covering_project(conn: sqlite3.Connection, root: str, rows: list[sqlite3.Row],
+                     now: float) -> list[sqlite3.Row]:
+    """`rows` (a project's own reservations) and the live reservations of other roots that can
+    name a file in the project: anchored above it (`reserve /` from elsewhere) or inside it
+    (from an enclosing project), oldest first. One too complex to decide is listed."""
+    try:
+        spec = patterns.normalise(patterns.escape(root) + "/", "/", root)
+    except ValueError:
+        return rows
+    ids = {r["id"] for r in rows}
+    steps = patterns.budget()
+    more = []
+    for r in near(conn, spec, now):
+        if r["id"] in ids:
+            continue
+        try:
+            if not overlaps(r, spec, steps):
+                continue
+        except patterns.TooComplex:
+            pass
+        more.append(r)
+    if not more:
+        return rows
+    return sorted([*rows, *more], key=lambda r: (r["created_at"], r["root"], r["pattern"]))
+
+
 def sample(conn: sqlite3.Connection, root: str, sid: str, mine: bool, now: float,
            limit: int) -> tuple[list[sqlite3.Row], int]:
     """Up to `limit` live reservations under `root` held by `sid` (or by others), oldest first,
@@ -193,6 +260,20 @@ def expire(conn: sqlite3.Connection, now: float) -> int:
 # -- what people and models are told ------------------------------------------------------------
 
 
+def shown(text: str) -> str:
+    """A path or pattern on a human surface: every character kept, backslashes doubled and
+    controls escaped (a newline shows as `\\n`), so two files never look the same."""
+    return visible(text.replace("\\", "\\\\"), keep_lines=False)
+
+
+def said(text: str, limit: int) -> str:
+    """A reason, quoted: escaped as a whole rather than cut at its first line break."""
+    line = visible(text.strip().replace("\\", "\\\\").replace('"', '\\"'), keep_lines=False)
+    if len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return f'"{line}"'
+
+
 def until(epoch: float, now: float) -> str:
     fmt = "%H:%M" if epoch - now < 20 * 3600 else "%Y-%m-%d %H:%M"
     return time.strftime(fmt, time.localtime(epoch))
@@ -206,13 +287,12 @@ def shown_path(row: sqlite3.Row, real: str) -> str:
 
 def refusal(conn: sqlite3.Connection, path: str, row: sqlite3.Row, now: float, nexus: str) -> str:
     """Why an edit (or a commit) of `path` is refused: who holds it, until when, why, and what
-    to do. The holder's name and reason are peer text: one line each, quoted."""
+    to do. The holder's name, the path and the reason are peer text: escaped, the reason quoted."""
     holder = sessions.get(conn, row["session_id"])
     who = f"{one_line(holder['name'])} ({holder['handle']})" if holder else row["session_id"]
     handle = holder["handle"] if holder else row["session_id"]
-    what = one_line(path) if row["exact"] else \
-        f"{one_line(path)} (in {one_line(row['pattern'])})"
-    why = f" for {quoted(row['reason'], 120)}" if row["reason"] else ""
+    what = shown(path) if row["exact"] else f"{shown(path)} (in {shown(row['pattern'])})"
+    why = f" for {said(row['reason'], 120)}" if row["reason"] else ""
     auto = " (it is editing it)" if row["auto"] else ""
     return (f"{what} is reserved by {who}{auto} until {until(row['expires_at'], now)}{why}; "
             f"ask it with `{nexus} ask {handle} \"<your question>\"` or pick other work")

@@ -10,7 +10,7 @@ import sqlite3
 
 from ..core import sessions, settings, shellcmd
 from ..core.settings import ANNOUNCE_LISTED
-from ..core.text import one_line, quoted
+from ..core.text import one_line
 from . import leases, marker
 
 
@@ -28,14 +28,15 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str | Non
         for r in theirs:
             holder = sessions.get(conn, r["session_id"])
             who = f"{one_line(holder['name'])} ({holder['handle']})" if holder else r["session_id"]
-            why = f", {quoted(r['reason'], 60)}" if r["reason"] else ""
-            shown.append(f"{one_line(r['pattern'])} ({'exclusive' if r['exclusive'] else 'shared'}"
+            why = f", {leases.said(r['reason'], 60)}" if r["reason"] else ""
+            kind = "exclusive" if r["exclusive"] else "shared"
+            shown.append(f"{leases.shown(r['pattern'])} ({kind}"
                          f", {who} until {leases.until(r['expires_at'], now)}{why})")
         more = f" and {total - len(theirs)} more" if total > len(theirs) else ""
         lines.append(f"[nexus] Files reserved in this project: {'; '.join(shown)}{more}. An "
                      "edit of a file another session holds exclusively is refused.")
     if mine:
-        names = ", ".join(one_line(r["pattern"]) for r in mine)
+        names = ", ".join(leases.shown(r["pattern"]) for r in mine)
         more = f" and {held - len(mine)} more" if held > len(mine) else ""
         lines.append(f"[nexus] You hold: {names}{more}; `{nexus} release --all` when done.")
     lines.append(f"`{nexus} reservations` lists them; `{nexus} reserve <path>` takes one.")

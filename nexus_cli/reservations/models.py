@@ -34,6 +34,8 @@ class ReserveArgs(Args):
     wait: float = Field(0, ge=0, le=RESERVE_WAIT_MAX,
                         description="On a conflict, wait up to this long for it to end (0: "
                         "refuse at once).")
+    all_workspaces: bool = Field(False, description="Allow paths outside your project "
+                                 "(another project's files, or a directory above yours).")
 
 
 class ReleaseArgs(Args):
@@ -80,9 +82,17 @@ class ReserveResult(Result):
     waited_seconds: float = Field(description="How long it waited for a conflict to end.")
 
 
+class Holder(Result):
+    path: str = Field(description="The path as you gave it.")
+    reservation: Reservation
+    message: str = Field(description="Who holds it, and how it ends.")
+
+
 class ReleaseResult(Result):
     released: list[Reservation]
     not_held: list[str] = Field(description="Paths given that you hold no reservation of.")
+    held_by_others: list[Holder] = Field(description="Of those, the ones other sessions hold: "
+                                         "only they (or the person, with --as) can release them.")
     held: list[Reservation] = Field(description="What you still hold.")
 
 

@@ -9,7 +9,8 @@ Syntax (README, "File reservations"):
   `/`; a `[` without its `]` is itself;
 - `**` as a whole component matches any number of components: `src/**/test_*.py` (zero or more
   directories between), `docs/**` (everything under docs/), `**` (the whole project);
-- a name that holds `*`, `?` or `[` itself is written with the character in brackets: `[*]`.
+- a name that holds `*`, `?` or `[` itself is written with the character in brackets: `[*]`;
+- at most MAX_COMPONENT_WILDCARDS wildcards in one component and MAX_WILDCARDS in a pattern.
 
 Normal form: relative to a root (the reserving session's project root; for a path outside it,
 that path's own project root), `.` and `..` resolved, symbolic links resolved (a link and its
@@ -30,6 +31,12 @@ ANY_ATOM = (ANY,)
 SLASH = (LIT, "/")
 GLOBSTAR = "**"
 MAX_LENGTH = 4096
+# bounds of a glob (normalise refuses more): wildcards (`*`, `?`, `[...]`) in one component and
+# in the whole pattern (`**` counted), so that matching and overlap stay small; and the steps the
+# overlap decisions of one reserve may take under the store's write lock (about 0.3 s)
+MAX_COMPONENT_WILDCARDS = 10
+MAX_WILDCARDS = 40
+OVERLAP_STEPS = 100_000
 
 # a reservation's place: `root` (absolute, real) and `pattern` relative to it; `anchor` is the
 # absolute real directory (or, for one file, the file) every match lies under: the hook looks a
@@ -123,59 +130,129 @@ def tidy(components: list[str]) -> list[str]:
 
 
 # -- matching a file ---------------------------------------------------------------------------
+#
+# No regular expression (a backtracking engine is exponential on `*a*a*a...`): a pattern is a
+# list of tokens, one per component (`**` being MANY, any number of components; a trailing `**`
+# is ONE then MANY: at least one), matched by the greedy wildcard walk at both levels: inside a
+# component `*` against characters, across components MANY against components. Each walk only
+# ever returns to its last star, so a match costs at most (length of the text) x (length of the
+# pattern) steps of its level; normalise bounds both.
+
+class _Mark:
+    __slots__ = ()
 
 
-def _char(code: int) -> str:
-    return f"\\U{code:08x}"
+MANY, ONE = _Mark(), _Mark()  # tokens: a run of whole components (`**`), one non-empty component
 
 
-def _atom_re(atom: tuple) -> str:
-    kind = atom[0]
-    if kind == LIT:
-        return re.escape(atom[1])
-    if kind == ANY:
-        return "[^/]"
-    if kind == STAR:
-        return "[^/]*"
-    body = "".join(_char(lo) if lo == hi else f"{_char(lo)}-{_char(hi)}" for lo, hi in atom[2])
-    if atom[1]:
-        return f"[^/{body}]"
-    return f"(?:(?!/)[{body}])" if body else "(?!)"
+def _component(comp: str) -> str | tuple:
+    """A component as a token: its name when it is literal (compared with ==), else its atoms."""
+    name = literal(comp)
+    return name if name is not None else tuple(atoms(comp))
 
 
-def source(pattern: str) -> str:
-    """The regular expression (for fullmatch) of a pattern, relative or absolute."""
-    parts = pattern.split("/")
-    out = []
-    for i, comp in enumerate(parts):
-        last = i == len(parts) - 1
-        if comp == GLOBSTAR:
-            out.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
-            continue
-        out.append("".join(_atom_re(a) for a in atoms(comp)))
-        if not last:
-            out.append("/")
-    return "".join(out)
+_TOKENS: dict[str, tuple] = {}
 
 
-_COMPILED: dict[str, re.Pattern[str]] = {}
-
-
-def compiled(pattern: str) -> re.Pattern[str]:
-    found = _COMPILED.get(pattern)
+def tokens(pattern: str) -> tuple:
+    found = _TOKENS.get(pattern)
     if found is None:
-        found = _COMPILED[pattern] = re.compile(source(pattern), re.DOTALL)
+        parts = pattern.split("/")
+        out: list = []
+        for i, comp in enumerate(parts):
+            if comp == GLOBSTAR:
+                out += [ONE, MANY] if i == len(parts) - 1 else [MANY]
+            else:
+                out.append(_component(comp))
+        found = _TOKENS[pattern] = tuple(out)
     return found
 
 
+def _char(atom: tuple, ch: str) -> bool:
+    kind = atom[0]
+    if kind == LIT:
+        return atom[1] == ch
+    if kind == ANY:
+        return True
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in atom[2]) != atom[1]
+
+
+def _name(token: object, name: str) -> bool:
+    """Whether one component (a name without `/`) matches a component token."""
+    if isinstance(token, str):
+        return token == name
+    if token is ONE:
+        return bool(name)
+    assert isinstance(token, tuple)
+    p = n = 0
+    star, mark = -1, 0
+    size = len(token)
+    while n < len(name):
+        if p < size and token[p][0] == STAR:
+            star, mark = p, n
+            p += 1
+        elif p < size and _char(token[p], name[n]):
+            p += 1
+            n += 1
+        elif star >= 0:  # the last star takes one more character
+            mark += 1
+            p, n = star + 1, mark
+        else:
+            return False
+    while p < size and token[p][0] == STAR:
+        p += 1
+    return p == size
+
+
+def match(pattern: str, path: str) -> bool:
+    """Whether a relative path (components joined by `/`) matches a pattern. Linear in each
+    level's text for a bounded pattern: no backtracking past the last `*` or `**`."""
+    toks = tokens(pattern)
+    comps = path.split("/")
+    p = n = 0
+    star, mark = -1, 0
+    size = len(toks)
+    while n < len(comps):
+        if p < size and toks[p] is MANY:
+            star, mark = p, n
+            p += 1
+        elif p < size and _name(toks[p], comps[n]):
+            p += 1
+            n += 1
+        elif star >= 0 and comps[mark]:  # the last `**` takes one more (non-empty) component
+            mark += 1
+            p, n = star + 1, mark
+        else:
+            return False
+    while p < size and toks[p] is MANY:
+        p += 1
+    return p == size
+
+
+SPECIAL = re.compile(r"[*?\[\]]")  # the characters of wildcards (and of `]`)
+
+
 def matches(root: str, pattern: str, folded: bool, real: str) -> bool:
-    """Whether the file at the absolute real path `real` is one the reservation names."""
+    """Whether the file at the absolute real path `real` is one the reservation names. The
+    pattern's literal head (before its first wildcard) and tail (after its last) are compared
+    first: most candidates (a thousand globs in one directory) fail there without being parsed."""
     base = root.rstrip("/") + "/"
     if folded:
         base, real, pattern = base.lower(), real.lower(), pattern.lower()
     if not real.startswith(base):
         return False
-    return compiled(pattern).fullmatch(real[len(base):]) is not None
+    rel = real[len(base):]
+    first = SPECIAL.search(pattern)
+    if first is None:
+        return rel == pattern
+    if not rel.startswith(pattern[: first.start()]):
+        return False
+    tail = pattern[max(pattern.rfind(c) for c in "*?[]") + 1:]
+    # a tail `/x` after a leading `**` that matched no component is the whole path `x`
+    if tail and not ("/" + rel).endswith(tail):
+        return False
+    return match(pattern, rel)
 
 
 def absolute(root: str, pattern: str) -> str:
@@ -253,10 +330,23 @@ def _nfa(pattern: str) -> tuple[list[list[tuple]], list[list[int]], int]:
     return trans, eps, cur
 
 
-def overlap(a: str, b: str) -> str | None:
+class TooComplex(ValueError):
+    """Deciding an overlap would take more than its budget of steps."""
+
+
+def budget() -> list[int]:
+    """The steps the overlap decisions of one change may take together (a mutable count)."""
+    return [OVERLAP_STEPS]
+
+
+def overlap(a: str, b: str, steps: list[int] | None = None) -> str | None:
     """A path both patterns match (shortest first found), or None when no path can match both.
-    Exact: a breadth-first walk of the product of the two patterns' automata."""
+    Exact: a breadth-first walk of the product of the two patterns' automata. The walk spends
+    `steps` (one per pair of moves tried; a fresh OVERLAP_STEPS when None) and raises TooComplex
+    when they run out: it runs under the store's write lock, which it must not hold for long."""
     from collections import deque
+
+    left = steps if steps is not None else budget()
 
     ta, ea, fa = _nfa(a)
     tb, eb, fb = _nfa(b)
@@ -279,6 +369,9 @@ def overlap(a: str, b: str) -> str | None:
                 out.append(step[1])
                 step = seen[step[0]]
             return "".join(reversed(out))
+        left[0] -= 1 + len(ta[i]) * len(tb[j])
+        if left[0] < 0:
+            raise TooComplex(f"comparing {a[:60]!r} with {b[:60]!r} takes too many steps")
         for k in ea[i]:
             push((k, j), state, "")
         for k in eb[j]:
@@ -327,10 +420,17 @@ def ancestors(path: str) -> list[str]:
         path = parent
 
 
-def locate(path: str, cwd: str) -> tuple[str, list[str], bool]:
+def locate(path: str, cwd: str, follow: bool = True) -> tuple[str, list[str], bool]:
     """A file as the hook sees it: its real absolute path, the anchors that could hold it (the
-    path and its ancestors, case-folded where case does not count), and whether it is folded."""
-    real = os.path.realpath(os.path.join(cwd, path))
+    path and its ancestors, case-folded where case does not count), and whether it is folded.
+    With `follow` false a symbolic link is itself (its directory resolved, not its target): what
+    a commit changes is the link."""
+    given = os.path.join(cwd, path)
+    if follow:
+        real = os.path.realpath(given)
+    else:
+        head, tail = os.path.split(os.path.normpath(given))
+        real = os.path.join(os.path.realpath(head), tail) if tail else os.path.realpath(given)
     folded = case_insensitive(os.path.dirname(real))
     return real, ancestors(real.lower() if folded else real), folded
 
@@ -350,6 +450,12 @@ def normalise(raw: str, cwd: str, project: str) -> Spec:
     plain, rest = names[:k], tidy(parts[k:])
     if ".." in rest:
         raise ValueError("`..` after a wildcard cannot be resolved; write the directory out")
+    wild_atoms = [0 if c == GLOBSTAR else sum(a[0] != LIT for a in atoms(c)) for c in rest]
+    if max(wild_atoms, default=0) > MAX_COMPONENT_WILDCARDS:
+        raise ValueError(f"more than {MAX_COMPONENT_WILDCARDS} wildcards (`*`, `?`, `[...]`) in "
+                         "one component")
+    if sum(wild_atoms) + rest.count(GLOBSTAR) > MAX_WILDCARDS:
+        raise ValueError(f"more than {MAX_WILDCARDS} wildcards in one pattern")
     anchor = os.path.realpath(os.path.join("/" if raw.startswith("/") else cwd, *plain))  # type: ignore[arg-type]
     if not rest and (raw.split("/")[-1] in ("", ".") or os.path.isdir(anchor)):
         rest = [GLOBSTAR]

@@ -1,5 +1,5 @@
 """Human output of the reservation tools. Patterns, names and reasons come from peers: shown
-through core.text (one line, controls escaped)."""
+through core.text (controls and line breaks escaped, never cut at a line)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import time
 from typing import Any
 
 from ..core.human import Part, Table, ago, page_footer, who
-from ..core.text import one_line, quoted
 from ..core.timefmt import human_duration
-from .leases import until
+from .leases import said, shown, until
 
 
 def _left(r: dict[str, Any]) -> str:
@@ -18,9 +17,9 @@ def _left(r: dict[str, Any]) -> str:
 
 def _one(r: dict[str, Any]) -> str:
     kind = "exclusive" if r["exclusive"] else "shared"
-    why = f", {quoted(r['reason'], 80)}" if r["reason"] else ""
+    why = f", {said(r['reason'], 80)}" if r["reason"] else ""
     ends = until(r["expires_at_epoch"], time.time())
-    return f"{one_line(r['pattern'])} ({kind}, until {ends}, {_left(r)}{why})"
+    return f"{shown(r['pattern'])} ({kind}, until {ends}, {_left(r)}{why})"
 
 
 def reserve(r: dict[str, Any]) -> str:
@@ -32,10 +31,12 @@ def reserve(r: dict[str, Any]) -> str:
 
 
 def release(r: dict[str, Any]) -> str:
-    lines = [f"released {one_line(x['pattern'])}" for x in r["released"]]
-    lines += [f"not held: {one_line(p)}" for p in r["not_held"]]
+    lines = [f"released {shown(x['pattern'])}" for x in r["released"]]
+    for p in r["not_held"]:
+        said_of = [o["message"] for o in r["held_by_others"] if o["path"] == p]
+        lines += [f"not held: {m}" for m in said_of] or [f"not held: {shown(p)}"]
     if r["held"]:
-        lines.append("you still hold: " + ", ".join(one_line(x["pattern"]) for x in r["held"]))
+        lines.append("you still hold: " + ", ".join(shown(x["pattern"]) for x in r["held"]))
     return "\n".join(lines) or "nothing to release"
 
 
@@ -45,9 +46,9 @@ def reservations(r: dict[str, Any]) -> list[Part] | str:
     roots = {x["root"] for x in r["items"]}
     rows = []
     for x in r["items"]:
-        row = [one_line(x["pattern"]), "exclusive" if x["exclusive"] else "shared",
+        row = [shown(x["pattern"]), "exclusive" if x["exclusive"] else "shared",
                who(x["holder"]) + (" (you)" if x["self"] else ""), _left(x),
-               ago(x["created_at_epoch"]), (x["reason"] and quoted(x["reason"], 60))
+               ago(x["created_at_epoch"]), (x["reason"] and said(x["reason"], 60))
                + (" [auto]" if x["auto"] else "")]
         rows.append([x["root"], *row] if len(roots) > 1 else row)
     head = ["pattern", "kind", "holder", "ends", "since", "reason"]

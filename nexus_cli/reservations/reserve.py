@@ -14,7 +14,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
 from ..core.settings import ASK_MCP_MAX
-from ..core.text import one_line, quoted
+from ..core.text import one_line
 from ..core.timefmt import human_duration
 from . import leases, marker, patterns
 from .patterns import Spec
@@ -35,16 +35,25 @@ def item(conn: sqlite3.Connection, row: sqlite3.Row, me: str) -> dict:
             "self": row["session_id"] == me}
 
 
-def specs(raws: list[str], me: Caller) -> list[Spec]:
+def specs(raws: list[str], me: Caller, anywhere: bool = False) -> list[Spec]:
     """The normal forms of what a caller typed (relative to its working directory), one per
-    distinct pattern; `invalid_argument` naming the one that is not a path."""
+    distinct pattern; `invalid_argument` naming the one that is not a path. A path outside the
+    caller's project (`/`, `..`, another project) is refused unless `anywhere`: it would refuse
+    edits in projects whose sessions never see it in their own `reservations`."""
     out: dict[tuple[str, str], Spec] = {}
     cwd = me.cwd or os.getcwd()
+    project = os.path.realpath(me.project or cwd)
     for raw in raws:
         try:
-            spec = patterns.normalise(raw, cwd, me.project or cwd)
+            spec = patterns.normalise(raw, cwd, project)
         except ValueError as exc:
             raise NexusError("invalid_argument", raw, str(exc), f"give {SYNTAX}") from None
+        if spec.root != project and not anywhere:
+            raise NexusError("path_outside_roots", raw, f"{leases.shown(spec.anchor)} is outside "
+                             f"your project ({leases.shown(project)}); a reservation there "
+                             "refuses edits in other projects", "reserve files inside your "
+                             "project, or add --all-workspaces if you mean to reserve there; "
+                             "nothing was reserved")
         out.setdefault((spec.root, spec.pattern), spec)
     return list(out.values())
 
@@ -59,9 +68,9 @@ def conflict(conn: sqlite3.Connection, me: str, clashes: list[tuple[Spec, sqlite
     lines, found = [], []
     for spec, row in clashes:
         who, _ = _holder(conn, row["session_id"])
-        why = f" for {quoted(row['reason'], 120)}" if row["reason"] else ""
-        held = f"{one_line(row['pattern'])}, " if row["pattern"] != spec.pattern else ""
-        lines.append(f"{one_line(spec.pattern)} is held {held}"
+        why = f" for {leases.said(row['reason'], 120)}" if row["reason"] else ""
+        held = f"{leases.shown(row['pattern'])}, " if row["pattern"] != spec.pattern else ""
+        lines.append(f"{leases.shown(spec.pattern)} is held {held}"
                      f"{'exclusively' if row['exclusive'] else 'shared'} by {who} until "
                      f"{leases.until(row['expires_at'], now)}{why}")
         found.append({"path": spec.pattern, "reservation": item(conn, row, me)})
@@ -75,9 +84,17 @@ def conflict(conn: sqlite3.Connection, me: str, clashes: list[tuple[Spec, sqlite
 def attempt(ctx: Ctx, a: ReserveArgs, waited: float) -> dict:
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
-        wanted = specs(a.paths, me)
-        clashes = [(s, r) for s in wanted
-                   for r in leases.conflicts(conn, me.id, s, not a.shared, ctx.now)]
+        wanted = specs(a.paths, me, a.all_workspaces)
+        steps = patterns.budget()  # one budget for the whole reserve: the write lock is held
+        try:
+            clashes = [(s, r) for s in wanted
+                       for r in leases.conflicts(conn, me.id, s, not a.shared, ctx.now, steps)]
+        except patterns.TooComplex:
+            raise NexusError("invalid_argument", ", ".join(s.pattern for s in wanted)[:200],
+                             "too complex to compare with the reservations near it (more than "
+                             f"{patterns.OVERLAP_STEPS:,} steps)",
+                             "reserve simpler globs (fewer `*`), or the directory; nothing was "
+                             "reserved") from None
         if clashes:
             raise conflict(conn, me.id, clashes, ctx.now)
         marker.raise_(ctx.store.root)  # before COMMIT: edits reach the check from now on
@@ -126,6 +143,25 @@ def reserve(ctx: Ctx, a: ReserveArgs) -> dict:
                 ctx.progress("", -1)
 
 
+def held_same(row: sqlite3.Row, spec: Spec) -> bool:
+    """Whether another session's reservation is of the path given (or covers that one file)."""
+    if (row["root"], row["pattern"]) == (spec.root, spec.pattern):
+        return True
+    return spec.exact and leases.overlaps(row, spec)
+
+
+def held_elsewhere(conn: sqlite3.Connection, raw: str, row: sqlite3.Row, me: str,
+                   now: float) -> dict:
+    """What `release` says of a path another session holds: who, until when, and how it ends."""
+    who, handle = _holder(conn, row["session_id"])
+    nexus = shellcmd.name(conn)
+    return {"path": raw, "reservation": item(conn, row, me),
+            "message": f"{leases.shown(row['pattern'])} is held by {who} until "
+                       f"{leases.until(row['expires_at'], now)}, not by you: ask it to release it "
+                       f"(`{nexus} ask {handle} \"...\"`); the person ends a stale one from a "
+                       f"terminal with `{nexus} release --as {handle} --all`"}
+
+
 def release(ctx: Ctx, a: ReleaseArgs) -> dict:
     if a.all == bool(a.paths):
         raise NexusError("invalid_argument", "paths", "name what to release, or give --all "
@@ -134,6 +170,7 @@ def release(ctx: Ctx, a: ReleaseArgs) -> dict:
         me = ctx.me(conn, register=True)
         gone: list[sqlite3.Row] = []
         not_held: list[str] = []
+        others: list[dict] = []
         if a.all:
             gone = leases.release_all(conn, me.id)
         else:
@@ -146,6 +183,9 @@ def release(ctx: Ctx, a: ReleaseArgs) -> dict:
                 row = leases.release(conn, me.id, spec)
                 if row is None:
                     not_held.append(raw)
+                    others += [held_elsewhere(conn, raw, r, me.id, ctx.now) for r in
+                               leases.near(conn, spec, ctx.now)
+                               if r["session_id"] != me.id and held_same(r, spec)]
                 elif row["id"] not in [g["id"] for g in gone]:
                     gone.append(row)
         if gone:
@@ -156,7 +196,7 @@ def release(ctx: Ctx, a: ReleaseArgs) -> dict:
         held = [item(conn, r, me.id) for r in leases.held_by(conn, me.id, ctx.now)]
     if gone:
         marker.settle(ctx.store, time.time())
-    return {"released": released, "not_held": not_held, "held": held}
+    return {"released": released, "not_held": not_held, "held_by_others": others, "held": held}
 
 
 def reservations(ctx: Ctx, a: ReservationsArgs) -> dict:
@@ -167,6 +207,8 @@ def reservations(ctx: Ctx, a: ReservationsArgs) -> dict:
         else:
             root = None if a.all_workspaces else os.path.realpath(me.project or me.cwd or "/")
             rows = leases.listed(conn, root, ctx.now)
+            if root is not None:  # and those anchored above it (or from elsewhere) covering it
+                rows = leases.covering_project(conn, root, rows, ctx.now)
         page = [item(conn, r, me.id) for r in rows[a.offset : a.offset + a.limit]]
     return envelope(page, len(rows), a.offset, a.limit)
 
@@ -204,11 +246,16 @@ def guard(ctx: Ctx, a: GuardArgs) -> dict:
     with ctx.read() as conn:
         me = ctx.me(conn)
         cwd = me.cwd or os.getcwd()
-        files = [*(os.path.join(cwd, p) for p in a.paths), *(os.path.join(top, n) for n in names)]
-        located = [patterns.locate(f, "/") for f in dict.fromkeys(files)]
+        # a named file as a shell command would reach it (through a link, to its target); a
+        # staged one as the commit changes it (a link is the link, not its target); each once
+        located = list({found[0]: found for found in [
+            *(patterns.locate(os.path.join(cwd, p), "/") for p in dict.fromkeys(a.paths)),
+            *(patterns.locate(os.path.join(top, n), "/", follow=False) for n in names)]
+        }.values())
         anchors = list(dict.fromkeys(x for _, above, _ in located for x in above))
         rows = [r for i in range(0, len(anchors), 500)
-                for r in leases.under(conn, anchors[i : i + 500], ctx.now)]
+                for r in leases.under(conn, anchors[i : i + 500], ctx.now,
+                                      [real for real, _, _ in located])]
         nexus = shellcmd.name(conn) if rows else "nexus"
         for real, _, _ in located:
             for r in leases.covering(rows, real):
