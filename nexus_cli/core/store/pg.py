@@ -351,6 +351,8 @@ def translate(sql: str, style: int) -> tuple[str, bool]:
     if style and " IS " in sql.upper():  # SQLite's `x IS ?` compares NULLs as values
         sql = re.sub(r"\bIS\s+(NOT\s+)?(?=\?|:[A-Za-z_])", lambda m: "IS DISTINCT FROM "
                      if m.group(1) else "IS NOT DISTINCT FROM ", sql, flags=re.I)
+    if "rowid" in sql:  # a table's implicit row id: PostgreSQL's row version id, stable within
+        sql = re.sub(r"\browid\b", "ctid", sql)  # the transaction (writers hold the lock)
     if "LIKE" in sql:  # SQLite's LIKE ignores (ASCII) case
         sql = re.sub(r"\bLIKE\b", "ILIKE", sql)
     if re.search(r"\b(WHERE|AND|OR|NOT)\s+[01]\b", sql, re.I):  # SQLite's truthy integers
@@ -547,6 +549,21 @@ def _numbered(sql: str) -> bool:
     return hit
 
 
+class _ConnCursor:
+    """`conn.cursor()`: statements through the connection (`row_factory` is accepted and
+    ignored: rows read by position and by name alike)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+        self.row_factory = None
+
+    def execute(self, sql: str, params: object = ()) -> Cursor:
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, seq: Iterable) -> Cursor:
+        return self.conn.executemany(sql, seq)
+
+
 class Conn:
     """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
 
@@ -583,6 +600,9 @@ class Conn:
         except ERRORS as exc:
             raise translate_error(exc, self.url) from None
         return Cursor(cur, False)
+
+    def cursor(self) -> _ConnCursor:
+        return _ConnCursor(self)
 
     def close(self) -> None:
         self.raw.close()
