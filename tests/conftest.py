@@ -8,15 +8,18 @@ import io
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # standin.py
 
-from helpers import CLIENT_ENV, FakeTable, Run, env_session
+from helpers import CLIENT_ENV, RUN, WORKER, FakeTable, Run, env_session, fake_table, sid
+from nexus_cli.approvals import ledger
 from nexus_cli.cli import main as cli_main
 from nexus_cli.core import proctable
+from nexus_cli.core.store.db import Store
 from nexus_cli.hook import entry
 
 
@@ -166,3 +169,46 @@ def chdir_work(hook, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 os.environ.setdefault("COLUMNS", "100")
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The person at an interactive terminal: person-only acts (approve as the person, turning
+    on fsWrite or runApprovals) need one."""
+    from nexus_cli.core import caller
+
+    monkeypatch.setattr(caller, "at_terminal", lambda: True)
+
+
+FAKE_CLIENT = Path(__file__).with_name("fake_client.py")
+
+
+@pytest.fixture
+def clients(tmp_path, monkeypatch):
+    """`claude` and `codex` stand-ins first on PATH; returns the argv log they append to."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name in ("claude", "codex"):
+        script = folder / name
+        script.write_text(f"#!{sys.executable}\nimport sys; sys.argv[0] = __file__\n"
+                          f"exec(compile(open({str(FAKE_CLIENT)!r}).read(), 'fake_client.py',"
+                          " 'exec'))\n")
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    log = tmp_path / "argv.log"
+    monkeypatch.setenv("FAKE_ARGV_LOG", str(log))
+    return log
+
+
+@pytest.fixture
+def routed(hook, nx, chdir_work):
+    """A run (dispatched by claude sid(1)) whose worker session sid(5) routes to nexus."""
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    hook("claude", "SessionStart", WORKER, source="startup")
+    table = fake_table()
+    pid = table.client_of(f"claude:{WORKER}")
+    with Store().write() as conn:
+        ledger.route(conn, RUN, pid, table.get(pid).start, f"claude:{sid(1)}", chdir_work,
+                     time.time())
+    return {"NEXUS_RUN": RUN}

@@ -22,6 +22,8 @@ args = sys.argv[1:]
 text = os.environ.get("FAKE_TEXT", "I wrote notes.md")
 with open(os.environ.get("FAKE_ARGV_LOG", os.devnull), "a") as log:
     log.write(json.dumps({"argv": args, "run": os.environ.get("NEXUS_RUN"),
+                          "stdin": "" if sys.stdin is None or sys.stdin.isatty()
+                          else sys.stdin.read(),
                           "claude_sid": os.environ.get("CLAUDE_CODE_SESSION_ID")}) + "\n")
 
 

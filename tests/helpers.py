@@ -221,3 +221,8 @@ def raw_db(home: Path | str):  # type: ignore[no-untyped-def]
     conn = sqlite3.connect(paths.db_path(str(home)))
     conn.row_factory = sqlite3.Row
     return conn
+
+
+# a run and its worker session, for the approval tests
+RUN = "r-0123456789ab"
+WORKER = sid(5)

@@ -12,28 +12,12 @@ import time
 
 import pytest
 
-from helpers import call, claude_env, codex_env, fake_table, run_hook_in_thread, sid
+from helpers import RUN, WORKER, call, claude_env, codex_env, run_hook_in_thread, sid
 from nexus_cli.approvals import ledger
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store.db import Store
 
-RUN = "r-0123456789ab"
-WORKER = sid(5)
-
-
-@pytest.fixture
-def routed(hook, nx, chdir_work):
-    """A run (dispatched by claude sid(1)) whose worker session sid(5) routes to nexus."""
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
-    hook("claude", "SessionStart", WORKER, source="startup")
-    table = fake_table()
-    pid = table.client_of(f"claude:{WORKER}")
-    with Store().write() as conn:
-        ledger.route(conn, RUN, pid, table.get(pid).start, f"claude:{sid(1)}", chdir_work,
-                     time.time())
-    return {"NEXUS_RUN": RUN}
-
+pytestmark = pytest.mark.usefixtures("terminal")  # the person at a terminal
 
 def ask(env, tool="Bash", command="rm -rf build"):
     return run_hook_in_thread("claude", "PermissionRequest", WORKER, env=env, tool_name=tool,

@@ -7,7 +7,9 @@ import os
 
 import pytest
 
-from helpers import claude_env, sid
+from helpers import claude_env, codex_env, sid
+
+pytestmark = pytest.mark.usefixtures("terminal")  # the person at a terminal
 
 
 @pytest.fixture
@@ -134,3 +136,23 @@ def test_write_is_off_until_the_person_turns_it_on(nx, work):
     r = nx("fs", "write", os.path.join(work, "big.txt"), "-", stdin="x" * (4 * 1024 * 1024 + 1),
            env=A)
     assert r.code == 2 and not os.path.exists(os.path.join(work, "big.txt"))
+
+
+def test_fs_write_honours_file_reservations(nx, work, hook):
+    """fs_write is an edit no hook sees: a file another session reserved is refused here as it
+    would be at the edit, and nothing is written; the holder itself writes."""
+    hook("codex", "SessionStart", sid(2), source="startup")
+    B = codex_env(sid(2))
+    assert nx("config", "set", "fsWrite", "1").code == 0
+    path = os.path.join(work, "src", "a.txt")
+    before = read(path)
+    assert nx("reserve", "src/a.txt", "--reason", "refactor", env=A).code == 0
+    r = nx("fs", "write", path, "mine now", "--mode", "overwrite", env=B)
+    assert r.code == 4 and "reservation_conflict" in r.err and "refactor" in r.err, r.err
+    assert read(path) == before
+    r = nx("fs", "write", path, "tail\n", "--mode", "append", env=B)
+    assert r.code == 4 and read(path) == before
+    assert nx("fs", "write", path, "mine\n", "--mode", "overwrite", env=A).code == 0
+    assert read(path) == "mine\n"
+    assert nx("release", "--all", env=A).code == 0
+    assert nx("fs", "write", path, "yours\n", "--mode", "overwrite", env=B).code == 0

@@ -175,15 +175,27 @@ def test_allow_once_lets_the_call_run_and_only_one_responder_wins(world, client,
     assert item["run_id"] == out["id"] and item["session_id"] == result_session(world, out["id"])
     told = json.loads(world.nexus("read", "--json").stdout)["messages"]  # what `watch` shows
     assert any(f"nexus approve {item['id']}" in m["text"] for m in told)
-    racers = [subprocess.Popen([NEXUS, "approve", item["id"], outcome, "--session",
-                                item["session_id"], "--json"], env=world.env, cwd=world.work,
-                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-              for outcome in ("allow-once", "allow-once")]
+    # the person answers at a terminal; without one (a script, a detached process) it is refused
+    plain = world.nexus("approve", item["id"], "allow-once", "--session", item["session_id"],
+                        check=False)
+    assert plain.returncode == 5 and "interactive terminal" in plain.stderr, plain.stderr
+    racers = [person(world, "approve", item["id"], outcome, "--session", item["session_id"],
+                     "--json") for outcome in ("allow-once", "allow-once")]
     receipts = sorted(json.loads(p.communicate(timeout=60)[0])["receipt"] for p in racers)
     assert receipts == ["accepted", "not-pending"]
     done = result(world, out["id"])
     assert done["status"] == "done", done
     assert (world.work / "marker.txt").read_text().strip() == "RAN"
+
+
+def person(world: World, *args: str) -> subprocess.Popen:
+    """`nexus ARGS` as the person types it: at a terminal (a pty from script(1)), in its
+    foreground."""
+    import shlex
+
+    return subprocess.Popen(["script", "-qec", shlex.join([NEXUS, *args]), "/dev/null"],
+                            env=world.env, cwd=world.work, stdout=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
 
 
 def result_session(world: World, run_id: str) -> str:
@@ -201,9 +213,56 @@ def test_reject_and_timeout_block_the_call(world, client, answer):
               "--detach")
     item = wait_request(world)
     if answer == "reject":
-        world.nexus("approve", item["id"], "reject", "--session", item["session_id"])
+        answered = person(world, "approve", item["id"], "reject", "--session",
+                          item["session_id"])
+        assert answered.wait(60) == 0
     done = result(world, out["id"])
     assert done["status"] == "done" and not (world.work / "marker.txt").exists()
     expected = "rejected by user:" if answer == "reject" else "no answer within 10 s"
     assert world.reached("q1", expected)
     assert approvals(world)["pending"] == 0
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_task_beginning_with_a_dash_or_over_the_argv_limit_reaches_the_model(world, client):
+    """The prompt goes on the client's standard input: a task beginning with `-` is not read as
+    an option, and a task plus context within nexus's caps (well over Linux's 128 KiB limit for
+    one argument) starts."""
+    world.script(d1=[{"text": "dash ok"}], d2=[{"text": "long ok"}])
+    for task in ("- [run:d1] --dangerously-skip-permissions fix the bug",):
+        done = world.nexus("run", client, "--json", "--", task)
+        out = json.loads(done.stdout)
+        assert out["status"] == "done" and out["result"]["assistant_text"] == "dash ok", out
+        assert world.reached("d1", "--dangerously-skip-permissions fix the bug")
+    task = "[run:d2] " + "😀" * 23_000
+    out = run(world, client, task, "--context", "é" * 23_000)
+    assert out["status"] == "done" and out["result"]["assistant_text"] == "long ok", out
+    assert world.reached("d2", "😀" * 1000)
+
+
+@pytest.fixture
+def fresh(tmp_path):
+    """As a user's fresh install: nexus's hooks in Codex not reviewed yet (no bypass flag)."""
+    w = World(tmp_path)
+    w.install()
+    w.env["PATH"] = os.pathsep.join([os.path.dirname(client_bin("claude")), w.env["PATH"]])
+    w.env.pop("NEXUS_CODEX_FLAGS", None)
+    yield w
+    w.close()
+
+
+def test_codex_approvals_are_refused_while_the_hook_is_untrusted(fresh):
+    """Codex skips an unreviewed hook silently and `--approve-for-me` would hand the request to
+    its own reviewer: nexus refuses to start such a run rather than lose the approval."""
+    fresh.script(u1=[ESCALATE, {"text": "after the call"}])
+    for args in (("--approvals", "nexus"), ()):
+        if not args:
+            assert person(fresh, "config", "set", "runApprovals", "1").wait(60) == 0
+        done = fresh.nexus("run", "codex", "[run:u1] needs permission", "--sandbox",
+                           "workspace-write", *args, "--detach", "--json", check=False)
+        assert done.returncode == 8, (done.stdout, done.stderr)
+        err = json.loads(done.stdout)["error"]
+        assert err["code"] == "approvals_unavailable" and "/hooks" in err["action"], err
+    assert not fresh.requests("u1") and not (fresh.work / "marker.txt").exists()
+    listed = json.loads(fresh.nexus("run", "list", "--json").stdout)
+    assert listed["total"] == 0

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import sqlite3
-import sys
 import time
 from pathlib import Path
 
@@ -18,24 +17,6 @@ from test_mcp import A_ID, run, session  # imported before any capture: the SDK 
 
 from helpers import claude_env, codex_env, raw_db, sid
 from nexus_cli.runs import procs
-
-FAKE = Path(__file__).with_name("fake_client.py")
-
-
-@pytest.fixture
-def clients(tmp_path, monkeypatch):
-    """`claude` and `codex` stand-ins first on PATH; returns the argv log they append to."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    for name in ("claude", "codex"):
-        script = folder / name
-        script.write_text(f"#!{sys.executable}\nimport sys; sys.argv[0] = __file__\n"
-                          f"exec(compile(open({str(FAKE)!r}).read(), 'fake_client.py', 'exec'))\n")
-        script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    log = tmp_path / "argv.log"
-    monkeypatch.setenv("FAKE_ARGV_LOG", str(log))
-    return log
 
 
 def db(home: Path) -> sqlite3.Connection:
@@ -84,8 +65,10 @@ def test_a_claude_run_returns_the_seed_result_shape(nx, clients, chdir_work, hom
     assert res["stats"]["cache_hit_rate"] == 0.75
     assert out["landing"]["likely_dir"] == chdir_work  # "wrote notes.md" without a path
     assert out["session_id"].startswith("claude:") and "--resume" in out["next"]
-    argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
-    assert argv[:2] == ["-p", "write notes"] and "--session-id" in argv
+    logged = json.loads(clients.read_text().splitlines()[-1])
+    argv = logged["argv"]
+    assert argv[0] == "-p" and logged["stdin"] == "write notes" and "--session-id" in argv
+    assert "write notes" not in argv  # the prompt is on standard input
     assert argv[argv.index("--output-format") + 1] == "stream-json"
 
 
@@ -177,10 +160,22 @@ def test_a_runner_killed_at_any_step_never_leaves_a_run_running(nx, clients, chd
     assert out["status"] in ("done", "error")
     if out["status"] == "error":
         assert "killed" in out["error"] or "exited" in out["error"]
-    client = row(home, run_id)["client_pid"]
-    if client:
-        until(lambda: not procs.alive(client, row(home, run_id)["client_start"]), 20,
-              "the client to be gone")
+    # whether or not the client's pid was recorded yet, no process of the run is left
+    until(lambda: not of_run(run_id), 20, f"the run's processes to be gone: {of_run(run_id)}")
+
+
+def of_run(run_id: str) -> list[int]:
+    """Processes whose environment carries NEXUS_RUN=<run_id> (the client and its children)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                ours = f"NEXUS_RUN={run_id}".encode() in fh.read().split(b"\0")
+            if ours and procs.start_of(int(pid)) is not None:  # not a zombie
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def test_a_run_whose_caller_died_before_its_runner_started_becomes_an_error(nx, clients,
@@ -219,8 +214,12 @@ def test_resume_continues_the_session_with_its_policy(nx, clients, chdir_work):
     assert r.code == 2 and "not a codex session" in r.err
 
 
-def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work):
+def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work, monkeypatch,
+                                                 tmp_path):
     from test_contract import validate
+    from test_runs_hardening import codex_hooks
+
+    codex_hooks(nx, monkeypatch, tmp_path, trust=True)  # approvals nexus needs them trusted
 
     got = nx("policy", "get", "--json").json
     validate("policy_get", got)
@@ -297,7 +296,7 @@ def test_delegate_spawn_delegates_to_the_new_run(nx, hook, clients, chdir_work):
     assert task["sender"]["id"] == f"claude:{sid(1)}" and task["target"]["id"].startswith("codex:")
     runs = nx("run", "list", "--json", env=a).json["items"]
     assert runs[0]["session_id"] == task["target"]["id"] and runs[0]["task_id"] == task["id"]
-    prompt = json.loads(clients.read_text().splitlines()[-1])["argv"][-1]
+    prompt = json.loads(clients.read_text().splitlines()[-1])["stdin"]
     assert "count the files" in prompt and "nexus report" in prompt
     once = [nx("delegate", "--spawn", "claude", "y", "--request-id", "k1", "--json", env=a).json
             for _ in range(2)]

@@ -318,3 +318,13 @@ def test_in_team_mode_every_edit_reaches_the_reservation_check(hook, chdir_work,
     hook("claude", "SessionStart", sid(1), source="startup")
     assert marker.raised(str(home))
     assert marker.settle(Store(), time.time()) is False and marker.raised(str(home))
+
+
+def test_an_agent_may_not_switch_the_store(nx, hook, chdir_work, pg_cluster):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    _, url = schema(pg_cluster, migrate=True)
+    for args in (("team", "join", url), ("team", "leave"), ("team", "migrate"),
+                 ("team", "init", "--apply")):
+        r = nx(*args, env=A)
+        assert r.code == 5 and "people_only" in r.err, (args, r.err)
+    assert nx("team", "status", "--json", env=A).json["joined"] is False  # looking is fine

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import sessions, settings
+from ..core import caller, sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -85,18 +85,25 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
         if me.id == row["session_id"]:
             raise NexusError("not_approver", a.approval_id, "a session may not answer its own "
                              "permission request", "the run's dispatcher or the person answers")
+        caller.person_at_terminal(me, "answering a permission request", a.approval_id)
         if me.is_agent and row["dispatcher"] != me.id:
             raise NexusError("not_approver", a.approval_id,
                              "an agent may answer only for the runs it started",
                              "the person or the run's dispatcher answers")
-        accepted = ledger.settle(conn, a.approval_id, ledger.OUTCOMES[a.outcome], me.id, ctx.now)
+        expired = ledger.expire(conn, a.approval_id, ctx.now)
+        accepted = not expired and ledger.settle(conn, a.approval_id,
+                                                 ledger.OUTCOMES[a.outcome], me.id, ctx.now)
         where, params = _scope(me, True)
         remaining = conn.execute(f"SELECT count(*) FROM ({VISIBLE} WHERE a.status = 'pending'"
                                  f" AND {where})", params).fetchone()[0]
         now_row = ledger.get(conn, a.approval_id)
         assert now_row is not None
-    if accepted:
+    if accepted or expired:
         ctx.store.poke([gate.channel(a.approval_id)])
+    if expired:
+        raise NexusError("timeout", a.approval_id, "the request's deadline passed before the "
+                         "answer: it is rejected as timed out, never allowed",
+                         "the run's client was told no; answer sooner next time (approvalTimeout)")
     return {"ok": accepted, "receipt": "accepted" if accepted else "not-pending",
             "approval_id": a.approval_id, "session_id": row["session_id"],
             "outcome": a.outcome, "status": now_row["status"],

@@ -69,9 +69,20 @@ def get(conn: sqlite3.Connection, aid: str) -> sqlite3.Row | None:
 
 
 def settle(conn: sqlite3.Connection, aid: str, status: str, responder: str, now: float) -> bool:
-    """First answer wins: True when this call settled it."""
+    """First answer wins: True when this call settled it. Nothing is allowed after its deadline
+    (by then the request is rejected as timed out, whether or not the hook noticed yet)."""
+    late = " AND deadline >= ?" if status == "allowed" else ""
     cur = conn.execute("UPDATE approvals SET status = ?, responder = ?, answered_at = ?"
-                       " WHERE id = ? AND status = 'pending'", (status, responder, now, aid))
+                       f" WHERE id = ? AND status = 'pending'{late}",
+                       (status, responder, now, aid, *((now,) if late else ())))
+    return cur.rowcount == 1
+
+
+def expire(conn: sqlite3.Connection, aid: str, now: float) -> bool:
+    """A pending request past its deadline is rejected as timed out: True when this did it."""
+    cur = conn.execute("UPDATE approvals SET status = 'rejected', responder = 'timeout',"
+                       " answered_at = ? WHERE id = ? AND status = 'pending' AND deadline < ?",
+                       (now, aid, now))
     return cur.rowcount == 1
 
 

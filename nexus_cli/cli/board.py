@@ -69,8 +69,8 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
             try:
                 pane = render.focus_lines(data.focus_log(ctx, focus_on, all_workspaces), 10_000)
             except NexusError as exc:
-                pane = ["", exc.message]
-        return snap, pane
+                pane = ["", exc.shown]
+        return snap, waiting(ctx, all_workspaces) + pane
 
     try:
         interactive = not once and sys.stdout.isatty() and sys.stdin.isatty() and \
@@ -94,6 +94,29 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
 
 
 board.man_group = "insight"  # type: ignore[attr-defined]
+
+
+def waiting(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
+    """The permission requests the viewer may answer, oldest first (none pending: no lines)."""
+    from ..approvals import answer
+    from ..core.text import one_line
+
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        items, total = answer.pending(conn, me, ctx.now, all_workspaces, most, 0)
+    if not total:
+        return []
+    lines = ["", f"{answer.summary_line(total)} (`nexus approvals`; "
+                 "`nexus approve ID --session S allow-once|reject`):"]
+    for item in items:
+        ref = item.get("session")
+        who = ref.get("name") if isinstance(ref, dict) and ref.get("name") else item["session_id"]
+        lines.append(f"  {item['id']}  {one_line(str(who), 40)}  "
+                     f"{one_line(item['tool_name'], 30)}: {one_line(item['summary'], 80)}  "
+                     f"(waiting {item['waited']})")
+    if total > len(items):
+        lines.append(f"  ... and {total - len(items)} more")
+    return lines
 
 
 def _live(store, fetch, focus: str | None, width: int | None) -> None:

@@ -148,4 +148,4 @@ def emit_error(exc: NexusError, as_json: bool) -> None:
         except OSError:
             pass
     if sys.stderr is not None:
-        sys.stderr.write(f"nexus: {exc.message}\n")
+        sys.stderr.write(f"nexus: {exc.shown}\n")

@@ -6,20 +6,13 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import shlex
 import sys
 
 from ..core import data
 
-# a handler nexus installed is exactly `[<guard>] [NEXUS_HOME=<dir>] <path>/nexus hook <client>
-# [--wait]`, the guard being one of the shell tests of hooks/*.json: the client process's news
-# marker (PostToolUse), the store's reservation marker (PreToolUse of the file-editing tools) or
-# a run's variable (PermissionRequest: only `nexus run` clients ask nexus)
-ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
-GUARD = re.compile(r'\A\[ (?:-e (?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?(/"\$PPID")?'
-                   r'|(-n "\$NEXUS_RUN")) \]'
-                   r' \|\| exit 0; ')
+# which handlers are nexus's own: client runtime code (a run checks Codex's hook trust) reads them
+from .hookshape import ENV_PREFIX, GUARD, is_ours, positions  # noqa: F401
 
 
 def definition(client: str) -> dict:
@@ -63,23 +56,6 @@ def hooks(client: str, filled: dict[str, str]) -> dict:
                 for mark, value in filled.items():
                     handler["command"] = handler["command"].replace(mark, value)
     return table
-
-
-def is_ours(handler: object) -> bool:
-    """Whether a handler is one nexus installed: its command is exactly the shape nexus writes.
-    A user's own handler that merely mentions nexus (`audit.sh && nexus hook claude`) is not."""
-    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
-        return False
-    command = GUARD.sub("", handler["command"], count=1)
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    if words and ENV_PREFIX.match(words[0]):
-        words = words[1:]
-    return (len(words) in (3, 4) and os.path.basename(words[0]) == "nexus"
-            and words[1] == "hook" and words[2] in ("claude", "codex")
-            and words[3:] in ([], ["--wait"]))
 
 
 def check_shape(path: str, config: dict) -> None:
@@ -142,18 +118,6 @@ def edited(config: dict, client: str, install: bool, filled: dict[str, str]) -> 
     else:
         out.pop("hooks", None)
     return out
-
-
-def positions(config: dict) -> list[tuple[str, int, int]]:
-    """(event, group index, handler index) of every nexus handler in a hook table."""
-    found = []
-    table = config.get("hooks")
-    for event, groups in (table.items() if isinstance(table, dict) else ()):
-        for gi, group in enumerate(groups if isinstance(groups, list) else []):
-            for hi, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
-                if is_ours(handler):
-                    found.append((event, gi, hi))
-    return found
 
 
 def installed(config: dict) -> dict[str, list[str]]:

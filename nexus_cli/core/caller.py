@@ -168,6 +168,18 @@ def at_terminal() -> bool:
         return False
 
 
+def person_at_terminal(me: object, what: str, key: str) -> None:
+    """Acts only the person may do (answering a permission request as the person, turning on a
+    security setting) need the person at an interactive terminal, as `--as` does: a process that
+    left its agent's tree (setsid, a double fork, `env -i`) otherwise resolves as the person."""
+    if getattr(me, "is_agent", False) or at_terminal():
+        return
+    raise NexusError("impersonation_refused", key,
+                     f"{what} as the person needs an interactive terminal with the command in "
+                     "its foreground; scripts and detached processes may not",
+                     "run it yourself at a terminal")
+
+
 def lookup_exact(conn: sqlite3.Connection, value: str) -> str:
     """`--as` takes an exact id, handle or name; a user id need not be registered yet."""
     try:

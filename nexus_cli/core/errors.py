@@ -49,6 +49,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "caller_unknown": (Exit.FORBIDDEN, "The caller could not be identified for a tool that "
                                        "needs one."),
     "impersonation_refused": (Exit.FORBIDDEN, "A session tried to act as another session."),
+    "people_only": (Exit.FORBIDDEN, "Only the person may do this (an agent may not), e.g. change "
+                                    "a setting."),
     "hook_refused": (Exit.FORBIDDEN, "A hook event did not come from its session's own client "
                                      "process."),
     "store_unreadable": (Exit.STORE, "The store file exists but cannot be read as a nexus store."),
@@ -89,8 +91,11 @@ CODES: dict[str, tuple[Exit, str]] = {
     "approval_not_found": (Exit.NOT_FOUND, "No permission request has that id."),
     "approval_mismatch": (Exit.CONFLICT, "The permission request belongs to another session."),
     "not_approver": (Exit.FORBIDDEN, "The caller may not answer that permission request."),
+    "approvals_unavailable": (Exit.CONFIG, "A run's permission requests cannot reach nexus: its "
+                              "hook is not installed, or Codex has not trusted it."),
     "path_outside_roots": (Exit.FORBIDDEN, "The path is outside the caller's project roots."),
-    "path_denied": (Exit.FORBIDDEN, "The path has a sensitive name (keys, tokens, .env)."),
+    "path_denied": (Exit.FORBIDDEN, "The path has a sensitive name (keys, tokens, .env), is a "
+                    "place that runs code (writes), or a hard-linked file."),
     "path_not_found": (Exit.NOT_FOUND, "No file or directory at that path."),
     "path_kind": (Exit.USAGE, "A directory where a file is needed, or the other way round."),
     "file_too_large": (Exit.USAGE, "The file or content is over the size limit."),
@@ -126,6 +131,15 @@ class NexusError(Exception):
     @property
     def message(self) -> str:
         return f"{self.code}: {self.key} ({self.reason}; {self.action})"
+
+    @property
+    def shown(self) -> str:
+        """The message for a person's terminal: the key, reason and action may carry text from
+        a peer or an argument, so control characters are shown escaped (see core.text)."""
+        from .text import visible
+
+        return (f"{self.code}: {visible(self.key, False)} ({visible(self.reason, False)}; "
+                f"{visible(self.action, False)})")
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {

@@ -91,6 +91,8 @@ KEYS: dict[str, tuple[type, int, int, int, str]] = {
                                            "answer before it is rejected"),
     "fsWrite": (int, 0, 1, 0, "1: `fs_write` may write files inside the caller's project"),
 }
+# settings that widen what agents may do: only the person changes them, at a terminal
+PERSON_ONLY = ("fsWrite", "runApprovals")
 DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 
 

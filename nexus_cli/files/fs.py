@@ -11,6 +11,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
 from ..core.settings import FS_READ_BYTES, FS_READ_MAX, FS_WRITE_MAX
+from ..reservations import edits
 from . import jail
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def size(n: int) -> str:
 def roots(ctx: Ctx) -> list[str]:
     with ctx.read() as conn:
         me = ctx.me(conn)
-    return [me.project]
+    return [jail.usable_root(me.project)]
 
 
 def _missing(path: str) -> NexusError:
@@ -40,20 +41,28 @@ def _missing(path: str) -> NexusError:
 
 
 def read(ctx: Ctx, a: FsReadArgs) -> dict:
-    path = jail.check(a.path, roots(ctx), ctx.store.root)
+    allowed = roots(ctx)
+    path = jail.check(a.path, allowed, ctx.store.root)
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise _missing(a.path) from None
     if stat.S_ISDIR(st.st_mode):
-        raise NexusError("path_kind", a.path, "is a directory, use fs_list",
-                         "list it with `nexus fs list`, or add a file name")
-    if st.st_size > FS_READ_MAX:
-        raise NexusError("file_too_large", f"{size(st.st_size)}",
-                         f"file too large: {a.path} is over {size(FS_READ_MAX)}",
-                         "read it from your own shell in parts")
-    with open(path, "rb") as fh:
-        text = fh.read().decode("utf-8", "replace")
+        raise jail.kind_error(a.path, st.st_mode)
+    try:
+        fd = jail.open_file(path, allowed, a.path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        raise _missing(a.path) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        refused = jail.linked(a.path, st)
+        if refused is not None:
+            raise refused
+        if st.st_size > FS_READ_MAX:
+            raise NexusError("file_too_large", f"{size(st.st_size)}",
+                             f"file too large: {a.path} is over {size(FS_READ_MAX)}",
+                             "read it from your own shell in parts")
+        text = fh.read(FS_READ_MAX + 1).decode("utf-8", "replace")
     lines = text.splitlines(keepends=True)
     first = a.offset - 1
     chosen: list[str] = []
@@ -134,37 +143,71 @@ def write(ctx: Ctx, a: FsWriteArgs) -> dict:
     if len(data) > FS_WRITE_MAX:
         raise NexusError("file_too_large", size(len(data)), f"content too large: over "
                          f"{size(FS_WRITE_MAX)}", "split it into several mode=append writes")
-    path = jail.check(a.path, roots(ctx), ctx.store.root)
-    parent = os.path.dirname(path)
-    missing = []
-    while not os.path.exists(parent):
-        missing.append(parent)
-        parent = os.path.dirname(parent)
-    for folder in reversed(missing):
-        os.mkdir(folder, 0o755)
-        jail.check(folder, roots(ctx), ctx.store.root)  # nothing raced a link in between
+    allowed = roots(ctx)
+    path = jail.check(a.path, allowed, ctx.store.root, write=True)
     if os.path.isdir(path):
         raise NexusError("path_kind", a.path, "is a directory", "write to a file path")
-    flags = os.O_WRONLY | os.O_NOFOLLOW
-    if a.mode == "create-new":
-        try:
-            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)  # atomic: no race
-        except FileExistsError:
-            raise NexusError("file_exists", a.path, "file already exists",
-                             "use mode overwrite or append, or a new path") from None
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-    elif a.mode == "append":
-        fd = os.open(path, flags | os.O_CREAT | os.O_APPEND, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-    else:
-        from ..core import atomic
+    with ctx.read() as conn:  # a file another session reserved is refused here as at the edit
+        held = edits.held(conn, ctx.me(conn).id, [path], ctx.now)
+    if held:
+        raise NexusError("reservation_conflict", a.path, held[0],
+                         "wait for its release (`nexus reserve PATH --wait S`) or pick other work")
+    if a.mode == "overwrite":
+        _overwrite(path, allowed, a.path, data)
+        return _written(path, data, a.mode)
+    flags = os.O_WRONLY | os.O_CREAT
+    flags |= os.O_EXCL if a.mode == "create-new" else os.O_APPEND
+    try:
+        fd = jail.open_file(path, allowed, a.path, flags, 0o644, create_dirs=True)
+    except FileExistsError:
+        raise NexusError("file_exists", a.path, "file already exists",
+                         "use mode overwrite or append, or a new path") from None
+    with os.fdopen(fd, "wb") as fh:
+        st = os.fstat(fh.fileno())
+        refused = jail.linked(a.path, st)
+        if refused is not None:
+            raise refused
+        if st.st_mode & 0o111:
+            os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode) & ~0o111)
+        fh.write(data)
+    return _written(path, data, a.mode)
 
-        mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644
-        if os.path.exists(path) and not os.access(path, os.R_OK):
-            raise NexusError("path_denied", a.path, "the file cannot be read, so nexus will "
-                             "not overwrite it", "choose another file")
-        atomic.write(path, a.content, mode)
+
+def _written(path: str, data: bytes, mode: str) -> dict:
     return {"ok": True, "path": path, "bytes_raw": len(data), "bytes": size(len(data)),
-            "mode": a.mode, "next": f"check it with `nexus fs stat {path}`"}
+            "mode": mode, "next": f"check it with `nexus fs stat {path}`"}
+
+
+def _overwrite(path: str, allowed: list[str], raw: str, data: bytes) -> None:
+    """Through a temporary file in the same (walked, link-free) folder, renamed over the target:
+    never over a file nexus cannot read, never executable (the old mode without its x bits)."""
+    dfd, name = jail.parent(path, allowed, raw, create=True)
+    try:
+        try:
+            old = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            old = None
+        if old is not None and not stat.S_ISREG(old.st_mode):
+            raise jail.kind_error(raw, old.st_mode)
+        if old is not None and not os.access(name, os.R_OK, dir_fd=dfd):
+            raise NexusError("path_denied", raw, "the file cannot be read, so nexus will "
+                             "not overwrite it", "choose another file")
+        mode = (stat.S_IMODE(old.st_mode) if old is not None else 0o644) & 0o666
+        tmp = f".{name}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
+                     dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+                os.fchmod(fh.fileno(), mode)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(dfd)

@@ -19,6 +19,11 @@ and what it does not:
   terminal with the command in its foreground: an agent does not reach that power by unsetting
   a variable, detaching (`setsid`, a double fork, `nohup`) or piping. A process that left its
   session's tree but kept its variables is refused.
+  The same holds for what only the person may do: answering a permission request as the person
+  (`nexus approve`) and changing the settings that widen what agents may do (`nexus config set
+  fsWrite|runApprovals`) need an interactive terminal, so a process that left an agent's tree
+  (`setsid`, a double fork, `env -i`) is not taken for you. An agent changes no setting at all
+  (`people_only`): the turn, rate and file limits it lives under are not its own.
 - **Hook events are believed only from their session's own client process.** The first event
   records that process (pid and start time, so a reused pid does not count); an event for the
   session from any other process is refused (`hook_refused`). A session whose client exited moves

@@ -155,7 +155,7 @@ def main(argv: list[str], linger: bool = False) -> int:
             offline(store.root, client, exc)
             return 0
         events.refused(store, exc, f"{client} hook", pid=os.getpid())
-        print(f"nexus hook: {exc.message}", file=sys.stderr)
+        print(f"nexus hook: {exc.shown}", file=sys.stderr)
         return 1
     except Exception as exc:  # never a traceback on the client's screen
         print(f"nexus hook: internal_error: {type(exc).__name__} ({exc}; please report it)",

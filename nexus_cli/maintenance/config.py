@@ -7,7 +7,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..core import atomic, settings
+from ..core import atomic, caller, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 
@@ -50,6 +50,14 @@ def config_set(ctx: Ctx, a: ConfigSetArgs) -> dict:
     if a.key not in settings.KEYS:
         raise NexusError("invalid_argument", "KEY", f"no setting {a.key!r}",
                          f"the settings are {', '.join(settings.KEYS)} (`nexus config list`)")
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+    if me.is_agent:  # the limits an agent lives under (turns, rates, files) are not its own
+        raise NexusError("people_only", a.key, "settings are the person's: an agent may read "
+                         "them (`nexus config get`) but not change them",
+                         "ask the person to run it in their shell")
+    if a.key in settings.PERSON_ONLY:
+        caller.person_at_terminal(me, f"changing {a.key}", a.key)
     value = None
     if a.value is not None:
         try:

@@ -129,6 +129,15 @@ def refusals(conn: sqlite3.Connection, sid: str, located: list[tuple[str, list[s
     return out
 
 
+def held(conn: sqlite3.Connection, sid: str, files: list[str], now: float) -> list[str]:
+    """What another session holds exclusively of these (absolute) files, one refusal line each:
+    for edits no hook sees, such as `fs_write`."""
+    located = [patterns.locate(f, "/") for f in files]
+    anchors = list(dict.fromkeys(a for _, found, _ in located for a in found))
+    rows = leases.under(conn, anchors, now, [real for real, _, _ in located])
+    return refusals(conn, sid, located, rows, now)
+
+
 def pre_edit(client: str, sid: str, data: dict, store: Store, env: dict | os._Environ,
              now: float) -> tuple:
     """The hook's reply to one file-editing tool call: (stdout JSON, exit code, stderr)."""

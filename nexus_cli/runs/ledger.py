@@ -10,7 +10,7 @@ import sqlite3
 
 from ..core import sessions
 from ..core.settings import RUN_UNSTARTED
-from . import procs
+from . import procs, result
 
 ACTIVE = ("queued", "running")
 FINAL = ("done", "error", "cancelled")
@@ -48,15 +48,27 @@ def of_session(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
                         (sid,)).fetchone()
 
 
+def dispatched_by(conn: sqlite3.Connection, sid: str, dispatcher: str) -> bool:
+    """Whether `dispatcher` started a run of the session `sid`."""
+    return conn.execute("SELECT 1 FROM runs WHERE session_id = ? AND dispatcher = ? LIMIT 1",
+                        (sid, dispatcher)).fetchone() is not None
+
+
 def reap(conn: sqlite3.Connection, now: float) -> list[str]:
     """Inside a write: runs whose runner is gone become `error` (their client's process group is
-    ended if it still runs). Returns the runs changed."""
+    ended if it still runs), or `done` with the result rebuilt from the output file when the
+    client's stream there is complete. Returns the runs changed."""
     changed = []
     for row in conn.execute("SELECT * FROM runs WHERE status IN ('queued', 'running')").fetchall():
         if row["runner_pid"]:
             if procs.alive(row["runner_pid"], row["runner_start"]):
                 continue
             procs.end_group(row["client_pid"], row["client_start"], grace=1.0)
+            rebuilt = result.recover(row)
+            if rebuilt is not None:  # the client finished; only the runner's last write is lost
+                change(conn, row["id"], **rebuilt)
+                changed.append(row["id"])
+                continue
             reason = DIED
         elif now - row["created_at"] > RUN_UNSTARTED:
             reason = ("it never started (the process that queued it exited first, or the "

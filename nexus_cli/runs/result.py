@@ -87,3 +87,51 @@ def build(parts: dict, cwd: str, started: float, ended: float, sandbox: str | No
     }
     out["landing"] = landing(text, cwd, changes)
     return out
+
+
+def _complete(client: str, events: list[tuple[float, dict]]) -> bool:
+    """Whether the client's stream ended as a finished run's does (Claude Code: its `result`
+    event; Codex: the last turn completed or failed)."""
+    if client == "claude":
+        return any(ev.get("type") == "result" for _, ev in events)
+    ended = False
+    for _, ev in events:
+        if ev.get("type") == "turn.started":
+            ended = False
+        elif ev.get("type") in ("turn.completed", "turn.failed"):
+            ended = True
+    return ended
+
+
+def recover(row) -> dict | None:
+    """A run whose runner died: the fields of its finished record rebuilt from its output file
+    when the client's stream there is complete (nothing of the answer is lost), else None."""
+    from ..clients.claude import headless as claude
+    from ..clients.codex import headless as codex
+
+    reader = {"claude": claude, "codex": codex}.get(row["client"])
+    if not row["output"] or reader is None:
+        return None
+    events: list[tuple[float, dict]] = []
+    try:
+        with open(row["output"], encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    at, event = json.loads(line)
+                except (ValueError, TypeError):
+                    continue  # a line cut short by the kill
+                if isinstance(event, dict) and isinstance(at, (int, float)):
+                    events.append((float(at), event))
+    except OSError:
+        return None
+    if not events or not _complete(row["client"], events):
+        return None
+    parts = reader.read(events)
+    session = row["session_id"] or (
+        f"{row['client']}:{parts['session']}" if parts["session"] else None)
+    ended = events[-1][0]
+    built = build(parts, row["cwd"], row["started_at"] or row["created_at"], ended,
+                  row["sandbox"], session)
+    return {"status": "error" if parts["error"] else "done", "error": parts["error"],
+            "result": json.dumps(built, ensure_ascii=False), "session_id": session,
+            "finished_at": ended}

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from .. import clients
@@ -48,8 +49,17 @@ def client_env(base: dict, run_id: str, approvals_to: str, client: str) -> dict:
     return HEADLESS[client].run_env(env)
 
 
+# The client is started behind a gate: `sh` waits for one line on a pipe from the runner and
+# only then execs the client (same pid, same start time). The runner records the pid first, so a
+# client never runs unrecorded; a runner killed before it says go closes the pipe and the gate
+# exits without starting anything.
+# (the pipe is named by its number through /dev/fd: sh redirects only fds 0-9 by number)
+GATE = 'read -r go < "/dev/fd/$1" || exit 125; [ "$go" = go ] || exit 125; shift; exec "$@"'
+
+
 def carry(root: str, run_id: str) -> None:
     store = Store(root)
+    out_path = os.path.join(folder(root), f"{run_id}.jsonl")
     with store.write() as conn:
         row = ledger.get(conn, run_id)
         if row is None or row["status"] != "queued":
@@ -57,38 +67,52 @@ def carry(root: str, run_id: str) -> None:
         assert row is not None
         me = os.getpid()
         ledger.change(conn, run_id, status="running", runner_pid=me,
-                      runner_start=procs.start_of(me), started_at=time.time())
+                      runner_start=procs.start_of(me), started_at=time.time(), output=out_path)
     launch = json.loads(row["launch"])
     os.makedirs(folder(root), mode=0o700, exist_ok=True)
-    out_path = os.path.join(folder(root), f"{run_id}.jsonl")
     fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     err_fd = os.open(out_path + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
                      0o600)
     env = client_env(dict(os.environ), run_id, row["approvals"], row["client"])
     started = time.time()
-    try:
-        proc = subprocess.Popen(launch["argv"], cwd=row["cwd"], env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=err_fd, start_new_session=True)
-    except OSError as exc:
-        with store.write() as conn:
-            ledger.change(conn, run_id, status="error", output=out_path, finished_at=time.time(),
-                          error=f"the client could not start: {exc.strerror or exc}")
-        wake.poke(root, [channel(run_id)])
-        return
-    os.close(err_fd)
+    gate_r, gate_w = os.pipe()
+    # the prompt on standard input: an unlinked file, so nothing waits on a pipe
+    with tempfile.TemporaryFile(dir=folder(root)) as prompt_in:
+        prompt_in.write(str(launch.get("stdin") or "").encode("utf-8"))
+        prompt_in.seek(0)
+        try:
+            proc = subprocess.Popen(["/bin/sh", "-c", GATE, "nexus-gate", str(gate_r),
+                                     *launch["argv"]],
+                                    cwd=row["cwd"], env=env, stdin=prompt_in,
+                                    stdout=subprocess.PIPE, stderr=err_fd, pass_fds=(gate_r,),
+                                    start_new_session=True)
+        except OSError as exc:
+            os.close(gate_w)
+            with store.write() as conn:
+                ledger.change(conn, run_id, status="error", finished_at=time.time(),
+                              error=f"the client could not start: {exc.strerror or exc}")
+            wake.poke(root, [channel(run_id)])
+            return
+        finally:
+            os.close(gate_r)
+            os.close(err_fd)
     client_start = procs.start_of(proc.pid)
     with store.write() as conn:
         row = ledger.get(conn, run_id)
         assert row is not None  # a run's record is never deleted while it runs
         ledger.change(conn, run_id, client_pid=proc.pid, client_start=client_start,
-                      client_started_at=started, output=out_path)
+                      client_started_at=started)
         if row["approvals"] == "nexus":
             seen = table().get(proc.pid)  # the token the hooks' process table compares
             approvals.route(conn, run_id, proc.pid, seen.start if seen else None,
                             row["dispatcher"], row["project"], started)
         cancelled = row["status"] != "running"
-    if cancelled:  # cancelled while the client was starting
-        procs.end_group(proc.pid, client_start)
+    if not cancelled:  # recorded: now the client may start
+        try:
+            os.write(gate_w, b"go\n")
+        except OSError:
+            pass
+    os.close(gate_w)  # cancelled while starting: the gate exits without starting the client
     reader = HEADLESS[row["client"]]
     events: list[tuple[float, dict]] = []
     session_known = row["session_id"] is not None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..approvals import ledger as approvals
-from ..core import identity, sessions, settings
+from ..core import identity, interp, sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError, invalid
 from ..core.listing import envelope
@@ -80,8 +80,10 @@ def _policy_value(conn, scope: str, field: str) -> str | None:
 
 def choose(conn, root: str, preset_id: str | None, sandbox: str | None,
            session: str | None) -> tuple[str, dict, str | None, str]:
-    """The preset and tier a run gets: explicit, else the session's own (on resume), else the
-    preset's, else the default policy; and where the tier came from."""
+    """The preset and tier a run gets, and where the tier came from. The preset: explicit, else
+    the session's own (on resume), else the default one. The tier: `--sandbox`, then the tier of
+    a preset passed with the run, then the session's policy (`policy set --session`), then the
+    tier of the session's or the default preset, then the default policy; none: the client's."""
     table, _ = presets.load(root)
     wanted = preset_id or (session and _policy_value(conn, session, "preset")) or \
         _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
@@ -91,12 +93,58 @@ def choose(conn, root: str, preset_id: str | None, sandbox: str | None,
         raise NexusError("unknown_preset", wanted, why,
                          "list them with `nexus preset list`")
     for tier, source in ((sandbox, "run"),
+                         (preset_id and preset.get("sandbox"), "preset"),
                          (session and _policy_value(conn, session, "sandbox"), "override"),
                          (preset.get("sandbox"), "preset"),
                          (_policy_value(conn, ledger.DEFAULT_SCOPE, "sandbox"), "default")):
         if tier:
             return wanted, preset, tier, source
     return wanted, preset, None, "client"
+
+
+def rank(tier: str | None) -> int:
+    """How much a tier allows; no tier (the client's own settings) counts as the least, so a
+    session that has none may not give itself one."""
+    return presets.TIERS.index(tier) if tier in presets.TIERS else 0
+
+
+def _not_wider_for_itself(conn, root: str, me, sid: str, tier: str | None, what: str) -> None:
+    """A session may narrow its own tier, never widen it."""
+    if me.id != sid or not me.is_agent:
+        return
+    _, _, now_tier, _ = choose(conn, root, None, None, sid)
+    if rank(tier) > rank(now_tier):
+        was = now_tier or "the client's own settings"
+        raise NexusError("impersonation_refused", sid,
+                         f"a session may not widen its own sandbox tier ({was} -> {tier}) "
+                         f"with {what}",
+                         "ask the person or the session's dispatcher")
+
+
+def no_wider_than_mine(conn, me, tier: str | None) -> str | None:
+    """The tier of a run a run's session (a worker) starts or resumes: never wider than its own,
+    and its own when none was chosen (the client's own settings could be wider)."""
+    own = ledger.of_session(conn, me.id) if me.is_agent else None
+    if own is None:
+        return tier
+    if rank(tier) > rank(own["sandbox"]):
+        mine = own["sandbox"] or "the client's own settings"
+        raise NexusError("impersonation_refused", me.id,
+                         f"a run's session may not start a run with a wider sandbox tier than "
+                         f"its own ({mine} -> {tier})",
+                         f"pass --sandbox {own['sandbox'] or 'read-only'}, or ask your "
+                         "dispatcher or the person")
+    return tier or own["sandbox"]
+
+
+def may_resume(conn, me, sid: str) -> None:
+    """`--resume` continues a conversation (its context is read, its run's dispatcher becomes the
+    caller): the person, the session itself, or the dispatcher of a run of it."""
+    if not me.is_agent or me.id == sid or ledger.dispatched_by(conn, sid, me.id):
+        return
+    raise NexusError("impersonation_refused", sid,
+                     "an agent may resume only itself or the sessions of runs it started",
+                     "start a new run without --resume, or ask the person")
 
 
 def prompt(task: str, context: str | None) -> str:
@@ -107,6 +155,11 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
     """Queue the run, start its runner, and wait for it up to the window (none with --detach)."""
     root = ctx.store.root
     conf = settings.load(root)
+    for key, value in (("TASK", a.task), ("--context", a.context), ("--cwd", a.cwd),
+                       ("--title", a.title), ("--resume", a.resume)):
+        if value is not None and "\x00" in value:
+            raise invalid(key, "it holds a NUL byte, which no program argument or prompt "
+                          "can carry", "remove the NUL byte")
     adapter = HEADLESS[a.client]
     exe = adapter.binary(dict(os.environ))
     if exe is None:
@@ -124,12 +177,20 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
                              "as many runs as maxRuns allows are queued or running",
                              "wait, or cancel one (`nexus run list`, `nexus run cancel ID`)")
         resume = resolve_session(conn, a.client, a.resume) if a.resume else None
+        if resume:
+            may_resume(conn, me, resume)
         preset_id, preset, sandbox, _ = choose(conn, root, a.preset, a.sandbox, resume)
+        sandbox = no_wider_than_mine(conn, me, sandbox)
         approvals_to = a.approvals or ("nexus" if conf["runApprovals"] else "client")
+        blocked = adapter.approvals_blocker(dict(os.environ), identity.project_root(cwd)) \
+            if approvals_to == "nexus" else None
+        if blocked is not None:
+            raise NexusError("approvals_unavailable", a.client, blocked[0], blocked[1])
         raw_new = str(uuid.uuid4()) if a.client == "claude" and not resume else None
         session = resume or (f"claude:{raw_new}" if raw_new else None)
+        text = prompt(a.task, a.context)
         argv = adapter.command(
-            exe, prompt(a.task, a.context), session=raw_new,
+            exe, text, session=raw_new,
             resume=identity.split_id(resume)[1] if resume else None, sandbox=sandbox,
             approvals=approvals_to, model=preset.get("model"), system=preset.get("system"),
             allowed_tools=preset.get("allowed_tools") or [], env=dict(os.environ))
@@ -137,7 +198,8 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
         ledger.insert(conn, id=run_id, client=a.client, task=a.task, context=a.context, cwd=cwd,
                       project=identity.project_root(cwd), title=a.title, preset=preset_id,
                       sandbox=sandbox, approvals=approvals_to, resume=resume,
-                      launch=json.dumps({"argv": argv}), dispatcher=me.id, session_id=session,
+                      launch=json.dumps({"argv": argv, "stdin": text}), dispatcher=me.id,
+                      session_id=session,
                       task_id=getattr(a, "task_id", None), status="queued", created_at=ctx.now)
     spawn(root, run_id)
     window = 0.0 if a.detach else float(conf["runWait"])  # type: ignore[arg-type]
@@ -151,7 +213,7 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
 
 def spawn(root: str, run_id: str) -> None:
     """Start the runner in a session of its own; it forks at once, so this wait is short."""
-    child = subprocess.Popen([sys.executable, "-c", BOOT, root, run_id],
+    child = subprocess.Popen(interp.argv("-c", BOOT, root, run_id), cwd=interp.SAFE_CWD,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     child.wait()
@@ -287,10 +349,7 @@ def cancel(ctx: Ctx, a: RunIdArgs) -> dict:
 
 def _may_steer(conn, me, sid: str) -> None:
     """The person, the session itself, or the dispatcher of a run of it."""
-    if not me.is_agent or me.id == sid:
-        return
-    run = ledger.of_session(conn, sid)
-    if run is not None and run["dispatcher"] == me.id:
+    if not me.is_agent or me.id == sid or ledger.dispatched_by(conn, sid, me.id):
         return
     raise NexusError("impersonation_refused", sid,
                      "an agent may set this only for itself or for sessions of runs it started",
@@ -349,6 +408,12 @@ def preset_set(ctx: Ctx, a: PresetSetArgs) -> dict:
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         if a.scope == "new-default":
+            if me.is_agent:
+                raise NexusError("impersonation_refused", "the default preset",
+                                 "only the person sets the default preset (its tier applies "
+                                 "to every new run)",
+                                 "pass --preset to `nexus run`, or --scope session --session "
+                                 "for a session of a run you started")
             previous: str | None = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or \
                 presets.DEFAULT
             ledger.set_policy(conn, ledger.DEFAULT_SCOPE, ctx.now, preset=a.preset_id)
@@ -367,6 +432,8 @@ def preset_set(ctx: Ctx, a: PresetSetArgs) -> dict:
                              "the session already ran a turn; its preset is fixed, only a blank "
                              "session switches", "pass --preset to `nexus run`, or use "
                              "--scope new-default")
+        _not_wider_for_itself(conn, ctx.store.root, me, sid, preset.get("sandbox"),
+                              f"preset {a.preset_id}")
         previous = _policy_value(conn, sid, "preset")
         ledger.set_policy(conn, sid, ctx.now, preset=a.preset_id)
         return {"ok": True, "scope": a.scope, "preset": a.preset_id, "previous": previous,
@@ -397,6 +464,7 @@ def policy_set(ctx: Ctx, a: PolicySetArgs) -> dict:
         sid = _session(conn, a.session) if a.session else None
         if sid:
             _may_steer(conn, me, sid)
+            _not_wider_for_itself(conn, ctx.store.root, me, sid, a.mode, "policy set")
         elif me.is_agent:
             raise NexusError("impersonation_refused", "the default policy",
                              "only the person sets the default sandbox tier",

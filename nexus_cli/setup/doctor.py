@@ -15,7 +15,7 @@ from typing import Any
 from ..clients import hookdefs
 from ..clients.claude import config as claude
 from ..clients.codex import config as codex
-from ..core import identity, registry, sessions, settings, shellcmd
+from ..core import identity, interp, registry, sessions, settings, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.proctable import table
@@ -248,14 +248,14 @@ def timed_hook(runs: int = 7) -> dict:
 
     def once(cmd: list[str], data: bytes | None) -> float:
         start = time.perf_counter()
-        subprocess.run(cmd, input=data, capture_output=True)
+        subprocess.run(cmd, input=data, capture_output=True, cwd=interp.SAFE_CWD)
         return time.perf_counter() - start
 
     import statistics
 
     floor, hook = [], []
     for _ in range(runs):
-        floor.append(once([sys.executable, "-c", "import json, sqlite3"], None))
+        floor.append(once(interp.argv("-c", "import json, sqlite3"), None))
         hook.append(once([nexus, "hook", "claude"], event))
     ratio = statistics.median(hook) / statistics.median(floor)
     return check("hook speed", "ok" if ratio <= BUDGET else "warn",

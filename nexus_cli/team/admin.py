@@ -55,6 +55,17 @@ CREATE POLICY nexus_own ON approvals USING (session_id IN {OWN}) WITH CHECK (ses
 """
 
 
+def people_only(what: str) -> None:
+    """Which database this user's agents use is the person's choice: a process running under a
+    client (an agent's shell or tool) may look, not switch or rewrite it."""
+    from ..core import identity
+    from ..core.proctable import table
+
+    if any(p.name in identity.CLIENTS for p in table().ancestors()):
+        raise NexusError("people_only", what, "an agent may not change which database nexus "
+                         "uses or copy stores around", "ask the person to run it in their shell")
+
+
 def _server(info: dict) -> dict:
     return {**{k: info[k] for k in ("server_version", "schema_version", "schema_current",
                                      "connect_ms", "latency_ms", "tls", "role")},
@@ -75,6 +86,7 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
     from ..core.store import pg
 
     url = _check_url(a.url)
+    people_only("team join")
     conn = pg.connect(url, ctx.store.root)
     try:
         if pg.schema_version(conn) < migrations.CURRENT:
@@ -108,6 +120,7 @@ def status(ctx: Ctx, a: object) -> dict:
 
 
 def leave(ctx: Ctx, a: object) -> dict:
+    people_only("team leave")
     file = team.url_file()
     try:
         with open(file, encoding="utf-8") as fh:
@@ -163,12 +176,14 @@ SCHEMA = "current_schema()"
 
 
 def init(ctx: Ctx, a: TeamInitArgs) -> dict:
-    bad = [r for r in a.roles if not ROLE.match(r)]
+    roles = list(a.roles or [])
+    bad = [r for r in roles if not ROLE.match(r)]
     if bad:
         raise NexusError("invalid_argument", "ROLE", f"{bad[0]!r} is not a plain role name",
                          "use lower-case letters, digits and _ (a PostgreSQL identifier)")
     if not a.apply:
-        return {"sql": _printable(script(a.roles)), "applied": False, "schema_version": None}
+        return {"sql": _printable(script(roles)), "applied": False, "schema_version": None}
+    people_only("team init --apply")
     url = team.url()
     if not url:
         raise NexusError("team_not_joined", "--apply", "no team database is configured",
@@ -183,13 +198,13 @@ def init(ctx: Ctx, a: TeamInitArgs) -> dict:
         try:
             with conn.raw.transaction():
                 conn.raw.execute(RLS)  # type: ignore[arg-type]
-                conn.raw.execute(grants(a.roles).replace(SCHEMA, _ident(schema)))  # type: ignore[arg-type]
+                conn.raw.execute(grants(roles).replace(SCHEMA, _ident(schema)))  # type: ignore[arg-type]
         except Exception as exc:  # psycopg.Error: translated like every server error
             raise pg.translate_error(exc, url) from None
         version = pg.schema_version(conn)
     finally:
         conn.close()
-    return {"sql": _printable(script(a.roles)), "applied": True, "schema_version": version}
+    return {"sql": _printable(script(roles)), "applied": True, "schema_version": version}
 
 
 def _ident(name: str) -> str:
@@ -212,6 +227,7 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
     from ..core.store import pg
     from ..core.store.db import LocalStore
 
+    people_only("team migrate")
     url = team.url()
     if not url:
         raise NexusError("team_not_joined", "--to", "no team database is configured",

@@ -37,7 +37,10 @@ def flags(sandbox: str | None, approvals: str) -> list[str]:
 def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
             sandbox: str | None, approvals: str, model: str | None, system: str | None,
             allowed_tools: list[str], env: dict) -> list[str]:
-    argv = [exe, "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    """The command line; the prompt goes on standard input (`-p` with no prompt argument reads
+    it there), never in argv: a task beginning with `-` is not an option, and a prompt over
+    Linux's 128 KiB argument limit still starts. `prompt` is not used here."""
+    argv = [exe, "-p", "--output-format", "stream-json", "--verbose"]
     if resume:
         argv += ["--resume", resume]
     elif session:
@@ -50,6 +53,12 @@ def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
     if allowed_tools:
         argv += ["--allowedTools", *allowed_tools]
     return argv + shlex.split(env.get("NEXUS_CLAUDE_FLAGS", ""))
+
+
+def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
+    """Claude Code runs its hooks unreviewed; without nexus's PermissionRequest hook a request
+    of `claude -p` is denied (never allowed), so nothing blocks a run here."""
+    return None
 
 
 def run_env(env: dict) -> dict:

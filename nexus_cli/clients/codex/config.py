@@ -3,30 +3,17 @@ is rendered (with tomli-w); every other byte, comments included, stays as it was
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 
 from ...core.errors import NexusError
 from .. import hookdefs
 from ..configfile import Change, config_error, finish, load_json, plan, shape_error
+from . import trust
+from .trust import config_path, home_dir, hooks_path  # noqa: F401  (they live there)
 
 TABLE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*nexus\s*(\]|\.)")
 HEADER = re.compile(r"^\s*\[")
-
-
-def home_dir() -> str:
-    return os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex")
-
-
-def hooks_path(scope: str, project: str) -> str:
-    base = os.path.join(project, ".codex") if scope == "project" else home_dir()
-    return os.path.join(base, "hooks.json")
-
-
-def config_path(scope: str, project: str) -> str:
-    base = os.path.join(project, ".codex") if scope == "project" else home_dir()
-    return os.path.join(base, "config.toml")
 
 
 def server_table(command: str, home: str | None, tools: str | None = None) -> dict:
@@ -134,14 +121,10 @@ def inspect(scope: str, project: str) -> dict:
     conf_text = read_text(config)
     conf = parse(config, conf_text) if conf_text else {}
     servers = conf["mcp_servers"] if isinstance(conf.get("mcp_servers"), dict) else {}
-    state = (conf.get("hooks") or {}).get("state") if isinstance(conf.get("hooks"), dict) else None
     hook_conf = load_json(hooks, read_text(hooks))
     hookdefs.check_shape(hooks, hook_conf)
-    # Codex records a reviewed handler as [hooks.state."<hooks.json>:<event>:<group>:<handler>"]
-    keys = [f"{hooks}:{re.sub(r'(?<!^)(?=[A-Z])', '_', event).lower()}:{gi}:{hi}"
-            for event, gi, hi in hookdefs.positions(hook_conf)]
-    reviewed = set(state) if isinstance(state, dict) else set()
     return {"hooks_file": hooks, "hooks": hookdefs.installed(hook_conf),
             "outdated": hookdefs.outdated(hook_conf, "codex"),
             "mcp_file": config, "mcp": servers.get("nexus"),
-            "untrusted": [k for k in keys if k not in reviewed], "handlers": len(keys)}
+            "untrusted": trust.untrusted(hooks, hook_conf, conf),
+            "handlers": len(trust.keys(hooks, hook_conf))}

@@ -39,13 +39,39 @@ def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
     if system:
         argv += ["-c", "developer_instructions=" + json.dumps(system)]
     argv += shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
+    # the prompt goes on standard input (`-`), never in argv: a task beginning with `-` is not
+    # an option, and a prompt over Linux's 128 KiB argument limit still starts
     if resume:
-        return [*argv, "resume", resume, prompt]
-    return [*argv, prompt]
+        return [*argv, "resume", resume, "-"]
+    return [*argv, "-"]
 
 
 def run_env(env: dict) -> dict:
     return dict(env)
+
+
+BYPASS = "--dangerously-bypass-hook-trust"
+
+
+def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
+    """Why permission requests of a `codex exec --approve-for-me` run would not reach nexus
+    (reason, next action), or None. Codex skips a hook the user has not reviewed, silently, and
+    `--approve-for-me` then hands the request to Codex's own automatic reviewer: nexus's
+    PermissionRequest hook must be installed and trusted (as `nexus doctor` reads it)."""
+    from . import trust
+
+    bypass = BYPASS in shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
+    found, runs = trust.permission_hook(project, bypass)
+    if runs:
+        return None
+    if not found:
+        return ("nexus's PermissionRequest hook is not installed for Codex",
+                "run `nexus install codex`, then review nexus's hooks in Codex (start `codex`, "
+                "run /hooks and trust them); or run without --approvals nexus")
+    return (f"Codex has not trusted nexus's PermissionRequest hook ({found}): "
+            "it would skip it and let its own reviewer decide",
+            "review nexus's hooks in Codex: start `codex` in a terminal, run /hooks and trust "
+            "the nexus hooks (`nexus doctor` lists them); or run without --approvals nexus")
 
 
 def read(events: list[tuple[float, dict]]) -> dict:
