@@ -428,6 +428,12 @@ def test_status_and_the_greeting_show_reservations(nx, hook, trio):
     text = json.loads(greeting)["hookSpecificOutput"]["additionalContext"]
     assert "Files reserved in this project: src/parser.py (exclusive" in text
     assert '"refactor parser"' in text
+    board = nx("board", "--once", "--width", "200", env=B).out
+    assert "1 file reservation (`nexus reservations`):" in board, board
+    assert re.search(r"src/parser\.py  exclusive  claude@work  until .*refactor parser", board)
+    nx("reserve", "src/a\x1b[2J.py", "--shared", env=C)
+    board = nx("board", "--once", "--width", "200", env=B).out
+    assert "2 file reservations" in board and "shared" in board and "\x1b" not in board
 
 
 # -- waiting -------------------------------------------------------------------------------------

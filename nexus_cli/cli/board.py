@@ -47,7 +47,8 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
           width: int | None) -> None:
     """A live board of every session in scope: name, client, status, what it is doing now (its
     running tool and for how long), inbox depth, tasks it owns and waits on, the first line of
-    its last answer; below it who waits on whom, with deadlocks. It redraws as the store
+    its last answer; below it who waits on whom, with deadlocks, the permission requests you may
+    answer and the file reservations in scope. It redraws as the store
     changes. Keys: 1-9 show that session's log, 0 hides it, q quits. --once prints one frame
     (for scripts); without a terminal the board prints one frame in plain text."""
     from ..core.context import Ctx, cli_resolver
@@ -70,7 +71,7 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
                 pane = render.focus_lines(data.focus_log(ctx, focus_on, all_workspaces), 10_000)
             except NexusError as exc:
                 pane = ["", exc.shown]
-        return snap, waiting(ctx, all_workspaces) + pane
+        return snap, waiting(ctx, all_workspaces) + reserved(ctx, all_workspaces) + pane
 
     try:
         interactive = not once and sys.stdout.isatty() and sys.stdin.isatty() and \
@@ -116,6 +117,34 @@ def waiting(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
                      f"(waiting {item['waited']})")
     if total > len(items):
         lines.append(f"  ... and {total - len(items)} more")
+    return lines
+
+
+def reserved(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
+    """The live file reservations in scope, oldest first (none: no lines)."""
+    import os
+
+    from ..core import sessions
+    from ..core.text import one_line
+    from ..reservations import leases
+
+    with ctx.read() as conn:
+        me = ctx.me(conn)
+        root = None if all_workspaces else os.path.realpath(me.project or me.cwd or "/")
+        rows = leases.listed(conn, root, ctx.now)
+        if not rows:
+            return []
+        lines = ["", f"{len(rows)} file reservation{'s' if len(rows) != 1 else ''} "
+                     "(`nexus reservations`):"]
+        for r in rows[:most]:
+            holder = sessions.get(conn, r["session_id"])
+            who = one_line(holder["name"], 40) if holder else r["session_id"]
+            why = f"  {leases.said(r['reason'], 60)}" if r["reason"] else ""
+            lines.append(f"  {leases.shown(r['pattern'])}  "
+                         f"{'exclusive' if r['exclusive'] else 'shared'}  {who}  until "
+                         f"{leases.until(r['expires_at'], ctx.now)}{why}")
+    if len(rows) > most:
+        lines.append(f"  ... and {len(rows) - most} more")
     return lines
 
 
