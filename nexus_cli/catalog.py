@@ -8,7 +8,7 @@ import importlib
 from .core.registry import TOOLS, Tool
 
 FEATURES = ("presence", "messages", "tasks", "maintenance", "activity", "reservations", "setup",
-            "workspace", "insight", "runs", "approvals", "files")
+            "workspace", "insight", "runs", "approvals", "files", "team")
 
 
 def load() -> dict[str, Tool]:

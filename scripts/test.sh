@@ -17,6 +17,15 @@ if ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/de
   (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null \
     || echo "test.sh: could not install tmux; the interactive-client tests will fail" >&2
 fi
+# team mode: the suite runs the store- and tool-level tests against a throwaway PostgreSQL
+# cluster too (scripts/pgcluster.py starts one per test worker, as an unprivileged user, on a Unix
+# socket only); the server comes from the distribution's packages
+if ! .venv/bin/python scripts/pgcluster.py bindir >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) \
+    >/dev/null || echo "test.sh: could not install PostgreSQL; the team-mode tests will fail" >&2
+fi
+export NEXUS_REQUIRE_PG=${NEXUS_REQUIRE_PG:-1}
 # the tests run without a network: the first-run test installs nexus the documented way
 # (scripts/install.sh through pipx) from a local wheelhouse made here, while the index is reachable
 .venv/bin/python -m pip wheel -q --disable-pip-version-check -w .wheels pipx pip setuptools wheel . \

@@ -32,6 +32,66 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+# Store- and tool-level behaviour runs against both backends, so that it cannot drift between
+# them: every test of these modules runs once on the local SQLite store and once on a team
+# database (a schema of its own in a throwaway PostgreSQL cluster, one per test worker).
+BOTH_BACKENDS = {"test_messages", "test_handoff", "test_tasks", "test_delivery", "test_hooks",
+                 "test_news", "test_concurrency", "test_identity", "test_reservations",
+                 "test_approvals", "test_workspace", "test_runs", "test_mcp", "test_files"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames and metafunc.module.__name__ in BOTH_BACKENDS \
+            and "sqlite_only" not in metafunc.definition.keywords:
+        metafunc.parametrize("backend", ["sqlite", "pg"], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A throwaway PostgreSQL cluster (scripts/pgcluster.py), started on first use."""
+    import pgcluster
+
+    if pgcluster.bindir() is None:
+        if os.environ.get("NEXUS_REQUIRE_PG") == "1":
+            pytest.fail("PostgreSQL is not installed (scripts/test.sh installs it)")
+        pytest.skip("PostgreSQL is not installed")
+    cluster = pgcluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(autouse=True)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """'sqlite', or 'pg': NEXUS_DATABASE_URL names a fresh, migrated schema of its own."""
+    kind = getattr(request, "param", "sqlite")
+    from nexus_cli.maintenance import expiry
+
+    expiry.LAZY.not_before = 0.0  # a test that moved the clock ahead must not hold back the next
+    monkeypatch.delenv("NEXUS_DATABASE_URL", raising=False)
+    if kind == "pg":
+        cluster = request.getfixturevalue("pg_cluster")
+        monkeypatch.setenv("NEXUS_DATABASE_URL", new_schema(cluster))
+    return kind
+
+
+def new_schema(cluster) -> str:  # type: ignore[no-untyped-def]
+    """A new, migrated schema in the cluster; returns its URL."""
+    import psycopg
+
+    from nexus_cli.core.store import pg
+
+    schema = "t_" + os.urandom(6).hex()
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    url = cluster.url_for(schema)
+    conn = pg.connect(url, "/nonexistent")
+    try:
+        pg.migrate(conn, 0.0)
+    finally:
+        conn.close()
+    return url
+
+
 @pytest.fixture(autouse=True)
 def fake() -> FakeTable:
     table = FakeTable()

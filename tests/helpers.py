@@ -199,6 +199,30 @@ def wait_listening(nx, env, target_id, timeout=60.0):
     raise AssertionError("never listening")
 
 
+def store_env() -> dict[str, str]:
+    """The variables that choose the store (the team database), for a child process's env."""
+    return {k: os.environ[k] for k in ("NEXUS_DATABASE_URL",) if k in os.environ}
+
+
+def raw_db(home: Path | str):  # type: ignore[no-untyped-def]
+    """A plain connection to the store the test uses (outside nexus's transactions): the SQLite
+    file, or the team database when NEXUS_DATABASE_URL is set. Rows read by name too."""
+    url = os.environ.get("NEXUS_DATABASE_URL")
+    if url:
+        from nexus_cli.core.store import pg
+
+        conn = pg.connect(url, str(home))
+        conn.commit = lambda: None  # type: ignore[attr-defined]  # autocommit
+        return conn
+    import sqlite3
+
+    from nexus_cli.core.store import paths
+
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
 # a run and its worker session, for the approval tests
 RUN = "r-0123456789ab"
 WORKER = sid(5)

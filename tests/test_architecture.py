@@ -22,7 +22,7 @@ LAYERS = [
                         "clients.codex.headless"]),
     ("core", ["core"]),
     ("features", ["messages", "tasks", "delivery", "maintenance", "presence", "activity",
-                  "workspace", "reservations", "insight", "runs", "approvals", "files"]),
+                  "workspace", "reservations", "insight", "runs", "approvals", "files", "team"]),
     ("setup", ["setup", "clients.configfile", "clients.hookdefs", "clients.claude.config",
                "clients.codex.config", "catalog"]),
     ("faces", ["cli", "mcp", "hook", "gen", "__main__"]),

@@ -9,7 +9,15 @@ import time
 
 import pytest
 
-from helpers import claude_env, codex_env, run_hook_in_thread, sid, tree_bytes, wait_listening
+from helpers import (
+    claude_env,
+    codex_env,
+    raw_db,
+    run_hook_in_thread,
+    sid,
+    tree_bytes,
+    wait_listening,
+)
 from nexus_cli.core import settings
 from nexus_cli.core.store.db import Store
 from nexus_cli.maintenance import expiry
@@ -274,9 +282,7 @@ def test_maintenance_sweeps_channels_of_killed_waiters(nx, hook, pair, home):
 
 def age(home, sql: str, *params) -> None:
     """Move the store's clock: rewrite times, and make maintenance due."""
-    import sqlite3
-
-    conn = sqlite3.connect(str(home / "nexus.db"))
+    conn = raw_db(home)
     conn.execute(sql, params)
     conn.execute("UPDATE meta SET value = '0' WHERE key = 'maintained_at'")
     conn.commit()
@@ -360,9 +366,7 @@ def test_peer_text_cannot_forge_a_line_of_an_announcement(nx, hook, pair):
 
 
 def test_the_greeting_stays_short_with_thousands_of_listening_peers(hook, pair, home):
-    import sqlite3
-
-    conn = sqlite3.connect(str(home / "nexus.db"))
+    conn = raw_db(home)
     now = time.time()
     conn.executemany(
         "INSERT INTO sessions (id, client, handle, name, cwd, project, status, waiter_pid,"

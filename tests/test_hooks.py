@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from helpers import claude_env, sid, tree_bytes
-from nexus_cli.core.store import paths
+from helpers import claude_env, raw_db, sid, tree_bytes
 
 
-def rows(home: Path) -> dict[str, sqlite3.Row]:
-    conn = sqlite3.connect(paths.db_path(str(home)))
-    conn.row_factory = sqlite3.Row
+def rows(home: Path) -> dict:
+    conn = raw_db(home)
     return {r["id"]: r for r in conn.execute("SELECT * FROM sessions")}
 
 
@@ -73,9 +70,9 @@ def test_events_keep_the_session_current(hook, home, fake, client, events):
 
 def test_pretooluse_binds_the_tool_use_id(hook, home):
     hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_X")
-    conn = sqlite3.connect(paths.db_path(str(home)))
-    assert conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id='toolu_X'").fetchone() \
-        == (f"claude:{sid(1)}",)
+    conn = raw_db(home)
+    bound = conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id='toolu_X'")
+    assert bound.fetchone()[0] == f"claude:{sid(1)}"
 
 
 def test_names_are_unique_among_live_sessions(hook, home):

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import call, claude_env, codex_env, sid
+from helpers import call, claude_env, codex_env, raw_db, sid
 from nexus_cli.core import caller, identity
 from standin import StandIn
 
@@ -20,8 +20,7 @@ A_ID, B_ID = f"claude:{A}", f"codex:{B}"
 
 
 def db(home) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(home / "nexus.db"))
-    conn.row_factory = sqlite3.Row
+    conn = raw_db(home)
     return conn
 
 

@@ -15,7 +15,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError as McpError
 
-from helpers import call, sid, tree_bytes
+from helpers import call, raw_db, sid, store_env, tree_bytes
 from standin import client_wrapper, hook_events
 
 pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
@@ -36,7 +36,7 @@ def server_params(home, as_: str | None = None, args: tuple = (),
     stand-in client process that registers itself through the real hooks, then starts the server
     below it; without it, the server runs below no client (as the Inspector or a shell starts
     it)."""
-    env = {"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path), **store_env()}
     if as_ is None:
         return StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=env)
     client, session_id = as_.split(":", 1)
@@ -158,12 +158,10 @@ def test_unknown_tool_is_a_protocol_error(home):
 def test_a_call_cannot_act_as_another_session(home, pair):
     """The server was started by session A's client; a call whose _meta names B is refused."""
     hook_b = {"claudecode/toolUseId": "toolu_B1"}
-    import sqlite3
+    import time
 
-    from nexus_cli.core.store import paths
-
-    conn = sqlite3.connect(paths.db_path(str(home)))
-    conn.execute("INSERT INTO tool_uses VALUES ('toolu_B1', ?, strftime('%s','now'))", (B_ID,))
+    conn = raw_db(home)
+    conn.execute("INSERT INTO tool_uses VALUES ('toolu_B1', ?, ?)", (B_ID, time.time()))
     conn.commit()
     conn.close()
 
@@ -264,7 +262,8 @@ def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     env = {**os.environ, "HOME": str(tmp_path)}
     base = [inspector, "--cli", "-e", f"NEXUS_HOME={home}",
             "-e", f"STANDIN_HOOKS={hook_events('claude', sid(1), work(home))}",
-            "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}", wrapper, *SERVER]
+            "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}",
+            *[a for k, v in store_env().items() for a in ("-e", f"{k}={v}")], wrapper, *SERVER]
     listed = subprocess.run([*base, "--method", "tools/list"], capture_output=True, text=True,
                             env=env, timeout=60, cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
@@ -309,8 +308,6 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
 
 
 def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pair):
-    import sqlite3
-
     from e2e.harness import wait_until
 
     env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),
@@ -324,7 +321,7 @@ def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pa
         proc.stdin.flush()
 
     def ask_state() -> str | None:
-        conn = sqlite3.connect(str(home / "nexus.db"))
+        conn = raw_db(home)
         try:
             row = conn.execute("SELECT ask_state FROM messages WHERE text = 'long?'").fetchone()
         finally:

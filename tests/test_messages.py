@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from helpers import call, claude_env, codex_env, sid, tree_bytes
+from helpers import call, claude_env, codex_env, sid, store_env, tree_bytes
 
 A, B = claude_env(sid(1)), codex_env(sid(2))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
@@ -297,7 +297,7 @@ def test_output_that_cannot_be_written_consumes_nothing(nx, pair, home, redirect
     me = nx("whoami", "--json").json["id"]
     nx("send", "claude", "registering the person")
     nx("send", me, "for the person", env=A)
-    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home),
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home), **store_env(),
            "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run(["sh", "-c", f"{sys.executable} -m nexus_cli {command} {redirect}"],
                           env=env, capture_output=False, stderr=subprocess.PIPE, text=True,
@@ -314,7 +314,7 @@ def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair
 
     me = nx("whoami", "--json").json["id"]
     nx("send", "claude", "registering the person")
-    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home),
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home), **store_env(),
            "PYTHONPATH": os.pathsep.join(sys.path)}
     asker = subprocess.Popen(["sh", "-c", f"{sys.executable} -m nexus_cli ask claude 'ready?' "
                               "--timeout 120 > /dev/full"], env=env, stderr=subprocess.PIPE,
@@ -366,6 +366,10 @@ def test_an_interrupted_ask_leaves_the_question_open(nx, pair, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(wake.Channel, "wait", interrupted)
+    if os.environ.get("NEXUS_DATABASE_URL"):
+        from nexus_cli.core.store import pg
+
+        monkeypatch.setattr(pg.Channel, "wait", interrupted)
     r = nx("ask", "codex", "still there?", env=A)
     assert r.code == 130 and "interrupted" in r.err
     question = nx("read", "--json", env=B).json["messages"][0]
@@ -383,7 +387,7 @@ def test_a_reader_that_left_early_gets_no_complaint_and_nothing_is_consumed(nx, 
     me = nx("whoami", "--json").json["id"]
     nx("send", "claude", "registering the person")
     nx("send", me, "for the person", env=A)
-    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home),
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home), **store_env(),
            "PYTHONPATH": os.pathsep.join(sys.path)}
     read_end, write_end = os.pipe()
     os.close(read_end)

@@ -9,7 +9,6 @@ import json
 import multiprocessing as mp
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ import pytest
 from test_mcp import run as arun  # imported before any test captures stderr (the SDK's errlog)
 from test_mcp import session
 
-from helpers import call, claude_env, codex_env, ctx_for, sid
+from helpers import call, claude_env, codex_env, ctx_for, raw_db, sid, store_env
 from nexus_cli.catalog import load
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.registry import TOOLS, invoke
@@ -376,12 +375,13 @@ def test_bad_paths_are_refused_with_nothing_written(nx, trio):
 
 
 def expire_all(home: Path) -> None:
-    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn = raw_db(home)
     conn.execute("UPDATE reservations SET expires_at = ?", (time.time() - 1,))
     conn.commit()
     conn.close()
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_expired_reservations_refuse_nothing_and_maintenance_ends_them(nx, hook, trio, home):
     nx("reserve", "src/parser.py", env=A)
     expire_all(home)
@@ -411,7 +411,7 @@ def test_session_end_releases_and_a_clear_hands_them_to_the_successor(nx, hook, 
 def test_gone_sessions_lose_their_reservations_in_maintenance(nx, hook, trio, fake, home):
     nx("reserve", "src/parser.py", env=A)
     fake.kill(fake.by_session[f"claude:{sid(1)}"])  # the client died without a SessionEnd
-    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn = raw_db(home)
     conn.execute("UPDATE sessions SET last_active = 0, status = 'idle' WHERE id = ?",
                  (f"claude:{sid(1)}",))
     conn.commit()
@@ -465,6 +465,7 @@ def wait_for_channel(home: Path, timeout: float = 60) -> None:
     raise AssertionError("the waiter never registered its channel")
 
 
+@pytest.mark.sqlite_only  # it looks for the FIFO channel; team mode: test_team_machines
 def test_a_waiting_reserve_is_woken_by_the_release(nx, trio, home, monkeypatch):
     monkeypatch.setattr(reserve, "SAFETY_POLL", 600.0)  # only a poke can end this wait in time
     nx("reserve", "src/parser.py", env=A)
@@ -497,6 +498,7 @@ def test_a_wait_that_ends_first_is_a_timeout_listing_the_holders(nx, trio):
 # -- the marker: no reservation, no Python -------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_the_marker_follows_the_reservations(nx, hook, trio, home):
     assert edit(hook, B, str(trio / "src" / "parser.py")) is None
     assert not marker.raised(str(home))
@@ -509,6 +511,7 @@ def test_the_marker_follows_the_reservations(nx, hook, trio, home):
     assert not marker.raised(str(home))
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_a_marker_outliving_its_reservations_is_lowered_by_the_next_edit(nx, hook, trio, home):
     nx("reserve", "src/parser.py", env=A)
     expire_all(home)
@@ -557,6 +560,7 @@ def test_the_hook_table_without_the_edit_check_is_outdated():
 # -- automatic reservations ----------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # team mode keeps the marker raised (test_team.py)
 def test_auto_reservations_tell_two_editors_of_each_other(nx, hook, trio, home):
     assert nx("config", "set", "autoReserve", "300").code == 0
     assert marker.raised(str(home))  # every edit must reach nexus now
@@ -617,8 +621,8 @@ def test_eight_processes_reserving_one_path_make_exactly_one_winner(hook, home, 
         p.join(180)
     assert sorted(r for _, r in results) == ["reservation_conflict"] * 7 + ["won"]
     winner = next(n for n, r in results if r == "won")
-    conn = sqlite3.connect(paths.db_path(str(home)))
-    assert conn.execute("SELECT session_id FROM reservations").fetchall() == \
+    conn = raw_db(home)
+    assert [tuple(r) for r in conn.execute("SELECT session_id FROM reservations")] == \
         [(f"claude:{sid(winner)}",)]
 
 
@@ -772,6 +776,7 @@ def test_an_edit_check_loads_no_event_handlers(nx, trio, home):
     stdin = {"hook_event_name": "PreToolUse", "session_id": sid(2), "cwd": str(trio),
              "tool_name": "Write", "tool_input": {"file_path": str(trio / "docs" / "a.md")}}
     env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE.parent),
+           **store_env(),
            "HEAVY": json.dumps(["nexus_cli.hook.handlers", "nexus_cli.delivery",
                                 "nexus_cli.tasks", "nexus_cli.maintenance"])}
     done = subprocess.run([sys.executable, "-c", PROBE,
@@ -794,7 +799,7 @@ def test_an_edit_reads_settings_only_when_they_mention_auto_reservations(nx, tri
                  "command": "*** Begin Patch\n*** Add File: new.py\n+x\n*** End Patch\n"}}
 
     def loaded() -> list[str]:
-        env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin",
+        env = {"NEXUS_HOME": str(home), "PATH": "/usr/bin:/bin", **store_env(),
                "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(["tomllib"])}
         done = subprocess.run([sys.executable, "-c", PROBE,
                                json.dumps(["hook", "codex", json.dumps(stdin)])],

@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 from test_mcp import A_ID, run, session  # imported before any capture: the SDK keeps stderr
 
-from helpers import claude_env, codex_env, sid
+from helpers import claude_env, codex_env, raw_db, sid
 from nexus_cli.runs import procs
 
 
 def db(home: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(home / "nexus.db"))
-    conn.row_factory = sqlite3.Row
+    conn = raw_db(home)
     return conn
 
 

@@ -7,17 +7,15 @@ import json
 import multiprocessing as mp
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from helpers import claude_env, codex_env, ctx_for, run_hook_in_thread, sid, wait_listening
+from helpers import claude_env, codex_env, ctx_for, raw_db, run_hook_in_thread, sid, wait_listening
 from nexus_cli.catalog import load
 from nexus_cli.core.registry import TOOLS, invoke
-from nexus_cli.core.store import paths
 from nexus_cli.core.store.db import Store
 from nexus_cli.tasks import ledger
 
@@ -144,7 +142,7 @@ def test_concurrent_reports_exactly_one_wins(nx, trio, home):
     results = [out.get(timeout=5) for _ in procs]
     assert results.count(("ok", False)) == 1
     assert all(r == ("err", "task_already_reported") for r in results if r != ("ok", False))
-    reports = sqlite3.connect(paths.db_path(str(home))).execute(
+    reports = raw_db(home).execute(
         "SELECT count(*) FROM messages WHERE kind = 'report'").fetchone()[0]
     assert reports == 1
 
@@ -161,7 +159,7 @@ def test_concurrent_delegates_with_one_request_id_make_one_task(nx, trio, home):
         p.join(60)
     results = [out.get(timeout=5) for _ in procs]
     assert len({r[0] for r in results}) == 1 and sum(not r[1] for r in results) == 1
-    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn = raw_db(home)
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM messages WHERE kind = 'task'").fetchone()[0] == 1
 
@@ -201,9 +199,9 @@ def test_kill_9_mid_delegate_or_report_leaves_nothing_half_written(trio, home, f
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         committed += proc.stdout.read().split()
-    conn = sqlite3.connect(paths.db_path(str(home)))
-    conn.row_factory = sqlite3.Row
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn = raw_db(home)
+    if not os.environ.get("NEXUS_DATABASE_URL"):
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     rows = {r["id"]: r for r in conn.execute("SELECT * FROM tasks")}
     assert set(committed) <= set(rows)
     # every task is whole: dispatched with its message, or reported with its report
@@ -320,17 +318,17 @@ def test_delegated_task_progress_and_cancellation(nx, trio):
     json.dumps({"blob": "x" * 20_000}), json.dumps({f"k{i}": i for i in range(5000)}),
 ])
 def test_metadata_is_bounded_at_validation_and_nothing_is_written(nx, trio, home, metadata):
-    before = sqlite3.connect(paths.db_path(str(home))).execute(
+    before = raw_db(home).execute(
         "SELECT count(*) FROM tasks").fetchone()[0]
     r = nx("task", "create", "bounded", "--metadata", metadata, "--json", env=A)
     assert r.code == 2 and r.json["error"]["key"] == "--metadata", r.out
-    assert sqlite3.connect(paths.db_path(str(home))).execute(
+    assert raw_db(home).execute(
         "SELECT count(*) FROM tasks").fetchone()[0] == before
 
 
 def test_listings_survive_any_stored_metadata(nx, trio, home):
     t = nx("task", "create", "odd", "--json", env=A).json["task_id"]
-    conn = sqlite3.connect(paths.db_path(str(home)))
+    conn = raw_db(home)
     conn.execute("UPDATE tasks SET metadata = ? WHERE id = ?", ("[" * 5000 + "]" * 5000, t))
     conn.commit()
     r = nx("tasks", "--json", env=A)

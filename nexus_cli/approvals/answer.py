@@ -10,7 +10,6 @@ from ..core import caller, sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
-from ..core.store import wake
 from ..core.timefmt import human_duration
 from . import gate, ledger
 
@@ -100,7 +99,7 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
         now_row = ledger.get(conn, a.approval_id)
         assert now_row is not None
     if accepted or expired:
-        wake.poke(ctx.store.root, [gate.channel(a.approval_id)])
+        ctx.store.poke([gate.channel(a.approval_id)])
     if expired:
         raise NexusError("timeout", a.approval_id, "the request's deadline passed before the "
                          "answer: it is rejected as timed out, never allowed",

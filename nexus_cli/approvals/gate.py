@@ -13,7 +13,6 @@ import time
 
 from ..core import settings
 from ..core.proctable import table
-from ..core.store import wake
 from ..core.store.db import Store
 from ..messages import mailbox
 from . import ledger
@@ -72,7 +71,7 @@ def decision(allow: bool, message: str = "") -> dict:
 def wait(store: Store, aid: str, deadline: float) -> dict:
     """After COMMIT: wait for the answer (a poke on the approval's channel; a slow look at the
     store as the safety net) and return the client's decision."""
-    with wake.Channel(store.root, channel(aid)) as ch:
+    with store.channel(channel(aid)) as ch:
         while True:
             with store.read() as conn:
                 row = ledger.get(conn, aid)

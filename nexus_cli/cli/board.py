@@ -175,7 +175,7 @@ def _live(store, fetch, focus: str | None, width: int | None) -> None:
             while True:
                 if conn is None and store.check_dir() and store.check_file():
                     conn = store.open_read()  # before the look: no change slips between
-                    seen = conn.execute("PRAGMA data_version").fetchone()[0]
+                    seen = store.data_version(conn)
                 if dirty or time.monotonic() - fetched > REFETCH_EVERY:
                     snap, pane = fetch(focus_on)
                     fetched, dirty = time.monotonic(), False
@@ -204,7 +204,7 @@ def _live(store, fetch, focus: str | None, width: int | None) -> None:
                     elif key == "r":
                         dirty = True
                 if conn is not None:
-                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    version = store.data_version(conn)
                     if version != seen:
                         seen, dirty = version, True
     finally:

@@ -123,9 +123,7 @@ class Ctx:
 
     def after_commit(self) -> None:
         if self._wake:
-            from .store import wake
-
-            wake.poke(self.store.root, self._wake)
+            self.store.poke(self._wake)
             self._wake = set()
 
 

@@ -101,6 +101,13 @@ CODES: dict[str, tuple[Exit, str]] = {
     "file_too_large": (Exit.USAGE, "The file or content is over the size limit."),
     "file_exists": (Exit.CONFLICT, "create-new found a file already there."),
     "fs_write_disabled": (Exit.FORBIDDEN, "fs_write is off (`nexus config set fsWrite 1`)."),
+    "team_unreachable": (Exit.STORE, "The team database server cannot be reached (down, wrong "
+                                     "URL, network); nothing was written."),
+    "team_denied": (Exit.FORBIDDEN, "The team database refused the role this (row-level "
+                                    "security or missing rights)."),
+    "team_unsupported": (Exit.STORE, "The feature needs the local SQLite store; not available in "
+                                     "team mode yet."),
+    "team_not_joined": (Exit.USAGE, "No team database is configured (`nexus team join URL`)."),
     "timeout": (Exit.TIMEOUT, "A wait ended without an answer."),
     "output_failed": (Exit.OUTPUT, "The result could not be written; nothing was consumed."),
     "internal_error": (Exit.INTERNAL, "An unexpected failure inside nexus."),

@@ -172,3 +172,25 @@ def use(replacement: ProcTable | None) -> None:
     """Install another table (the test suite's synthetic process trees); None restores the real
     one. Only code running in this process can call it: no variable or file switches it."""
     _TABLE[:] = [replacement] if replacement is not None else []
+
+
+_MACHINE: list[str] = []
+
+
+def machine() -> str:
+    """This machine, as sessions record it: the host name and the first 12 characters of the
+    machine id (`NEXUS_MACHINE_ID` overrides the id). Process ids and start times mean something
+    only on the machine whose process table they come from."""
+    if not _MACHINE:
+        ident = os.environ.get("NEXUS_MACHINE_ID", "")
+        for file in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+            if ident:
+                break
+            try:
+                with open(file, encoding="ascii", errors="replace") as fh:
+                    ident = fh.read().strip()
+            except OSError:
+                continue
+        node = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
+        _MACHINE.append(f"{node}/{ident[:12]}" if ident else node)
+    return _MACHINE[0]

@@ -9,7 +9,7 @@ from collections import namedtuple
 
 from . import identity
 from .errors import NexusError, invalid
-from .proctable import Proc, table
+from .proctable import Proc, machine, table
 from .settings import BINDING_PURGE, BINDING_TTL, RECENT_OFFLINE, STALE_AFTER
 from .store.db import present
 
@@ -66,12 +66,22 @@ def tail(text: object, limit: int) -> str | None:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
+def here(row: sqlite3.Row | dict) -> bool:
+    """Whether the session runs on this machine (its pids can be checked here); a session of
+    another machine sharing the team database is believed as it recorded itself."""
+    try:
+        where = row["machine"]
+    except (KeyError, IndexError):
+        return True
+    return where is None or where == machine()
+
+
 def effective_status(row: sqlite3.Row | dict, now: float) -> str:
     status = row["status"]
     if status == "offline":
         return "offline"
     if status == "listening":
-        return "listening" if table().alive(row["waiter_pid"]) else (
+        return "listening" if not here(row) or table().alive(row["waiter_pid"]) else (
             "idle" if row["last_active"] >= now - STALE_AFTER else "offline")
     if row["last_active"] >= now - STALE_AFTER:
         return status
@@ -144,11 +154,11 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
         name = unique_name(conn, identity.base_name(sid, cwd), now)
         conn.execute(
             "INSERT INTO sessions (id, client, handle, name, cwd, project, status, client_pid,"
-            " client_start, parent, created_at, last_active)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?)",
+            " client_start, parent, created_at, last_active, machine)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?)",
             (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd,
              identity.project_root(cwd) if cwd else "", client.pid if client else None,
-             client.start if client else None, parent, now, now),
+             client.start if client else None, parent, now, now, machine()),
         )
     elif touch:
         if effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
@@ -185,6 +195,8 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
     row = ensure(conn, sid, cwd, now, client, parent=parent)
     sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now,
                                "client_pid": client.pid, "client_start": client.start}
+    if row["machine"] != machine():  # its client process runs here (now)
+        sets["machine"] = machine()
     if isinstance(data.get("transcript_path"), str):
         sets["transcript_path"] = data["transcript_path"]
     if event == "UserPromptSubmit":
@@ -205,7 +217,7 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
     if row["waiter_pid"]:
         if event != "Stop":
             sets["waiter_pid"] = None  # new activity ends any wait
-        elif row["status"] == "listening" and table().alive(row["waiter_pid"]):
+        elif row["status"] == "listening" and (not here(row) or table().alive(row["waiter_pid"])):
             sets["status"] = "listening"  # a waiter that registered first keeps waiting
     conn.execute(
         f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
@@ -233,6 +245,8 @@ def current_of(conn: sqlite3.Connection, hosted: list[sqlite3.Row], now: float) 
 
 
 def client_alive(row: sqlite3.Row | dict) -> bool:
+    if not here(row):
+        return bool(row["client_pid"])  # another machine's process: not ours to check
     return bool(row["client_pid"]) and table().alive(row["client_pid"], row["client_start"])
 
 
@@ -281,9 +295,9 @@ def end_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
 
 def clear_dead_waiters(conn: sqlite3.Connection) -> list[str]:
     """Sessions whose waiter was killed (kill -9) without ending its wait."""
-    stuck = [r["id"] for r in conn.execute(
-        "SELECT id, waiter_pid FROM sessions WHERE waiter_pid IS NOT NULL")
-        if not table().alive(r["waiter_pid"])]
+    stuck = [r["id"] for r in conn.execute(  # only here: another machine's pids are not ours
+        "SELECT id, waiter_pid, machine FROM sessions WHERE waiter_pid IS NOT NULL")
+        if here(r) and not table().alive(r["waiter_pid"])]
     for sid in stuck:
         conn.execute("UPDATE sessions SET waiter_pid = NULL, status = CASE WHEN status ="
                      " 'listening' THEN 'idle' ELSE status END WHERE id = ?", (sid,))

@@ -7,7 +7,6 @@ import os
 import time
 
 from ..core import sessions
-from ..core.store import wake
 from ..core.store.db import Store
 from ..messages import mailbox
 
@@ -31,7 +30,7 @@ def wait_for_news(store: Store, sid: str, timeout: float) -> str:
     """Block up to `timeout` seconds. Returns 'news', 'activity' or 'timeout'. The session shows
     as `listening` meanwhile."""
     me = os.getpid()
-    with wake.Channel(store.root, sid) as channel:  # before the first look: no poke is missed
+    with store.channel(sid) as channel:  # before the first look: no poke is missed
         with store.write() as conn:
             sessions.start_waiting(conn, sid, me)
         conn = store.open_read()
@@ -39,8 +38,9 @@ def wait_for_news(store: Store, sid: str, timeout: float) -> str:
             deadline = time.monotonic() + timeout
             seen, woken = None, True
             while True:
-                version = conn.execute("PRAGMA data_version").fetchone()[0]
-                if version != seen or not woken:  # a safety-poll timeout: look again anyway
+                version = store.data_version(conn)
+                # a change, no change counter (team store), or a safety-poll timeout: look again
+                if version != seen or version is None or not woken:
                     seen = version
                     state = _state(conn, sid, me)
                     if state:

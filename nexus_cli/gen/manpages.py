@@ -26,6 +26,7 @@ GROUP_TITLES = {
     "runs": "headless runs of Claude Code and Codex, presets, policy and status",
     "approvals": "permission requests of runs, answered by a peer or a person",
     "files": "files in your project, for agents whose sandbox cannot see them",
+    "team": "team mode: the store on a PostgreSQL server shared across machines",
 }
 
 

@@ -16,7 +16,7 @@ from .. import clients
 from ..core import caller, events, identity, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
-from ..core.store import news, wake
+from ..core.store import news
 from ..core.store.db import Store
 from ..messages import mailbox
 
@@ -110,12 +110,30 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         return waits.idle(client, sid, row, store, env)
     if event != "Stop":
         to_wake.append(sid)  # new activity ends any wait of this session
-    wake.poke(store.root, to_wake)
+    store.poke(to_wake)
     if outcome.listen:
         return waits.listen(store, sid)
     if outcome.then is not None:
         return outcome.then(store), 0, None
     return outcome.reply, 0, None
+
+
+OFFLINE_LOG = "team-offline.log"
+
+
+def offline(root: str, client: str, exc: NexusError) -> None:
+    """The team database could not be reached: the hook lets its client go on and writes one
+    line to the local log (`nexus team status` and doctor show it)."""
+    try:
+        os.makedirs(root, 0o700, exist_ok=True)
+        fd = os.open(os.path.join(root, OFFLINE_LOG),
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, (f"{time.time():.3f} {client} hook: {exc.message}\n").encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def main(argv: list[str], linger: bool = False) -> int:
@@ -133,6 +151,9 @@ def main(argv: list[str], linger: bool = False) -> int:
         reply, code, err = handle(client, data, store, os.environ, time.time(),
                                   wait="--wait" in argv)
     except NexusError as exc:
+        if exc.code == "team_unreachable":  # never hold a client up for a server that is down
+            offline(store.root, client, exc)
+            return 0
         events.refused(store, exc, f"{client} hook", pid=os.getpid())
         print(f"nexus hook: {exc.shown}", file=sys.stderr)
         return 1

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from ..core import sessions
 from ..core.context import Ctx
 from ..core.settings import ASK_MCP_MAX
-from ..core.store import wake
 from . import mailbox
 from .direct import message
 
@@ -27,7 +26,7 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         me = ctx.me(conn, register=True)
         to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
         # the channel exists before COMMIT, so a reply cannot slip between send and wait
-        channel = wake.Channel(ctx.store.root, me.id)
+        channel = ctx.store.channel(me.id)
         try:
             mid = mailbox.insert(conn, sender=me.id, recipient=to["id"], text=a.text, now=ctx.now,
                                  target=a.target,

@@ -28,7 +28,6 @@ import sqlite3
 from .. import clients
 from ..core import caller, identity, sessions, shellcmd
 from ..core.proctable import table
-from ..core.store import wake
 from ..core.store.db import Store
 from ..core.text import one_line
 from ..messages import mailbox
@@ -194,7 +193,7 @@ def auto_reserve(client: str, sid: str, located: list[tuple[str, list[str], bool
             _, what = leases.take(conn, sid, spec, False, AUTO_REASON, now, ttl, auto=True)
             if what == "taken" and others:
                 told += tell(conn, me, spec, others, now)
-    wake.poke(store.root, told)
+    store.poke(told)
     return QUIET
 
 

@@ -44,8 +44,10 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str | Non
 
 
 def session_start(conn: sqlite3.Connection, me: sqlite3.Row, now: float, root: str) -> str | None:
-    if marker.auto_reserve(root):
-        marker.raise_(root)  # every edit must reach nexus to take its automatic reservation
+    if marker.auto_reserve(root) or marker.shared_store():
+        # every edit must reach nexus: to take its automatic reservation, or (team mode) to see
+        # reservations made on other machines, which cannot raise this machine's marker
+        marker.raise_(root)
     return greeting(conn, me, now)
 
 

@@ -37,6 +37,14 @@ def raised(root: str) -> bool:
     return os.path.lexists(path(root))
 
 
+def shared_store() -> bool:
+    """Team mode: reservations of other machines never raise this machine's marker, so it
+    stays raised (every edit reaches the check)."""
+    from ..core.store import team
+
+    return team.url() is not None
+
+
 def auto_reserve(root: str) -> int:
     """The autoReserve setting, without parsing the settings files when neither mentions it
     (parsing TOML costs an edit's hook milliseconds; a file without the name cannot set it)."""
@@ -62,7 +70,7 @@ def settle(store: Store, now: float) -> bool:
     if not raised(root):
         return False
     with store.write() as conn:
-        if leases.any_active(conn, now) or auto_reserve(root):
+        if leases.any_active(conn, now) or auto_reserve(root) or shared_store():
             return False
         try:
             os.unlink(path(root))

@@ -14,7 +14,6 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
 from ..core.settings import ASK_MCP_MAX
-from ..core.store import wake
 from ..core.text import one_line
 from ..core.timefmt import human_duration
 from . import leases, marker, patterns
@@ -115,7 +114,7 @@ def reserve(ctx: Ctx, a: ReserveArgs) -> dict:
     """Take every path or none; with `wait`, wait on the wake channel (and until the earliest
     end of what is in the way) for the conflict to go."""
     wait = min(a.wait, ASK_MCP_MAX) if ctx.face == "mcp" else a.wait
-    channel = wake.Channel(ctx.store.root, leases.WAKE) if wait > 0 else None  # before a look
+    channel = ctx.store.channel(leases.WAKE) if wait > 0 else None  # before a look
     started = time.monotonic()
     try:
         while True:

@@ -29,7 +29,57 @@ def check(name: str, status: str, detail: str, fix: str = "") -> dict:
     return {"name": name, "status": status, "detail": detail, "fix": fix}
 
 
+def team_checks(store: Any) -> list[dict]:
+    """The team database: reachable, server version, schema, latency, TLS, the role's rights,
+    row-level security; hooks that could not reach it lately."""
+    from ..core.store import pg
+
+    try:
+        info = pg.ping(store.url)
+    except NexusError as exc:
+        return [check("team database", "fail", exc.message, exc.action)]
+    out = [check("team database", "ok", f"{store.path}: PostgreSQL {info['server_version']}, "
+                 f"role {info['role']}, schema {info['schema']}")]
+    current = info["schema_version"] == info["schema_current"]
+    out.append(check("schema", "ok" if current else "fail",
+                     f"schema {info['schema_version']} (this nexus: {info['schema_current']})",
+                     "" if current else "run `nexus team join URL` again (it migrates), or ask "
+                     "the administrator to run `nexus team init --apply`"))
+    slow = info["latency_ms"] > 20
+    out.append(check("latency", "warn" if slow else "ok",
+                     f"{info['latency_ms']:.2f} ms a round trip, {info['connect_ms']:.1f} ms to "
+                     "connect", "hooks connect on every call: a server this far slows every "
+                     "agent; prefer one near (same site)" if slow else ""))
+    out.append(check("tls", "ok" if info["tls"] or "host=/" in store.url else "warn",
+                     "encrypted" if info["tls"] else "not encrypted",
+                     "" if info["tls"] or "host=/" in store.url else
+                     "add sslmode=require (or verify-full) to the URL"))
+    out.append(check("role rights", "ok" if info["schema_usage"] else "fail",
+                     "row-level security on: each role sees only its own sessions' mail"
+                     if info["row_security"] else "row-level security off: every role that can "
+                     "connect reads every inbox",
+                     "" if info["schema_usage"] and info["row_security"] else
+                     "the administrator runs `nexus team init ROLE... --apply`"))
+    if not info["row_security"]:
+        out[-1]["status"] = "warn" if info["schema_usage"] else "fail"
+    log = os.path.join(store.root, "team-offline.log")
+    try:
+        with open(log, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        lines = []
+    recent = [line for line in lines[-50:] if line.split(" ", 1)[0].replace(".", "").isdigit()
+              and time.time() - float(line.split(" ", 1)[0]) < 86400]
+    if recent:
+        out.append(check("hooks offline", "warn", f"{len(recent)} hook calls in the last 24 h "
+                         f"could not reach the team database ({log})",
+                         "check the server and the network; those events were not recorded"))
+    return out
+
+
 def store_checks(store: Store) -> list[dict]:
+    if getattr(store, "backend", "sqlite") == "postgresql":
+        return team_checks(store)
     out = []
     try:
         if not (store.check_dir() and store.check_file()):

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..errors import NexusError
-from . import migrations, paths
+from . import migrations, paths, team, wake
 
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -90,7 +90,20 @@ def _translate(exc: BaseException, path: str) -> NexusError:
 
 
 class Store:
-    """One user's store: a directory holding `nexus.db` (and the wake channels)."""
+    """One user's store: a directory holding `nexus.db` (and the wake channels). With a team URL
+    set (`NEXUS_DATABASE_URL`, `nexus team join`), `Store(...)` is the team database instead
+    (`pg.PgStore`, same interface); `LocalStore(...)` is always this file."""
+
+    backend = "sqlite"
+
+    def __new__(cls, root: str | None = None, linger: bool = False, reuse: bool = False):
+        if cls is Store:
+            url = team.url()
+            if url:
+                from .pg import PgStore
+
+                return PgStore(url, root, linger, reuse)
+        return super().__new__(cls)
 
     def __init__(self, root: str | None = None, linger: bool = False, reuse: bool = False) -> None:
         self.root = root or paths.home()
@@ -367,6 +380,20 @@ class Store:
         return {"home": self.root, "database": self.path, "exists": exists,
                 "schema_version": version, "schema_current": migrations.CURRENT}
 
+    # -- waking --------------------------------------------------------------------------------
+
+    def poke(self, session_ids) -> int:
+        """After COMMIT: nudge the waiters of these sessions."""
+        return wake.poke(self.root, session_ids)
+
+    def channel(self, session_id: str) -> wake.Channel:
+        """A waiter's channel, created before its first look at the store."""
+        return wake.Channel(self.root, session_id)
+
+    def data_version(self, conn: sqlite3.Connection) -> object:
+        """Changes whenever another connection committed (the waiters' safety poll)."""
+        return conn.execute("PRAGMA data_version").fetchone()[0]
+
     # -- transactions ---------------------------------------------------------------------------
 
     @contextmanager
@@ -448,3 +475,7 @@ def transaction(conn: sqlite3.Connection, path: str, immediate: bool) -> Iterato
         if isinstance(exc, sqlite3.Error):
             raise _translate(exc, path) from None
         raise
+
+
+class LocalStore(Store):
+    """The per-user SQLite store whatever team URL is set (`nexus team migrate`)."""

@@ -481,7 +481,40 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        12,
+        "team mode: the machine a session runs on (its process ids mean something only there)",
+        """
+        ALTER TABLE sessions ADD COLUMN machine TEXT;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
+
+# PostgreSQL variants (team mode, core/store/pg.py) of the migrations whose SQL differs beyond
+# what pg.ddl translates (types, AUTOINCREMENT, WITHOUT ROWID; FTS5 tables are left out there).
+# A team database is always migrated from empty, so data fix-ups of old SQLite stores are moot.
+POSTGRES: dict[int, str] = {
+    3: """
+        ALTER TABLE sessions ADD COLUMN client_start TEXT;
+        ALTER TABLE sessions ADD COLUMN parent TEXT;
+        DROP INDEX sessions_by_handle;
+        CREATE UNIQUE INDEX sessions_by_handle ON sessions (handle);
+        CREATE INDEX sessions_by_parent ON sessions (parent) WHERE parent IS NOT NULL;
+        ALTER TABLE messages ADD COLUMN expired_why TEXT;
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT,
+            detail TEXT
+        );
+        CREATE INDEX events_by_action ON events (action, seq);
+        """,
+}
 
 
 def statements(script: str) -> list[str]:

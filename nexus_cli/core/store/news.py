@@ -23,6 +23,9 @@ def folder(root: str) -> str:
 
 
 def _root(conn: sqlite3.Connection) -> str | None:
+    local = getattr(conn, "local_root", None)  # the team store: markers stay on this machine
+    if local is not None:
+        return local
     for _, name, file in conn.execute("PRAGMA database_list"):
         if name == "main" and file:
             return os.path.dirname(file)
@@ -32,7 +35,11 @@ def _root(conn: sqlite3.Connection) -> str | None:
 def mark(conn: sqlite3.Connection, recipient: str) -> None:
     """Inside the write that stored a message for `recipient`: raise its client's marker. Best
     effort (a full disk costs only the shortcut: the Stop hook still announces)."""
-    row = conn.execute("SELECT client_pid FROM sessions WHERE id = ?", (recipient,)).fetchone()
+    from ..proctable import machine
+
+    # only for a client process of this machine (the team store: others learn at their Stop)
+    row = conn.execute("SELECT client_pid FROM sessions WHERE id = ? AND (machine IS NULL OR"
+                       " machine = ?)", (recipient, machine())).fetchone()
     root = _root(conn)
     if not row or not row[0] or root is None:
         return
@@ -41,7 +48,7 @@ def mark(conn: sqlite3.Connection, recipient: str) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
     except FileNotFoundError:
         try:
-            os.mkdir(folder(root), 0o700)
+            os.makedirs(folder(root), 0o700, exist_ok=True)  # the team store: maybe no root yet
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
         except OSError:
             pass

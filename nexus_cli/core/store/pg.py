@@ -1,0 +1,902 @@
+"""The team store: the same interface as `db.Store` on a PostgreSQL server.
+
+Imported only when a team URL is set (`team.url()`): the SQLite default never loads it. It
+talks to the server with the standard library's sockets (`pgwire`, no import cost for a hook)
+where that serves the URL exactly (a Unix socket, this machine, or TLS turned off), and with
+psycopg 3 (libpq: TLS, service files, ...) otherwise.
+Features write their SQL once, in the SQLite dialect they own; here it is translated once per
+statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT OR REPLACE`
+(an upsert on the table's primary key, read from the migrations), the id of an inserted row
+(`RETURNING` its identity column, so `lastrowid` works). Migrations come from the same list;
+DDL types are mapped (REAL -> DOUBLE PRECISION, INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT
+-> identity) and a migration may carry a PostgreSQL variant (`migrations.POSTGRES`). SQLite FTS5
+tables and their triggers are left out: what searches them is not available in team mode yet.
+
+The guarantees SQLite's single writer gives are kept by a transaction-level advisory lock every
+write transaction takes first (keyed by the schema, so several teams can share one database):
+writers run one at a time, and each sees every write committed before it, as `BEGIN IMMEDIATE`
+does. Reads run in a REPEATABLE READ READ ONLY snapshot. Wake-ups are NOTIFY on one channel
+(`nexus`, the session id as payload), sent after COMMIT; waiters LISTEN."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import select
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from ..errors import NexusError
+from . import migrations, paths, pgwire, team
+
+CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
+HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
+BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
+STATEMENT_MS = 30_000
+CHANNEL = "nexus"
+LOCK = f"SELECT pg_advisory_xact_lock({migrations.APPLICATION_ID}, hashtext(current_schema()))"
+SETTINGS = (f"-c lock_timeout={BUSY_MS} -c statement_timeout={STATEMENT_MS}"
+            " -c idle_in_transaction_session_timeout=60000")
+DRIVER_ENV = "NEXUS_PG_DRIVER"  # wire | psycopg: force one (tests, benchmarks)
+# what a failed statement raises: the wire client's error, and psycopg's once it is loaded
+ERRORS: tuple[type[BaseException], ...] = (pgwire.WireError,)
+
+
+# -- rows ------------------------------------------------------------------------------------
+
+
+class RowBase(tuple):
+    """A row readable by position and by column name, as `sqlite3.Row`."""
+
+    __slots__ = ()
+    _index: dict[str, int]
+    _names: tuple[str, ...]
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+
+_ROWS: dict[tuple[str, ...], type] = {}
+
+
+def row_class(names: tuple[str, ...]) -> type:
+    cls = _ROWS.get(names)
+    if cls is None:
+        cls = _ROWS[names] = type("Row", (RowBase,), {
+            "__slots__": (), "_names": names, "_index": {n: i for i, n in enumerate(names)}})
+    return cls
+
+
+# -- psycopg (TLS and everything else libpq does), loaded only when needed ---------------------
+
+_PSYCOPG: list = []
+
+
+def _psycopg():  # type: ignore[no-untyped-def]
+    """psycopg, with nexus's adapters registered (once)."""
+    global ERRORS
+    if _PSYCOPG:
+        return _PSYCOPG[0]
+    import psycopg
+    from psycopg.adapt import Loader
+    from psycopg.types.string import StrDumperUnknown, TextLoader
+
+    class Numeric(Loader):
+        """sum() of integers is numeric in PostgreSQL: an int when whole, as SQLite gives."""
+
+        def load(self, data: object) -> int | float:
+            text = bytes(data).decode()  # type: ignore[call-overload]
+            try:
+                return int(text)
+            except ValueError:
+                return float(text)
+
+    class Text(StrDumperUnknown):
+        """PostgreSQL text cannot hold NUL, which SQLite stores: NUL is kept as U+FFFF 0 and
+        U+FFFF itself as U+FFFF 1 (a noncharacter), and turned back on the way out."""
+
+        def dump(self, obj: str):  # type: ignore[no-untyped-def]
+            if "\x00" in obj or "\uffff" in obj:
+                obj = obj.replace("\uffff", "\uffff1").replace("\x00", "\uffff0")
+            return super().dump(obj)
+
+    class TextOut(TextLoader):
+        def load(self, data):  # type: ignore[no-untyped-def]
+            text = str(super().load(data))
+            if "\uffff" in text:
+                text = re.sub("\uffff([01])",
+                              lambda m: "\x00" if m.group(1) == "0" else "\uffff", text)
+            return text
+
+    psycopg.adapters.register_loader("numeric", Numeric)
+    psycopg.adapters.register_dumper(str, Text)
+    for oid in ("text", "varchar", "bpchar"):
+        psycopg.adapters.register_loader(oid, TextOut)
+    ERRORS = (pgwire.WireError, psycopg.Error)
+    _PSYCOPG.append(psycopg)
+    return psycopg
+
+
+def _row_factory(cursor):  # type: ignore[no-untyped-def]
+    desc = cursor.description
+    if desc is None:
+        return tuple
+    return row_class(tuple(d.name for d in desc))
+
+
+# -- the wire client, dressed as the part of a psycopg connection nexus uses --------------------
+
+_DOLLARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+
+
+def dollars(sql: str) -> tuple[str, tuple[str, ...] | None]:
+    """psycopg's placeholders (`%s`, `%(name)s`, `%%`) as the protocol's `$n`; for named ones,
+    the names in the order of their numbers."""
+    hit = _DOLLARS.get(sql)
+    if hit is not None:
+        return hit
+    names: list[str] = []
+    count = [0]
+
+    def sub(m: re.Match) -> str:
+        t = m.group(0)
+        if t == "%%":
+            return "%"
+        if t == "%s":
+            count[0] += 1
+            return f"${count[0]}"
+        name = t[2:-2]
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    out = re.sub(r"%%|%s|%\((\w+)\)s", sub, sql)
+    _DOLLARS[sql] = hit = (out, tuple(names) if names else None)
+    return hit
+
+
+class _WireInfo:
+    def __init__(self, wire: pgwire.Wire) -> None:
+        self.wire = wire
+
+    @property
+    def transaction_status(self) -> int:  # as psycopg's: 0 idle, 2 in a transaction, 3 failed
+        return {"I": 0, "T": 2, "E": 3}.get(self.wire.status, 0)
+
+    def parameter_status(self, name: str) -> str | None:
+        return self.wire.parameters.get(name)
+
+
+class _WireCursor:
+    def __init__(self, raw: WireRaw, result: pgwire.Result | None) -> None:
+        self.connection = raw
+        self._result = result
+        self._rows: list = []
+        if result is not None and result.names is not None:
+            cls = row_class(result.names)
+            self._rows = [cls(r) for r in result.rows]
+        self._pos = 0
+        self.rowcount = result.rowcount if result is not None else -1
+
+    @property
+    def description(self) -> tuple | None:
+        return self._result.names if self._result is not None else None
+
+    def fetchone(self):  # type: ignore[no-untyped-def]
+        if self._pos >= len(self._rows):
+            return None
+        self._pos += 1
+        return self._rows[self._pos - 1]
+
+    def fetchall(self) -> list:
+        rows, self._pos = self._rows[self._pos:], len(self._rows)
+        return rows
+
+    def executemany(self, sql: str, rows: list) -> None:
+        total = 0
+        for values in rows:
+            got = self.connection.execute(sql, values)
+            total += max(got.rowcount, 0)
+        self.rowcount = total
+
+
+class _Pgconn:
+    ssl_in_use = False
+
+
+class WireRaw:
+    """The wire client with the surface of a psycopg connection that this module uses."""
+
+    pgconn = _Pgconn()
+
+    def __init__(self, wire: pgwire.Wire) -> None:
+        self.wire = wire
+        self.info = _WireInfo(wire)
+
+    @property
+    def closed(self) -> bool:
+        return self.wire.closed
+
+    @property
+    def broken(self) -> bool:
+        return self.wire.broken
+
+    def execute(self, sql: str, params: object = None) -> _WireCursor:
+        if params is None:
+            return _WireCursor(self, self.wire.query(sql))
+        text, names = dollars(sql)
+        if names is not None:
+            values = [params[n] for n in names]  # type: ignore[index]
+        else:
+            values = list(params)  # type: ignore[call-overload]
+        return _WireCursor(self, self.wire.query(text, values))
+
+    def cursor(self) -> _WireCursor:
+        return _WireCursor(self, None)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.wire.query("BEGIN")
+        try:
+            yield
+        except BaseException:
+            if not self.wire.broken:
+                self.wire.query("ROLLBACK")
+            raise
+        self.wire.query("COMMIT")
+
+    def notifies(self, timeout: float = 0, stop_after: int | None = None) -> Iterator:
+        self.wire.wait_notify(timeout)
+        notes, self.wire.notes = self.wire.notes, []
+        return iter(notes)
+
+    def fileno(self) -> int:
+        return self.wire.sock.fileno()
+
+    def close(self) -> None:
+        self.wire.close()
+
+
+# -- the schema as the migrations define it (for upserts and inserted ids) ---------------------
+
+_TABLES: dict[str, tuple[list[str], list[str], str | None]] = {}
+
+
+def tables() -> dict[str, tuple[list[str], list[str], str | None]]:
+    """table -> (columns in order, primary key columns, identity column), from the migrations."""
+    if _TABLES:
+        return _TABLES
+    for _, _, script in migrations.MIGRATIONS:
+        for stmt in migrations.statements(script):
+            m = re.match(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)\s*\((.*)\)", stmt, re.S | re.I)
+            if m:
+                cols: list[str] = []
+                pk: list[str] = []
+                ident = None
+                for item in _split_top(m.group(2)):
+                    word = item.split(None, 1)[0].upper() if item else ""
+                    if word == "PRIMARY":
+                        inner = item[item.index("(") + 1:item.rindex(")")]
+                        pk = [c.strip() for c in inner.split(",")]
+                    elif word in ("UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT", ""):
+                        continue
+                    else:
+                        name = item.split()[0]
+                        cols.append(name)
+                        if "PRIMARY KEY" in item.upper():
+                            pk = [name]
+                        if re.search(r"INTEGER PRIMARY KEY", item, re.I):  # a rowid alias
+                            ident = name
+                _TABLES[m.group(1)] = (cols, pk, ident)
+                continue
+            m = re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", stmt, re.I)
+            if m and m.group(1) in _TABLES:
+                _TABLES[m.group(1)][0].append(m.group(2))
+    return _TABLES
+
+
+def _split_top(body: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+# -- statements ----------------------------------------------------------------------------------
+
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\?|(?<![:\w]):[A-Za-z_]\w*|%")
+_CACHE: dict[tuple[str, int], tuple[str, bool]] = {}
+
+
+def translate(sql: str, style: int) -> tuple[str, bool]:
+    """The statement in PostgreSQL's dialect, and whether it returns the inserted row's id.
+    style: 0 no parameters, 1 positional, 2 named."""
+    hit = _CACHE.get((sql, style))
+    if hit is not None:
+        return hit
+
+    def token(m: re.Match) -> str:
+        t = m.group(0)
+        if not style:
+            return t
+        if t == "?":
+            return "%s"
+        if t == "%":
+            return "%%"
+        if t[0] == ":":
+            return f"%({t[1:]})s"
+        return t.replace("%", "%%")
+
+    if "offset" in sql:  # a column of that name (insight_chunks): reserved in PostgreSQL
+        sql = re.sub(r"(?<=[(,.])(\s*)offset\b(?=\s*[,)]|\s+(?:AS|FROM)\b)", r'\1"offset"', sql)
+    if style and " IS " in sql.upper():  # SQLite's `x IS ?` compares NULLs as values
+        sql = re.sub(r"\bIS\s+(NOT\s+)?(?=\?|:[A-Za-z_])", lambda m: "IS DISTINCT FROM "
+                     if m.group(1) else "IS NOT DISTINCT FROM ", sql, flags=re.I)
+    if "rowid" in sql:  # a table's implicit row id: PostgreSQL's row version id, stable within
+        sql = re.sub(r"\browid\b", "ctid", sql)  # the transaction (writers hold the lock)
+    if "LIKE" in sql:  # SQLite's LIKE ignores (ASCII) case
+        sql = re.sub(r"\bLIKE\b", "ILIKE", sql)
+    if re.search(r"\b(WHERE|AND|OR|NOT)\s+[01]\b", sql, re.I):  # SQLite's truthy integers
+        sql = re.sub(r"\b(WHERE|AND|OR|NOT)\s+([01])\b(?!\s*[=<>!.])",
+                     lambda m: f"{m.group(1)} {'TRUE' if m.group(2) == '1' else 'FALSE'}", sql,
+                     flags=re.I)
+    out = _TOKENS.sub(token, sql).strip().rstrip(";")
+    returning = False
+    head = out[:40].upper()
+    suffix = ""
+    if head.startswith("INSERT OR IGNORE INTO"):
+        out = "INSERT INTO" + out[len("INSERT OR IGNORE INTO"):]
+        suffix = " ON CONFLICT DO NOTHING"
+    elif head.startswith("INSERT OR REPLACE INTO"):
+        out = "INSERT INTO" + out[len("INSERT OR REPLACE INTO"):]
+        m = re.match(r"INSERT INTO (\w+)\s*(\(([^)]*)\))?", out)
+        table = m.group(1) if m else ""
+        cols, pk, _ = tables().get(table, ([], [], None))
+        if m and not m.group(2):
+            out = f"INSERT INTO {table} ({', '.join(cols)})" + out[m.end():]
+        named = [c.strip() for c in m.group(3).split(",")] if m and m.group(3) else cols
+        rest = [c for c in named if c not in pk]
+        suffix = (f" ON CONFLICT ({', '.join(pk)}) DO UPDATE SET "
+                  + ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)) if rest else \
+            " ON CONFLICT DO NOTHING"
+    elif head.startswith("UPDATE OR REPLACE "):
+        out = "UPDATE " + out[len("UPDATE OR REPLACE "):]
+    if out[:12].upper() == "INSERT INTO " and " RETURNING " not in out.upper():
+        m = re.match(r"INSERT INTO (\w+)", out, re.I)
+        # the id of the inserted row, when asked for (`lastval()`: RETURNING would need the
+        # row to pass the SELECT policies of row-level security, a notice to a peer does not)
+        returning = bool(m and tables().get(m.group(1), (None, None, None))[2])
+    out = _alias_subqueries(out)
+    if any(re.search(rf"\b{t}\b", out) for t in fts_tables()):
+        out = ""  # SQLite full-text search: `Conn.execute` says it is not available here
+    if len(_CACHE) > 4096:  # statements built on the fly (IN lists): keep the cache bounded
+        _CACHE.clear()
+    _CACHE[(sql, style)] = result = (out + suffix, returning)
+    return result
+
+
+def _alias_subqueries(sql: str) -> str:
+    """`FROM (SELECT ...)` needs an alias in PostgreSQL before 16."""
+    start = 0
+    while True:
+        i = sql.upper().find("FROM (SELECT", start)
+        if i < 0:
+            return sql
+        depth, j = 0, i + 5
+        while j < len(sql):
+            if sql[j] == "(":
+                depth += 1
+            elif sql[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        rest = sql[j + 1:].lstrip()
+        clause = r"(WHERE|GROUP|ORDER|LIMIT|UNION|EXCEPT|INTERSECT|JOIN|LEFT|INNER|ON)\b"
+        if not re.match(r"(AS\b|[A-Za-z_]\w*)", rest, re.I) or re.match(clause, rest, re.I):
+            sql = sql[:j + 1] + " AS _sub" + sql[j + 1:]
+        start = i + 5
+
+
+_FTS = re.compile(r"CREATE VIRTUAL TABLE (\w+) USING fts5", re.I)
+
+
+def ddl(script: str) -> list[str]:
+    """A migration's statements for PostgreSQL (FTS5 tables and what feeds them left out)."""
+    stmts = migrations.statements(script)
+    fts = {m.group(1) for s in stmts for m in [_FTS.search(s)] if m}
+    out = []
+    for s in stmts:
+        if fts and any(re.search(rf"\b{name}\b", s) for name in fts):
+            continue
+        if re.match(r"(CREATE|DROP)\s+TRIGGER\b", s, re.I):
+            continue  # SQLite triggers (all of them feed FTS5 tables) need a variant here
+        s = re.sub(r"\bINTEGER PRIMARY KEY( AUTOINCREMENT)?\b",
+                   "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", s, flags=re.I)
+        s = re.sub(r"^(\s*)(offset)(\s)", r'\1"\2"\3', s, flags=re.M)  # a reserved word here
+        s = re.sub(r"\bREAL\b", "DOUBLE PRECISION", s)
+        s = re.sub(r"\bINTEGER\b", "BIGINT", s)
+        s = re.sub(r"\bBLOB\b", "BYTEA", s)
+        s = re.sub(r"\)\s*WITHOUT ROWID", ")", s, flags=re.I)
+        out.append(s)
+    return out
+
+
+_FTS_TABLES: set[str] = set()
+
+
+def fts_tables() -> set[str]:
+    if not _FTS_TABLES:
+        _FTS_TABLES.update(m.group(1) for _, _, s in migrations.MIGRATIONS
+                           for m in _FTS.finditer(s))
+    return _FTS_TABLES
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def unreachable(url: str, exc: BaseException | str) -> NexusError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return NexusError("team_unreachable", team.redact(url),
+                      f"the team database cannot be reached ({reason[:200]}); nothing was written",
+                      "retry when the server is back (`nexus team status` checks it), or "
+                      "`nexus team leave` to work on the local store")
+
+
+def _lost(exc: BaseException) -> bool:
+    """A connection that failed or broke (no SQLSTATE, or the connection-exception class)."""
+    state = getattr(exc, "sqlstate", None) or ""
+    if state:
+        return state.startswith(("08", "28")) or state in ("57P01", "57P02", "57P03")
+    if state.startswith("28"):
+        return True  # authentication failed: the server cannot be used as configured
+    return isinstance(exc, pgwire.WireError) or type(exc).__name__ in (
+        "OperationalError", "InterfaceError")
+
+
+def translate_error(exc: BaseException, url: str) -> NexusError:
+    state = getattr(exc, "sqlstate", None) or ""
+    if state == "42501":
+        return NexusError("team_denied", team.redact(url),
+                          f"the server refused it ({str(exc).splitlines()[0][:200]})",
+                          "ask the team's administrator for the role's rights "
+                          "(`nexus team init` prints the SQL)")
+    if state == "42P01" and any(t in str(exc) for t in fts_tables()):
+        return unsupported("full-text search")
+    if state in ("57014", "55P03"):
+        return NexusError("store_busy", team.redact(url),
+                          "the team database did not answer in time; nothing was written",
+                          "retry; `nexus team status` shows the server's latency")
+    if _lost(exc):
+        return unreachable(url, exc)
+    return NexusError("internal_error", team.redact(url),
+                      f"PostgreSQL says: {str(exc).splitlines()[0][:300]}",
+                      "please report it; nothing was committed")
+
+
+def unsupported(what: str) -> NexusError:
+    return NexusError("team_unsupported", what,
+                      f"{what} works on the local store only; not available in team mode yet",
+                      "run it against the local store: NEXUS_DATABASE_URL= nexus ...")
+
+
+# -- connections -----------------------------------------------------------------------------
+
+
+class Cursor:
+    __slots__ = ("_cur", "_returning")
+
+    def __init__(self, cur, returning: bool) -> None:  # type: ignore[no-untyped-def]
+        self._cur = cur
+        self._returning = returning
+
+    @property
+    def lastrowid(self) -> int | None:
+        if not self._returning or self._cur.rowcount < 1:
+            return None
+        row = self._cur.connection.execute("SELECT lastval()").fetchone()
+        return row[0] if row else None
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    def fetchone(self):
+        return self._cur.fetchone() if self._cur.description is not None else None
+
+    def fetchall(self) -> list:
+        return self._cur.fetchall() if self._cur.description is not None else []
+
+    def __iter__(self) -> Iterator:
+        return iter(self.fetchall())
+
+
+def _params(params: object) -> tuple[object, int]:
+    if not params:
+        return None, 0
+    if isinstance(params, dict):
+        return {k: int(v) if type(v) is bool else v for k, v in params.items()}, 2
+    return tuple(int(v) if type(v) is bool else v for v in params), 1  # type: ignore[attr-defined]
+
+
+_NUMBERED = re.compile(r"\?(\d+)")
+_IS_NUMBERED: dict[str, bool] = {}
+
+
+def _numbered(sql: str) -> bool:
+    hit = _IS_NUMBERED.get(sql)
+    if hit is None:
+        hit = _IS_NUMBERED[sql] = bool(_NUMBERED.search(sql))
+    return hit
+
+
+class _ConnCursor:
+    """`conn.cursor()`: statements through the connection (`row_factory` is accepted and
+    ignored: rows read by position and by name alike)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+        self.row_factory = None
+
+    def execute(self, sql: str, params: object = ()) -> Cursor:
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, seq: Iterable) -> Cursor:
+        return self.conn.executemany(sql, seq)
+
+
+class Conn:
+    """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
+
+    def __init__(self, raw, url: str, root: str) -> None:  # type: ignore[no-untyped-def]
+        self.raw = raw
+        self.url = url
+        self.local_root = root  # news markers and wake channels stay on this machine
+        self.version_checked = False
+
+    def execute(self, sql: str, params: object = ()) -> Cursor:
+        values, style = _params(params)
+        if style == 1 and _numbered(sql):  # SQLite's `?1`: the same value in several places
+            sql = _NUMBERED.sub(lambda m: f":p{m.group(1)}", sql)
+            values = {f"p{i + 1}": v for i, v in enumerate(values)}  # type: ignore[arg-type, var-annotated]
+            style = 2
+        text, returning = translate(sql, style)
+        if not text:
+            raise unsupported("full-text search (`nexus find`, insight search)")
+        try:
+            return Cursor(self.raw.execute(text, values), returning)  # type: ignore[call-overload]
+        except ERRORS as exc:
+            if os.environ.get("NEXUS_DEBUG_SQL"):
+                print("SQL:", text, values, file=sys.stderr)
+            raise translate_error(exc, self.url) from None
+
+    def executemany(self, sql: str, seq: Iterable) -> Cursor:
+        rows = [_params(p)[0] for p in seq]
+        if not rows:
+            return Cursor(self.raw.cursor(), False)
+        text, _ = translate(sql, 2 if isinstance(rows[0], dict) else 1)
+        cur = self.raw.cursor()
+        try:
+            cur.executemany(text, rows)  # type: ignore[arg-type]
+        except ERRORS as exc:
+            raise translate_error(exc, self.url) from None
+        return Cursor(cur, False)
+
+    def cursor(self) -> _ConnCursor:
+        return _ConnCursor(self)
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> Conn:  # as `with sqlite3.connect(...)`: autocommit, nothing to do
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
+    """A connection in autocommit mode (transactions are explicit); a writer waits for the
+    writers' lock as long as SQLite's busy timeout, and no statement runs for ever."""
+    driver = os.environ.get(DRIVER_ENV, "")
+    p = pgwire.params(url) if driver != "psycopg" else None
+    try:
+        if p is not None:  # the settings travel with the startup message: no round trip
+            p = {**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()}
+            raw = WireRaw(pgwire.Wire(p, timeout))
+        else:
+            raw = _psycopg().connect(url, autocommit=True, connect_timeout=timeout,
+                                     application_name="nexus", row_factory=_row_factory)
+            raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
+                        " SET idle_in_transaction_session_timeout = 60000")
+    except ERRORS as exc:
+        raise unreachable(url, exc) from None
+    return Conn(raw, url, root)
+
+
+def schema_version(conn: Conn) -> int:
+    try:
+        # inside a transaction: look before touching (an error would abort it)
+        if conn.raw.info.transaction_status != 0 and conn.raw.execute(
+                "SELECT to_regclass('migrations')").fetchone()[0] is None:  # type: ignore[index]
+            return 0
+        row = conn.raw.execute("SELECT max(version) FROM migrations").fetchone()
+    except ERRORS as exc:
+        if getattr(exc, "sqlstate", None) == "42P01":
+            return 0
+        raise translate_error(exc, conn.url) from None
+    return (row[0] if row else 0) or 0
+
+
+def migrate(conn: Conn, now: float) -> int:
+    """Bring the team database to CURRENT (under the writers' lock, in one transaction per
+    migration with its record); returns the version reached."""
+    with _transaction(conn, write=True):
+        version = schema_version(conn)
+        if version > migrations.CURRENT:
+            raise NexusError("store_newer", team.redact(conn.url),
+                             f"schema {version} is newer than this nexus knows "
+                             f"({migrations.CURRENT})", "upgrade nexus; nothing was written")
+        if version == 0:
+            conn.raw.execute("CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
+                             " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
+        for number, name, script in migrations.pending(version):
+            variant = migrations.POSTGRES.get(number)
+            for stmt in ddl(variant if variant is not None else script):
+                try:
+                    conn.raw.execute(stmt)  # type: ignore[arg-type]
+                except ERRORS as exc:
+                    raise translate_error(exc, conn.url) from None
+            conn.raw.execute("INSERT INTO migrations VALUES (%s, %s, %s)", (number, name, now))
+    return migrations.CURRENT
+
+
+_savepoints = itertools.count(1)
+
+
+@contextmanager
+def _transaction(conn: Conn, write: bool) -> Iterator[None]:
+    raw = conn.raw
+    try:
+        raw.execute(f"BEGIN; {LOCK}" if write else  # type: ignore[arg-type]
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    except ERRORS as exc:
+        raise translate_error(exc, conn.url) from None
+    try:
+        yield
+        raw.execute("COMMIT")
+    except BaseException as exc:
+        try:
+            raw.execute("ROLLBACK")
+        except ERRORS:
+            pass
+        if isinstance(exc, ERRORS):
+            raise translate_error(exc, conn.url) from None
+        raise
+
+
+_CURRENT: set[str] = set()  # team URLs this process found at the current schema
+
+
+class PgStore:
+    """A team database, with the `Store` interface: `write()`, `read()`, wake channels."""
+
+    backend = "postgresql"
+
+    def __init__(self, url: str, root: str | None = None, linger: bool = False,
+                 reuse: bool = False) -> None:
+        self.url = url
+        self.root = root or paths.home()
+        self.path = team.redact(url)
+        self.linger = linger  # a hook: a shorter budget to reach the server
+        self.timeout = HOOK_CONNECT_TIMEOUT if linger else CONNECT_TIMEOUT
+        self._local = threading.local()
+
+    def check_dir(self) -> bool:
+        return True
+
+    def check_file(self) -> bool:
+        return True
+
+    def _conn(self, kind: str = "write") -> Conn:
+        """This thread's connection of that kind (a write may run while a read is open, as
+        with the SQLite store's two connections)."""
+        conn = getattr(self._local, kind, None)
+        if conn is not None and not conn.raw.closed and not conn.raw.broken:
+            return conn
+        conn = connect(self.url, self.root, self.timeout)
+        setattr(self._local, kind, conn)
+        return conn
+
+    def _checked(self, conn: Conn, write: bool) -> Conn:
+        if not conn.version_checked and self.url in _CURRENT:
+            conn.version_checked = True  # this process saw the schema current already
+        if not conn.version_checked:
+            version = schema_version(conn)
+            if version < migrations.CURRENT:
+                if not write:
+                    raise NexusError("store_outdated", self.path,
+                                     f"the team database is at schema {version}, this nexus needs "
+                                     f"{migrations.CURRENT}", "run `nexus team join` again (it "
+                                     "migrates), or any command that writes")
+                migrate(conn, time.time())
+            elif version > migrations.CURRENT:
+                raise NexusError("store_newer", self.path,
+                                 f"schema {version} is newer than this nexus knows "
+                                 f"({migrations.CURRENT})", "upgrade nexus; nothing was written")
+            conn.version_checked = True
+            _CURRENT.add(self.url)
+        return conn
+
+    def open_write(self) -> Conn:
+        conn = self._checked(self._conn(), write=True)
+        if not getattr(self._local, "rooted", False):
+            # settings, wake channels and news markers stay in the local directory
+            paths.ensure_private_dir(self.root)
+            self._local.rooted = True
+        return conn
+
+    def open_read(self) -> Conn:
+        """A connection of its own (a waiter polls on it outside any transaction)."""
+        return self._checked(connect(self.url, self.root), write=False)
+
+    def info(self) -> dict:
+        try:
+            version = schema_version(self._conn())
+        except NexusError:
+            version = None
+        return {"home": self.root, "database": self.path, "exists": version is not None,
+                "schema_version": version, "schema_current": migrations.CURRENT}
+
+    @contextmanager
+    def write(self) -> Iterator[Conn]:
+        outer = getattr(self._local, "active", None)
+        if outer is not None:
+            name = f"nx{next(_savepoints)}"
+            outer.raw.execute(f"SAVEPOINT {name}")  # type: ignore[arg-type]
+            try:
+                yield outer
+            except BaseException:
+                outer.raw.execute(f"ROLLBACK TO {name}")  # type: ignore[arg-type]
+                outer.raw.execute(f"RELEASE {name}")  # type: ignore[arg-type]
+                raise
+            outer.raw.execute(f"RELEASE {name}")  # type: ignore[arg-type]
+            return
+        conn = self.open_write()
+        self._local.active = conn
+        try:
+            with _transaction(conn, write=True):
+                yield conn
+        finally:
+            self._local.active = None
+
+    @contextmanager
+    def read(self) -> Iterator[Conn]:
+        outer = getattr(self._local, "active", None) or getattr(self._local, "reading", None)
+        if outer is not None:
+            yield outer
+            return
+        conn = self._checked(self._conn("read"), write=False)
+        self._local.reading = conn
+        try:
+            with _transaction(conn, write=False):
+                yield conn
+        finally:
+            self._local.reading = None
+
+    # -- waking ----------------------------------------------------------------------------------
+
+    def poke(self, session_ids: Iterable[str]) -> int:
+        ids = sorted(set(session_ids))
+        if not ids:
+            return 0
+        try:
+            self._conn().raw.execute(
+                "SELECT " + ", ".join("pg_notify(%s, %s)" for _ in ids),
+                [v for sid in ids for v in (CHANNEL, sid)])
+        except ERRORS:
+            return 0  # a wake is only a hint: waiters poll as a safety net
+        except NexusError:
+            return 0
+        return len(ids)
+
+    def channel(self, session_id: str) -> Channel:
+        return Channel(self, session_id)
+
+    def data_version(self, conn: Conn) -> object:
+        return None  # no cheap global change counter: a waiter looks again at each safety poll
+
+
+class Channel:
+    """A waiter's LISTEN connection; created before the first look, so no NOTIFY is missed."""
+
+    def __init__(self, store: PgStore, session_id: str) -> None:
+        self.sid = session_id
+        self.conn = connect(store.url, store.root)
+        try:
+            self.conn.raw.execute(f"LISTEN {CHANNEL}")  # type: ignore[arg-type]
+        except ERRORS as exc:
+            self.conn.close()
+            raise translate_error(exc, store.url) from None
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + max(0.0, timeout)
+        raw = self.conn.raw
+        while True:
+            got = False
+            try:
+                for note in raw.notifies(timeout=0, stop_after=None):  # drain what is queued
+                    got = got or note.payload == self.sid
+            except ERRORS:
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+                return False
+            if got:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                select.select([raw.fileno()], [], [], remaining)
+            except (OSError, ValueError):
+                return False
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> Channel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ping(url: str) -> dict:
+    """For `team status` and doctor: reachability, server version, schema, latency, TLS, role."""
+    started = time.perf_counter()
+    conn = connect(url, paths.home())
+    try:
+        connected = time.perf_counter() - started
+        raw = conn.raw
+        trips = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            raw.execute("SELECT 1").fetchone()
+            trips.append(time.perf_counter() - t0)
+        latency = sorted(trips)[2]  # the median of five
+        version = schema_version(conn)
+        role, schema = raw.execute("SELECT current_user, current_schema()").fetchone()  # type: ignore[misc]
+        secured = raw.execute("SELECT relrowsecurity FROM pg_class WHERE oid ="
+                              " to_regclass('messages')").fetchone()
+        can_write = raw.execute(
+            "SELECT has_schema_privilege(current_schema(), 'USAGE')").fetchone()[0]  # type: ignore[index]
+        return {"server_version": raw.info.parameter_status("server_version"),
+                "schema_version": version, "schema_current": migrations.CURRENT,
+                "connect_ms": round(connected * 1000, 2), "latency_ms": round(latency * 1000, 3),
+                "tls": bool(getattr(raw.pgconn, "ssl_in_use", False)), "role": role,
+                "schema": schema, "schema_usage": bool(can_write),
+                "row_security": bool(secured and secured[0])}
+    finally:
+        conn.close()
+

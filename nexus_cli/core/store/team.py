@@ -1,0 +1,51 @@
+"""Which store a process uses: the team database (PostgreSQL) when `NEXUS_DATABASE_URL` is set
+or `nexus team join URL` stored one, else the per-user SQLite file. Stdlib only: every hook asks,
+so the answer costs one environment lookup and one stat when no team is configured.
+
+The URL is kept in its own file beside config.toml (`team.url`, 0600: it may hold a password),
+not in config.toml itself: the hook hot path reads it without a TOML parser."""
+
+from __future__ import annotations
+
+import os
+
+ENV = "NEXUS_DATABASE_URL"
+FILE = "team.url"
+
+
+def url_file() -> str:
+    from ..settings import path
+
+    return os.path.join(os.path.dirname(path()), FILE)
+
+
+def url() -> str | None:
+    """The team database's URL in force, or None for the local store."""
+    explicit = os.environ.get(ENV)
+    if explicit is not None:
+        return explicit.strip() or None  # set but empty: the local store, whatever is joined
+    try:
+        with open(url_file(), encoding="utf-8") as fh:
+            return fh.read().strip() or None
+    except OSError:
+        return None
+
+
+def source() -> str | None:
+    """Where the URL in force comes from: 'env', 'config' or None."""
+    if os.environ.get(ENV) is not None:
+        return "env" if os.environ[ENV].strip() else None
+    return "config" if url() else None
+
+
+def redact(value: str) -> str:
+    """The URL without its password, for messages and `team status`."""
+    if "://" in value and "@" in value.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = value.split("://", 1)
+        auth, host = rest.split("@", 1)
+        if ":" in auth:
+            auth = auth.split(":", 1)[0] + ":***"
+        return f"{scheme}://{auth}@{host}"
+    import re
+
+    return re.sub(r"(password=)[^&\s]*", r"\1***", value)

@@ -1,0 +1,1 @@
+"""Team mode: the store on a PostgreSQL server shared by several machines and people."""

@@ -1,0 +1,51 @@
+"""The team tools: join a team database, see it, leave it, and the administrator's script."""
+
+from __future__ import annotations
+
+from ..core.registry import Tool, register
+from . import admin, render
+
+register(Tool(
+    name="team_join", group="team", title="Join a team database",
+    description="Use a PostgreSQL team database from now on (checked, its schema brought "
+    "current, the URL kept 0600); NEXUS_DATABASE_URL overrides it.",
+    details="Every command, hook and MCP server of this user then works on the team database: "
+    "sessions on other machines become peers. The URL is kept in `team.url` beside config.toml. "
+    "Keep the password out of the URL (~/.pgpass, PGPASSWORD).",
+    args="TeamJoinArgs", result="TeamJoinResult", run=admin.join, render=render.join,
+    command=("team", "join"), positional=("url",), destructive=True, idempotent=True, mcp=False,
+    needs_caller=False,
+))
+register(Tool(
+    name="team_status", group="team", title="Show the team database",
+    description="Which store is in use; for a team database: reachable, server and schema "
+    "version, latency, TLS, the role and whether row-level security is on.",
+    args="NoArgs", result="TeamStatusResult", run=admin.status, render=render.status,
+    command=("team", "status"), read_only=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="team_leave", group="team", title="Leave the team database",
+    description="Forget the stored team URL: the local store is used again (unless "
+    "NEXUS_DATABASE_URL is set). Nothing in either store is changed.",
+    args="NoArgs", result="TeamLeaveResult", run=admin.leave, render=render.leave,
+    command=("team", "leave"), destructive=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="team_init", group="team", title="The team database administrator's script",
+    description="Print (or with --apply run, as the administrator) the SQL that creates the "
+    "schema, member roles and row-level security of a team database.",
+    details="Row-level security: a member role reads and changes only the messages, tasks and "
+    "approvals of its own sessions, and writes them only as one of them; presence, the shared "
+    "workspace and the activity log stay readable by all members. Idempotent.",
+    args="TeamInitArgs", result="TeamInitResult", run=admin.init, render=render.init,
+    command=("team", "init"), positional=("roles",), destructive=True, idempotent=True,
+    mcp=False, needs_caller=False,
+))
+register(Tool(
+    name="team_migrate", group="team", title="Copy sessions, mail and tasks in or out",
+    description="Copy the local store's sessions, messages and tasks into the team database "
+    "(--to local: back out). Idempotent: rows already there are skipped; rerun to resume.",
+    args="TeamMigrateArgs", result="TeamMigrateResult", run=admin.migrate, render=render.migrate,
+    command=("team", "migrate"), destructive=False, idempotent=True, mcp=False,
+    needs_caller=False,
+))

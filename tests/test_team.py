@@ -1,0 +1,330 @@
+"""Team mode: joining a team database, a server that is down, row-level security between two
+people's roles, and waking across two homes (two machines' stores) through LISTEN/NOTIFY.
+Store- and tool-level behaviour on the team database is checked by running the core suites on
+both backends (tests/conftest.py BOTH_BACKENDS)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import psycopg
+import pytest
+
+from helpers import claude_env, codex_env, sid
+
+A = claude_env(sid(1))
+B = codex_env(sid(2))
+A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+
+
+def schema(cluster, migrate: bool = False) -> tuple[str, str]:
+    """A fresh schema (migrated or not): its name and URL."""
+    name = "t_" + os.urandom(6).hex()
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    url = cluster.url_for(name)
+    if migrate:
+        from nexus_cli.core.store import pg
+
+        conn = pg.connect(url, "/nonexistent")
+        pg.migrate(conn, 0.0)
+        conn.close()
+    return name, url
+
+
+@pytest.fixture
+def pair(hook, chdir_work):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+
+
+@pytest.fixture(params=["wire", "psycopg"])
+def driver(request, monkeypatch):
+    """The stdlib client (`pgwire`, what hooks use) and psycopg (libpq, for TLS) alike."""
+    monkeypatch.setenv("NEXUS_PG_DRIVER", request.param)
+    return request.param
+
+
+def test_join_status_and_leave(nx, hook, chdir_work, pg_cluster, home, driver):
+    assert nx("team", "status", "--json").json["joined"] is False
+    name, url = schema(pg_cluster)
+    r = nx("team", "join", url, "--json")
+    assert r.code == 0, r.err
+    assert r.json["server"]["schema_version"] == r.json["server"]["schema_current"]
+    assert oct(os.stat(r.json["file"]).st_mode & 0o777) == "0o600"
+    status = nx("team", "status", "--json").json
+    assert status["joined"] and status["source"] == "config" and status["reachable"]
+    assert status["server"]["schema_name"] == name
+    # from now on every command and hook works on the team database
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    mid = nx("send", "codex", "over the wire", "--json", env=A).json["message_id"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT text FROM messages WHERE id = %s", (mid,)).fetchone() == (
+            "over the wire",)
+    assert not (home / "nexus.db").exists()  # nothing went to the local store
+    # the environment overrides the stored URL; set but empty: the local store
+    assert nx("team", "status", "--json", env={"NEXUS_DATABASE_URL": ""}).json["joined"] is False
+    left = nx("team", "leave", "--json").json
+    assert left["left"] and not left["still_set"]
+    assert nx("team", "status", "--json").json["joined"] is False
+    assert nx("read", "--json", env=B).json["count"] == 0  # the local store: not that mail
+
+
+def test_join_refuses_what_is_not_a_postgresql_url(nx):
+    r = nx("team", "join", "http://example.invalid/db")
+    assert r.code == 2 and "invalid_argument" in r.err and "Traceback" not in r.err
+
+
+def test_a_server_that_is_down_is_a_coded_error_and_hooks_let_their_client_go(
+        nx, hook, chdir_work, tmp_path, home):
+    down = tmp_path / "no-server"
+    down.mkdir()
+    env = {"NEXUS_DATABASE_URL": f"postgresql:///nexus?host={down}"}
+    r = nx("peers", env=env)
+    assert r.code == 6 and "team_unreachable" in r.err and "Traceback" not in r.err
+    assert "nexus team status" in r.err  # the next action
+    r = nx("send", "codex", "lost?", env={**env, **A})
+    assert r.code == 6 and "team_unreachable" in r.err
+    started = time.monotonic()
+    h = hook("claude", "PostToolUse", sid(1), tool_name="Bash", env=env)
+    assert h.code == 0 and h.out == "" and h.err == ""
+    assert time.monotonic() - started < 30  # within the hook's budget (connect timeout 2 s)
+    log = (home / "team-offline.log").read_text()
+    assert "claude hook" in log and "team_unreachable" in log
+    status = nx("team", "status", "--json", env=env).json
+    assert status["joined"] and status["reachable"] is False
+    assert "team_unreachable" in status["error"]
+
+
+def test_a_server_stopped_mid_run_loses_nothing_and_everything_resumes(
+        nx, hook, chdir_work, pg_cluster, monkeypatch):
+    """Its own cluster: stopping the shared one would disturb the other tests."""
+    import pgcluster
+
+    cluster = pgcluster.start()
+    try:
+        _, url = schema(cluster, migrate=True)
+        monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+        hook("claude", "SessionStart", sid(1), source="startup")
+        hook("codex", "SessionStart", sid(2), source="startup")
+        first = nx("delegate", "codex", "before the outage", "--json", env=A).json["id"]
+        cluster.pause()
+        r = nx("delegate", "codex", "during the outage", env=A)
+        assert r.code == 6 and "team_unreachable" in r.err
+        assert hook("codex", "PostToolUse", sid(2), tool_name="Bash").code == 0
+        cluster.resume()
+        tasks = nx("tasks", "--json", env=A).json["items"]
+        assert [t["id"] for t in tasks] == [first]  # nothing half written
+        r = nx("report", first, "--status", "completed", "--result", "done", "--json", env=B)
+        assert r.code == 0, r.err
+        assert nx("task", "get", first, "--json", env=A).json["status"] == "completed"
+    finally:
+        cluster.stop()
+
+
+def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
+        nx, hook, chdir_work, pg_cluster, monkeypatch, driver):
+    name, admin_url = schema(pg_cluster)
+    alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    printed = nx("team", "init", alice, bob).out
+    assert "ENABLE ROW LEVEL SECURITY" in printed and f"CREATE ROLE {alice}" in printed
+    r = nx("team", "init", alice, bob, "--apply", "--json")
+    assert r.code == 0 and r.json["applied"], r.err
+    as_alice = pg_cluster.url_for(name, user=alice)
+    as_bob = pg_cluster.url_for(name, user=bob)
+    # alice's two agents talk through nexus, as her role
+    monkeypatch.setenv("NEXUS_DATABASE_URL", as_alice)
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    mid = nx("send", "codex", "for alice's eyes", "--json", env=A).json["message_id"]
+    task = nx("delegate", "codex", "alice's task", "--json", env=A).json["id"]
+    status = nx("team", "status", "--json").json
+    assert status["server"]["role"] == alice and status["server"]["row_security"]
+    # bob, with plain SQL on his own role, neither reads nor writes her mail
+    with psycopg.connect(as_bob, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+        assert conn.execute("UPDATE messages SET read_at = 1, text = 'forged'").rowcount == 0
+        assert conn.execute("DELETE FROM tasks").rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO messages (id, sender, recipient, text, created_at)"
+                         " VALUES ('m-forged', %s, %s, 'from alice, honest', 0)", (A_ID, B_ID))
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] >= 2  # presence
+    with psycopg.connect(as_alice, autocommit=True) as conn:
+        assert conn.execute("SELECT text, read_at FROM messages WHERE id = %s",
+                            (mid,)).fetchone() == ("for alice's eyes", None)
+        assert conn.execute("SELECT count(*) FROM tasks WHERE id = %s", (task,)).fetchone()[0] == 1
+    # and bob's own nexus sees nothing of it either
+    monkeypatch.setenv("NEXUS_DATABASE_URL", as_bob)
+    assert nx("message", "status", mid, "--json").code == 3
+
+
+def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_path, monkeypatch):
+    """Two machines' stores (two NEXUS_HOMEs) on one team database: the asker waits on LISTEN
+    in its own process; the reply from the other home wakes it through NOTIFY."""
+    _, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    hook("codex", "SessionStart", sid(2), source="startup")
+    other = tmp_path / "laptop-home"
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(other), "NEXUS_DATABASE_URL": url,
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    asker = subprocess.Popen([sys.executable, "-m", "nexus_cli", "ask", B_ID, "ready?",
+                              "--all-workspaces", "--timeout", "120", "--json"],
+                             env=env, cwd=chdir_work, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            got = nx("read", "--json", env=B).json["messages"]
+            if got:
+                break
+            assert time.monotonic() < deadline, "the question never arrived"
+            time.sleep(0.05)
+        nx("reply", got[0]["message_id"], "yes", env=B)
+        out, err = asker.communicate(timeout=120)
+    finally:
+        if asker.poll() is None:
+            asker.kill()
+    import json
+
+    answer = json.loads(out)
+    assert asker.returncode == 0 and answer["answered"], err
+    assert answer["reply"]["text"] == "yes"
+    assert answer["waited_seconds"] < 60  # woken, not timed out
+
+
+def test_doctor_checks_the_team_database(nx, pg_cluster, monkeypatch):
+    _, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["team database"]["status"] == "ok" and "PostgreSQL" in checks["team database"][
+        "detail"]
+    assert checks["schema"]["status"] == "ok"
+    assert "latency" in checks and "tls" in checks
+    assert checks["role rights"]["status"] == "warn"  # no row-level security on this one
+    assert "team init" in checks["role rights"]["fix"]
+    monkeypatch.setenv("NEXUS_DATABASE_URL", "postgresql:///nexus?host=/nonexistent")
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["team database"]["status"] == "fail"
+    assert "team_unreachable" in checks["team database"]["detail"]
+
+
+def test_team_results_match_their_schemas(nx, pg_cluster):
+    from test_contract import validate
+
+    _, url = schema(pg_cluster)
+    r = nx("team", "join", url, "--json")
+    validate("team_join", r.json)
+    validate("team_status", nx("team", "status", "--json").json)
+    validate("team_migrate", nx("team", "migrate", "--json").json)
+
+
+def test_another_machines_pids_are_never_judged_here(nx, hook, chdir_work, home):
+    """A session of another machine (team mode) is believed as it recorded itself: its waiter's
+    pid is not looked up in this machine's process table, nor cleared by maintenance here."""
+    from helpers import raw_db
+    from nexus_cli.core.proctable import machine
+
+    hook("codex", "SessionStart", sid(2), source="startup")
+    hook("claude", "SessionStart", sid(1), source="startup")
+    conn = raw_db(home)
+    assert conn.execute("SELECT machine FROM sessions WHERE id = ?", (B_ID,)).fetchone()[0] == \
+        machine()
+    for where, sid_ in (("laptop/0123456789ab", B_ID), (machine(), A_ID)):
+        conn.execute("UPDATE sessions SET status = 'listening', waiter_pid = 999999,"
+                     " machine = ? WHERE id = ?", (where, sid_))
+    conn.commit()
+    nx("maintenance")
+    peers = {p["id"]: p["status"] for p in nx("peers", "--json", env={}).json["items"]}
+    assert peers[B_ID] == "listening"  # another machine's waiter: not ours to judge
+    assert peers.get(A_ID, "idle") == "idle"  # this machine's dead waiter: cleared
+
+
+def test_the_wire_client_serves_only_what_it_serves_exactly():
+    from nexus_cli.core.store import pgwire
+
+    p = pgwire.params("postgresql://ann:pw@/team?host=/run/pg&options=-cx%3D1")
+    assert p is not None and (p["host"], p["user"], p["password"], p["dbname"], p["options"]) == (
+        "/run/pg", "ann", "pw", "team", "-cx=1")
+    assert pgwire.params("postgresql://ann@localhost:5433/team")["port"] == "5433"
+    # over the network TLS is wanted or possible: libpq's job (psycopg)
+    assert pgwire.params("postgresql://ann@db.example/team") is None
+    assert pgwire.params("postgresql://ann@db.example/team?sslmode=require") is None
+    assert pgwire.params("postgresql://ann@db.example/team?sslmode=disable") is not None
+    assert pgwire.params("postgresql://ann@/team?service=x") is None
+
+
+@pytest.mark.parametrize("method", ["scram", "md5"])
+def test_password_authentication_and_a_wrong_password(nx, pg_cluster, monkeypatch, method):
+    """The stdlib client speaks SCRAM-SHA-256 and MD5; a wrong password is a coded error."""
+    role = {"scram": "nexus_pw", "md5": "nexus_md5"}[method]
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(f"SET password_encryption = '{'md5' if method == 'md5' else 'scram-sha-256'}'")
+        conn.execute(f"DROP ROLE IF EXISTS {role}")
+        conn.execute(f"CREATE ROLE {role} LOGIN SUPERUSER PASSWORD 's3:cr@t'")
+    name, _ = schema(pg_cluster, migrate=True)
+    url = (f"postgresql://{role}:s3%3Acr%40t@/nexus?host={pg_cluster.sock}"
+           f"&options=-csearch_path%3D{name}")
+    monkeypatch.setenv("NEXUS_PG_DRIVER", "wire")
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    status = nx("team", "status", "--json").json
+    assert status["reachable"] and status["server"]["role"] == role, status
+    assert "s3" not in status["url"]  # the password never shown
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url.replace("s3%3Acr%40t", "wrong"))
+    r = nx("peers")
+    assert r.code == 6 and "team_unreachable" in r.err and "Traceback" not in r.err
+
+
+def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
+        nx, hook, chdir_work, pg_cluster, home, tmp_path, monkeypatch):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    mid = nx("send", "codex", "from before the team", "--json", env=A).json["message_id"]
+    task = nx("delegate", "codex", "an old obligation", "--json", env=A).json["id"]
+    _, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    moved = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
+    assert moved["sessions"]["copied"] == 2 and moved["tasks"]["copied"] == 1
+    assert moved["messages"]["copied"] == 2  # the message and the task's message
+    again = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
+    assert all(t["copied"] == 0 for t in again.values())  # idempotent: a rerun resumes
+    assert again["messages"]["skipped"] == 2
+    # the team database now holds the mail and the obligation, as nexus reads them
+    got = nx("read", "--json", env=B).json["messages"]
+    assert {m["message_id"] for m in got} >= {mid}
+    assert nx("tasks", "--json", env=A).json["items"][0]["id"] == task
+    # and back out, into another machine's empty local store
+    monkeypatch.setenv("NEXUS_HOME", str(tmp_path / "elsewhere"))
+    back = {t["table"]: t for t in nx("team", "migrate", "--to", "local", "--json").json["tables"]}
+    assert back["sessions"]["copied"] == 2 and back["tasks"]["copied"] == 1
+    monkeypatch.setenv("NEXUS_DATABASE_URL", "")
+    assert nx("task", "get", task, "--json", env=A).json["id"] == task
+
+
+def test_in_team_mode_every_edit_reaches_the_reservation_check(hook, chdir_work, pg_cluster,
+                                                               home, monkeypatch):
+    """A reservation made on another machine cannot raise this machine's marker: in team mode
+    the marker stays raised, so the installed edit hook always asks nexus."""
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.reservations import marker
+
+    _, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    hook("claude", "SessionStart", sid(1), source="startup")
+    assert marker.raised(str(home))
+    assert marker.settle(Store(), time.time()) is False and marker.raised(str(home))
+
+
+def test_an_agent_may_not_switch_the_store(nx, hook, chdir_work, pg_cluster):
+    hook("claude", "SessionStart", sid(1), source="startup")
+    _, url = schema(pg_cluster, migrate=True)
+    for args in (("team", "join", url), ("team", "leave"), ("team", "migrate"),
+                 ("team", "init", "--apply")):
+        r = nx(*args, env=A)
+        assert r.code == 5 and "people_only" in r.err, (args, r.err)
+    assert nx("team", "status", "--json", env=A).json["joined"] is False  # looking is fine

@@ -1,0 +1,187 @@
+"""Two machines simulated on one: two homes, two machine ids, real hook and CLI processes run
+as children of stand-in clients (`claude` on machine A, `codex` on machine B), each process in
+a network namespace of its own (as root: `unshare -n`), so the only thing the two machines share
+is the team database's Unix socket. A message, a delegation with its report, an ask and a wake
+go both ways; with the server stopped mid-run, coded errors, nothing half written, and
+everything resumes when it returns."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SA = "a1a1a1a1-0000-4000-8000-00000000000a"
+SB = "b2b2b2b2-0000-4000-8000-00000000000b"
+A_ID, B_ID = f"claude:{SA}", f"codex:{SB}"
+
+
+def _isolated() -> list[str]:
+    """`unshare -n --` where it works (root): a process with no network at all."""
+    if os.geteuid() == 0 and shutil.which("unshare") and subprocess.run(
+            ["unshare", "-n", "true"], capture_output=True).returncode == 0:
+        return ["unshare", "-n", "--"]
+    return []
+
+
+class Machine:
+    def __init__(self, name: str, client: str, session: str, base, url: str, cwd: str) -> None:
+        from standin import StandIn
+
+        self.client, self.session, self.cwd = client, session, cwd
+        self.sid = f"{client}:{session}"
+        home = base / name
+        (home / "nexus").mkdir(parents=True)
+        self.env = {"PATH": os.environ["PATH"], "HOME": str(home),
+                    "NEXUS_HOME": str(home / "nexus"),
+                    "NEXUS_MACHINE_ID": f"{name}-machine-id", "NEXUS_DATABASE_URL": url,
+                    "PYTHONPATH": os.pathsep.join(sys.path)}
+        self.agent = {**self.env, **({"CLAUDE_CODE_SESSION_ID": session} if client == "claude"
+                                     else {"CODEX_SESSION_ID": session,
+                                           "CODEX_THREAD_ID": session})}
+        self.proc = StandIn(client, str(base / f"bin-{name}"))
+        self.prefix = _isolated()
+        self.nexus = os.path.join(os.path.dirname(sys.executable), "nexus")
+
+    def hook(self, event: str, wait: bool = False, **fields: object) -> dict:
+        payload = {"hook_event_name": event, "session_id": self.session, "cwd": self.cwd,
+                   "transcript_path": None, **fields}
+        return self.proc.run([*self.prefix, self.nexus, "hook", self.client], self.env,
+                             json.dumps(payload), cwd=self.cwd)
+
+    def start_hook(self, event: str, **fields: object) -> int:
+        payload = {"hook_event_name": event, "session_id": self.session, "cwd": self.cwd,
+                   "transcript_path": None, **fields}
+        return self.proc.start([*self.prefix, self.nexus, "hook", self.client], self.env,
+                               json.dumps(payload), cwd=self.cwd)
+
+    def nx(self, *args: str) -> dict:
+        got = self.proc.run([*self.prefix, self.nexus, *args], self.agent, cwd=self.cwd)
+        if "--json" in args and got["code"] in (0,) and got["out"].strip():
+            got["json"] = json.loads(got["out"])
+        return got
+
+    def start(self, *args: str) -> int:
+        return self.proc.start([*self.prefix, self.nexus, *args], self.agent, cwd=self.cwd)
+
+    def close(self) -> None:
+        self.proc.close()
+
+
+def until(check, what: str, limit: float = 90.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + limit
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def machines(tmp_path, pg_cluster):
+    import pgcluster
+
+    from nexus_cli.core.store import pg
+
+    cluster = pgcluster.start()  # its own: this test stops the server mid-run
+    conn = pg.connect(cluster.url, "/nonexistent")
+    pg.migrate(conn, 0.0)
+    conn.close()
+    work = tmp_path / "work"
+    work.mkdir()
+    a = Machine("laptop", "claude", SA, tmp_path, cluster.url, str(work))
+    b = Machine("devbox", "codex", SB, tmp_path, cluster.url, str(work))
+    try:
+        for m in (a, b):
+            r = m.hook("SessionStart", source="startup")
+            assert r["code"] == 0, r["err"]
+        yield a, b, cluster
+    finally:
+        a.close()
+        b.close()
+        cluster.stop()
+
+
+def test_two_machines_message_delegate_ask_and_wake_both_ways(machines):
+    a, b, _ = machines
+    peers = {p["id"]: p for p in a.nx("peers", "--json")["json"]["items"]}
+    assert B_ID in peers  # a session on another machine is a peer
+    for me, other, text in ((a, b, "hello from the laptop"), (b, a, "hello from the devbox")):
+        # a message: announced by the other machine's real hook
+        r = me.nx("send", other.sid, text, "--json")
+        assert r["code"] == 0, r["err"]
+        got = other.hook("PostToolUse", tool_name="Bash", tool_use_id="t1", tool_input={})
+        assert got["code"] == 0 and text in got["out"], got
+        # a delegation with its report
+        task = me.nx("delegate", other.sid, f"a job for {other.client}", "--json")["json"]["id"]
+        r = other.nx("report", task, "--status", "completed", "--result", "done", "--json")
+        assert r["code"] == 0, r["err"]
+        t = me.nx("task", "get", task, "--json")["json"]
+        assert (t["status"], t["result"]) == ("completed", "done")
+        # an ask, woken by the reply from the other machine
+        job = me.start("ask", other.sid, f"ready, {other.client}?", "--timeout", "120", "--json")
+
+        def question(other: Machine = other):  # type: ignore[no-untyped-def]
+            got = other.nx("read", "--json")
+            return [m for m in got.get("json", {}).get("messages", [])
+                    if m["text"].startswith("ready")]
+
+        q = until(question, "the question never arrived")
+        assert other.nx("reply", q[0]["message_id"], "yes")["code"] == 0
+        answer = me.proc.collect(job, timeout=120)
+        assert answer["code"] == 0, answer["err"]
+        assert json.loads(answer["out"])["reply"]["text"] == "yes"
+    for sleeper, waker in ((b, a), (a, b)):
+        # a wake: the listening Stop hook on one machine, the message from the other
+        sleeper.nx("read", "--count", "50")  # nothing unread: the Stop hook then waits
+        assert sleeper.nx("listen", "on")["code"] == 0
+        job = sleeper.start_hook("Stop", stop_hook_active=False, last_assistant_message="done")
+        until(lambda s=sleeper, w=waker: any(
+            p["id"] == s.sid and p["status"] == "listening"
+            for p in w.nx("peers", "--json")["json"]["items"]), "never listening")
+        assert waker.nx("send", sleeper.sid, f"wake up, {sleeper.client}")["code"] == 0
+        woke = sleeper.proc.collect(job, timeout=120)
+        assert woke["code"] == 0, woke["err"]
+        reply = json.loads(woke["out"])
+        assert reply["decision"] == "block" and f"wake up, {sleeper.client}" in reply["reason"]
+        assert sleeper.nx("listen", "off")["code"] == 0
+
+
+def test_two_machines_survive_the_server_going_away(machines):
+    a, b, cluster = machines
+    assert a.nx("send", B_ID, "before")["code"] == 0
+    cluster.pause()
+    r = a.nx("send", B_ID, "during")
+    assert r["code"] == 6 and "team_unreachable" in r["err"] and "Traceback" not in r["err"]
+    r = a.nx("delegate", B_ID, "during the outage")
+    assert r["code"] == 6 and "team_unreachable" in r["err"]
+    h = b.hook("PostToolUse", tool_name="Bash", tool_use_id="t2", tool_input={})
+    assert h["code"] == 0 and h["out"] == "" and h["err"] == ""  # the client goes on
+    cluster.resume()
+    assert a.nx("send", B_ID, "after")["code"] == 0
+    texts = [m["text"] for m in b.nx("read", "--json")["json"]["messages"]]
+    assert texts == ["before", "after"]  # nothing half written, nothing lost
+    assert a.nx("tasks", "--json")["json"]["total"] == 0
+    assert "could not reach" in "".join(
+        c["detail"] for c in b.nx("doctor", "--quick", "--json")["json"]["checks"]
+        if c["name"] == "hooks offline")
+
+
+def test_a_reservation_on_one_machine_stops_an_edit_on_the_other(machines):
+    a, b, _ = machines
+    os.makedirs(os.path.join(a.cwd, "src"), exist_ok=True)
+    target = os.path.join(a.cwd, "src", "parser.py")
+    r = a.nx("reserve", "src/parser.py", "--reason", "refactor")
+    assert r["code"] == 0, r["err"]
+    got = b.hook("PreToolUse", tool_name="Edit", tool_use_id="t3",
+                 tool_input={"file_path": target, "old_string": "a", "new_string": "b"})
+    assert got["code"] == 0 and '"permissionDecision": "deny"' in got["out"], got
+    assert "refactor" in got["out"]
