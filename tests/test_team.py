@@ -155,6 +155,17 @@ def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
             conn.execute("INSERT INTO messages (id, sender, recipient, text, created_at)"
                          " VALUES ('m-forged', %s, %s, 'from alice, honest', 0)", (A_ID, B_ID))
         assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] >= 2  # presence
+        # nor takes her session (and its inbox) over: mail follows db_role, successor and name
+        for change in ("db_role = current_user", f"successor = 'codex:{sid(9)}'",
+                       "name = 'bobs'", "project = '/elsewhere'"):
+            assert conn.execute(f"UPDATE sessions SET {change} WHERE id = %s",
+                                (A_ID,)).rowcount == 0, change
+        assert conn.execute("DELETE FROM sessions WHERE id = %s", (A_ID,)).rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO sessions (id, client, handle, name, cwd, project, status,"
+                         " created_at, last_active, db_role) VALUES ('claude:x', 'claude', 's-x',"
+                         " 'x', '/', '/', 'idle', 0, 0, %s)", (alice,))
+        assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
     with psycopg.connect(as_alice, autocommit=True) as conn:
         assert conn.execute("SELECT text, read_at FROM messages WHERE id = %s",
                             (mid,)).fetchone() == ("for alice's eyes", None)

@@ -5,7 +5,9 @@ Row-level security: every session row records the database role that created it 
 the person). A member role reads and changes only the messages it sent or received, the tasks
 it dispatched or was given, and the approvals, through its own sessions; it writes messages and
 tasks only as one of them. Presence (sessions), the shared workspace and the activity log stay
-readable by every member: finding each other is the point."""
+readable by every member: finding each other is the point. A session row is changed or removed
+only by its own role, and never given to another (its `db_role`, its `successor` and its name
+are what mail follows), so no member can take over another's session and its inbox with it."""
 
 from __future__ import annotations
 
@@ -26,6 +28,16 @@ OWN = "(SELECT id FROM sessions WHERE db_role = current_user)"
 RLS = f"""
 ALTER TABLE sessions ADD COLUMN IF NOT EXISTS db_role TEXT NOT NULL DEFAULT current_user;
 CREATE INDEX IF NOT EXISTS sessions_by_role ON sessions (db_role);
+ALTER TABLE sessions ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS nexus_read ON sessions;
+CREATE POLICY nexus_read ON sessions FOR SELECT USING (true);
+DROP POLICY IF EXISTS nexus_join ON sessions;
+CREATE POLICY nexus_join ON sessions FOR INSERT WITH CHECK (db_role = current_user);
+DROP POLICY IF EXISTS nexus_change ON sessions;
+CREATE POLICY nexus_change ON sessions FOR UPDATE
+    USING (db_role = current_user) WITH CHECK (db_role = current_user);
+DROP POLICY IF EXISTS nexus_remove ON sessions;
+CREATE POLICY nexus_remove ON sessions FOR DELETE USING (db_role = current_user);
 ALTER TABLE messages ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS nexus_read ON messages;
 CREATE POLICY nexus_read ON messages FOR SELECT
