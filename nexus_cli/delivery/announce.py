@@ -11,7 +11,6 @@ from ..core import sessions, shellcmd
 from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
 from ..core.text import one_line, quoted
 from ..messages import mailbox
-from ..tasks import ledger
 from ..workspace import feed
 
 
@@ -57,6 +56,8 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
 
 def open_work(conn: sqlite3.Connection, sid: str) -> str | None:
     """The line about obligations this session owns and has not closed, if any."""
+    from ..tasks import ledger  # not on a tool call's path
+
     n = ledger.count_open(conn, sid)
     if not n:
         return None

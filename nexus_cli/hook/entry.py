@@ -79,7 +79,7 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
 
         if data.get("tool_name") in edits.TOOLS:
             return edits.pre_edit(client, checked_id(client, data), data, store, env, now)
-    from . import handlers, waits
+    from . import handlers  # waits: only a waiting hook imports it
 
     run = handlers.handler(event, client)
     if run is None:
@@ -107,11 +107,15 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             if not mailbox.announceable(conn, sid):
                 news.clear(conn, proc.pid)  # nothing left to announce: tool calls skip Python
     if wait:
+        from . import waits
+
         return waits.idle(client, sid, row, store, env)
     if event != "Stop":
         to_wake.append(sid)  # new activity ends any wait of this session
     store.poke(to_wake)
     if outcome.listen:
+        from . import waits
+
         return waits.listen(store, sid)
     if outcome.then is not None:
         return outcome.then(store), 0, None

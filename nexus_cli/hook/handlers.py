@@ -8,13 +8,14 @@ import sqlite3
 from collections import namedtuple
 from collections.abc import Callable
 
-from ..approvals import gate
 from ..core import sessions
 from ..core.proctable import Proc
-from ..delivery import announce, notify, turns
+from ..delivery import announce
 from ..maintenance import expiry
 from ..messages import mailbox
-from ..presence import succession
+
+# what only some events need is imported by their handlers: a tool call (PostToolUse, the hot
+# path) loads announce, expiry and mailbox only
 
 
 class Event(namedtuple("Event", "client sid data me now root proc env", defaults=(None,))):
@@ -42,6 +43,8 @@ def context(event: str, text: str) -> dict:
 
 
 def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    from ..presence import succession
+
     succession.on_session_start(conn, ev.sid, ev.data.get("source"), ev.proc, ev.now, ev.root)
     me = sessions.known(conn, ev.sid)
     text = announce.greeting(conn, me, ev.now)
@@ -58,6 +61,8 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    from ..delivery import turns
+
     turns.user_prompt(conn, ev.me, ev.now)
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     parts = [announce.announce(conn, ev.me, rows, total, ev.now, "prompt")] if rows else []
@@ -76,6 +81,8 @@ def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    from ..delivery import notify, turns
+
     woken = notify.idle(conn, ev.sid, ev.now, "ended its turn")
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     turn = turns.allowed(ev.me, ev.root)
@@ -89,6 +96,7 @@ def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    from ..delivery import notify
     from ..reservations import lifecycle
 
     woken = notify.idle(conn, ev.sid, ev.now, "went offline")
@@ -99,6 +107,8 @@ def session_end(conn: sqlite3.Connection, ev: Event) -> Outcome:
 def permission(conn: sqlite3.Connection, ev: Event) -> Outcome:
     """A run whose approvals are routed to nexus waits for `nexus approve`; anyone else's request
     gets no answer from nexus (the client decides as it would without the hook)."""
+    from ..approvals import gate
+
     asked = gate.request(conn, ev.sid, ev.data, ev.proc.pid, ev.now, ev.root, ev.env or {})
     if asked is None:
         return Outcome()
