@@ -158,8 +158,7 @@ def script(roles: list[str]) -> str:
              "CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
              " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL);"]
     for number, name, sql in migrations.MIGRATIONS:
-        variant = migrations.POSTGRES.get(number)
-        body = "\n".join(s.rstrip(";") + ";" for s in pg.ddl(variant or sql))
+        body = "\n".join(s.rstrip(";") + ";" for s in pg.ddl(sql, number))
         parts.append(f"-- migration {number}: {name}\n"
                      f"DO $nexus$ BEGIN IF NOT EXISTS (SELECT 1 FROM migrations WHERE version ="
                      f" {number}) THEN\n{body}\nINSERT INTO migrations VALUES ({number}, "

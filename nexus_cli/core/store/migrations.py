@@ -493,27 +493,10 @@ MIGRATIONS += (
 
 CURRENT = MIGRATIONS[-1][0]
 
-# PostgreSQL variants (team mode, core/store/pg.py) of the migrations whose SQL differs beyond
-# what pg.ddl translates (types, AUTOINCREMENT, WITHOUT ROWID; FTS5 tables are left out there).
-# A team database is always migrated from empty, so data fix-ups of old SQLite stores are moot.
-POSTGRES: dict[int, str] = {
-    3: """
-        ALTER TABLE sessions ADD COLUMN client_start TEXT;
-        ALTER TABLE sessions ADD COLUMN parent TEXT;
-        DROP INDEX sessions_by_handle;
-        CREATE UNIQUE INDEX sessions_by_handle ON sessions (handle);
-        CREATE INDEX sessions_by_parent ON sessions (parent) WHERE parent IS NOT NULL;
-        ALTER TABLE messages ADD COLUMN expired_why TEXT;
-        CREATE TABLE events (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            at REAL NOT NULL,
-            actor TEXT NOT NULL,
-            action TEXT NOT NULL,
-            target TEXT,
-            detail TEXT
-        );
-        CREATE INDEX events_by_action ON events (action, seq);
-        """,
+# Statements of SQLite data fix-ups that team mode (core/store/pg.py) leaves out: a team
+# database is always migrated from empty, so they have nothing to fix (and use SQLite's rowid).
+SQLITE_ONLY: dict[int, tuple[str, ...]] = {
+    3: ("UPDATE sessions SET handle",),
 }
 
 

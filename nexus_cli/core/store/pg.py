@@ -9,7 +9,7 @@ statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT O
 (an upsert on the table's primary key, read from the migrations), the id of an inserted row
 (`RETURNING` its identity column, so `lastrowid` works). Migrations come from the same list;
 DDL types are mapped (REAL -> DOUBLE PRECISION, INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT
--> identity) and a migration may carry a PostgreSQL variant (`migrations.POSTGRES`). SQLite FTS5
+-> identity) and SQLite's data fix-ups are left out (`migrations.SQLITE_ONLY`). SQLite FTS5
 tables and their triggers are left out: what searches them is not available in team mode yet.
 
 The guarantees SQLite's single writer gives are kept by a transaction-level advisory lock every
@@ -420,9 +420,11 @@ def _alias_subqueries(sql: str) -> str:
 _FTS = re.compile(r"CREATE VIRTUAL TABLE (\w+) USING fts5", re.I)
 
 
-def ddl(script: str) -> list[str]:
-    """A migration's statements for PostgreSQL (FTS5 tables and what feeds them left out)."""
-    stmts = migrations.statements(script)
+def ddl(script: str, number: int | None = None) -> list[str]:
+    """A migration's statements for PostgreSQL (FTS5 tables and what feeds them, and SQLite's
+    data fix-ups, left out)."""
+    skip = migrations.SQLITE_ONLY.get(number, ()) if number is not None else ()
+    stmts = [s for s in migrations.statements(script) if not s.startswith(skip)]
     fts = {m.group(1) for s in stmts for m in [_FTS.search(s)] if m}
     out = []
     for s in stmts:
@@ -660,8 +662,7 @@ def migrate(conn: Conn, now: float) -> int:
             conn.raw.execute("CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
                              " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
         for number, name, script in migrations.pending(version):
-            variant = migrations.POSTGRES.get(number)
-            for stmt in ddl(variant if variant is not None else script):
+            for stmt in ddl(script, number):
                 try:
                     conn.raw.execute(stmt)  # type: ignore[arg-type]
                 except ERRORS as exc:
