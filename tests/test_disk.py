@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 
 import pytest
 
@@ -57,8 +58,9 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.realprocs
-def test_full_and_read_only_disks(tmp_path):
+def on_a_small_disk(tmp_path, script: str, timeout: float) -> Callable[[str], str]:
+    """Run a shell script below a stand-in Claude Code in its own mount namespace (where it
+    mounts its small disk at $MNT); returns a reader of the files it left in $OUT."""
     mnt, out = tmp_path / "mnt", tmp_path / "out"
     mnt.mkdir()
     out.mkdir()
@@ -66,10 +68,15 @@ def test_full_and_read_only_disks(tmp_path):
            "PY": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path),
            "CODEX": client_wrapper(str(tmp_path), "codex")}
     claude = client_wrapper(str(tmp_path), "claude")
-    done = subprocess.run(["unshare", "-m", claude, "bash", "-c", SCRIPT], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(["unshare", "-m", claude, "bash", "-c", script], env=env,
+                          capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr
-    r = lambda name: (out / name).read_text().strip()  # noqa: E731
+    return lambda name: (out / name).read_text().strip()
+
+
+@pytest.mark.realprocs
+def test_full_and_read_only_disks(tmp_path):
+    r = on_a_small_disk(tmp_path, SCRIPT, timeout=300)
     assert r("full.rc") == "6" and "store_full" in r("full.err")
     assert "Traceback" not in r("full.err")
     assert r("full2.rc") == "6" and "store_full" in r("full2.err")
@@ -126,17 +133,7 @@ FILL = textwrap.dedent("""
 def test_a_full_disk_loses_nothing_acknowledged_and_the_store_recovers_by_itself(tmp_path):
     """Fill the disk, send until refused, free the space: every message acknowledged before is
     read, and the store takes new ones, with no command in between."""
-    mnt, out = tmp_path / "mnt", tmp_path / "out"
-    mnt.mkdir()
-    out.mkdir()
-    env = {**os.environ, "MNT": str(mnt), "OUT": str(out), "NEXUS_HOME": str(mnt / "nexus"),
-           "PY": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path),
-           "CODEX": client_wrapper(str(tmp_path), "codex")}
-    claude = client_wrapper(str(tmp_path), "claude")
-    done = subprocess.run(["unshare", "-m", claude, "bash", "-c", FILL], env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    r = lambda name: (out / name).read_text().strip()  # noqa: E731
+    r = on_a_small_disk(tmp_path, FILL, timeout=600)
     acked = r("acked").split()
     assert acked and r("refused.rc") == "6", (len(acked), r("refused.err"))
     assert "store_full" in r("refused.err") and "Traceback" not in r("refused.err")
