@@ -296,3 +296,37 @@ def test_a_symlinked_store_file_is_refused_and_nothing_is_created(nx, home, tmp_
         assert r.code == 6 and r.json["error"]["code"] == "store_insecure", (args, r.out)
         assert "symbolic link" in r.json["error"]["reason"]
     assert not target.exists()
+
+
+def test_a_write_holds_the_lock_for_the_write_alone(home):
+    """The caller is resolved from a snapshot before `BEGIN IMMEDIATE` (its lookups are a third
+    of a short tool's work); inside the write the lock holder only registers it."""
+    from nexus_cli.core.context import Ctx
+    from nexus_cli.core.sessions import Caller
+
+    store = Store(str(home))
+    make_store(home)
+    locked = []
+
+    def resolver(conn, now):
+        locked.append(conn.in_transaction and getattr(store._active, "conn", None) is not None)
+        return Caller("user:someone", str(home), str(home), "user")
+
+    ctx = Ctx(store, resolver)
+    with ctx.write() as conn:
+        assert ctx.me(conn, register=True).id == "user:someone"
+    assert locked == [False]
+
+
+def test_presence_is_rewritten_once_a_second(home):
+    """A busy session's own row is touched at most once a second (one page less per commit)."""
+    from nexus_cli.core import sessions
+
+    store = Store(str(home))
+    with store.write() as conn:
+        sessions.ensure(conn, f"claude:{sid(1)}", str(home), 1000.0)
+    for now, expected in ((1000.5, 1000.0), (1001.2, 1001.2), (1001.3, 1001.2)):
+        with store.write() as conn:
+            sessions.ensure(conn, f"claude:{sid(1)}", str(home), now)
+            row = sessions.get(conn, f"claude:{sid(1)}")
+        assert row["last_active"] == expected

@@ -231,7 +231,8 @@ class Store:
 
     def _connect(self, target: str, uri: bool = False) -> sqlite3.Connection:
         conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               uri=uri, check_same_thread=False)
+                               uri=uri, check_same_thread=False, factory=Connection)
+        conn.local_root = self.root if target != ":memory:" else None
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
@@ -429,6 +430,16 @@ class Store:
         finally:
             self._release(conn)
 
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection | None]:
+        """A read just before a write, outside its lock (`Ctx` resolves its caller there); None
+        while there is no store yet (the write creates it)."""
+        if not os.path.isfile(self.path):
+            yield None
+            return
+        with self.read() as conn:
+            yield conn
+
     def _release(self, conn: sqlite3.Connection) -> None:
         if self.linger:
             self._kept.append(conn)
@@ -438,6 +449,12 @@ class Store:
 
 
 _savepoints = itertools.count(1)
+
+
+class Connection(sqlite3.Connection):
+    """A connection that knows its store's directory (news markers live beside the file)."""
+
+    local_root: str | None = None
 
 
 @contextmanager

@@ -491,6 +491,18 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        13,
+        "a message is written to 7 B-trees, not 9: expiry scans the unread index, and a "
+        "sender's history is found through (sender, request_id)",
+        """
+        DROP INDEX messages_expiry;
+        DROP INDEX messages_by_sender;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements of SQLite data fix-ups that team mode (core/store/pg.py) leaves out: a team

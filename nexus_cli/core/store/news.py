@@ -23,13 +23,8 @@ def folder(root: str) -> str:
 
 
 def _root(conn: sqlite3.Connection) -> str | None:
-    local = getattr(conn, "local_root", None)  # the team store: markers stay on this machine
-    if local is not None:
-        return local
-    for _, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main" and file:
-            return os.path.dirname(file)
-    return None
+    """The store's directory (the team store's: this machine's), None for an in-memory one."""
+    return getattr(conn, "local_root", None)
 
 
 def mark(conn: sqlite3.Connection, recipient: str) -> None:

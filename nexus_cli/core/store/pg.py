@@ -804,6 +804,13 @@ class PgStore:
         finally:
             self._local.reading = None
 
+    @contextmanager
+    def snapshot(self) -> Iterator[Conn]:
+        """A read just before a write, outside its advisory lock: on the write's own connection
+        with each statement committing by itself (no second connection, no extra round trip)."""
+        outer = getattr(self._local, "active", None) or getattr(self._local, "reading", None)
+        yield outer if outer is not None else self.open_write()
+
     # -- waking ----------------------------------------------------------------------------------
 
     def poke(self, session_ids: Iterable[str]) -> int:
