@@ -426,7 +426,6 @@ def _hold_when_running(home: Path, run_id: str):
 def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clients, chdir_work,
                                                                        monkeypatch, home):
     import signal
-    import time
 
     from test_runs import of_run, until
 
@@ -436,7 +435,9 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
     conn, (_, runner, client) = _hold_when_running(home, run_id)
     try:
         assert client is None
-        time.sleep(0.5)  # the runner has spawned the client and waits for the lock
+        # the runner has spawned the gated client and waits for the lock (on a loaded machine
+        # that can take longer than any fixed pause)
+        until(lambda: of_run(run_id), 60, "the gated client to be spawned")
         os.kill(runner, signal.SIGKILL)
     finally:
         conn.execute("ROLLBACK")
