@@ -305,6 +305,8 @@ def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc
                              "nothing was recorded")
         events.record(conn, now, sid, "session.moved", sid, from_pid=row["client_pid"],
                       to_pid=proc.pid)
+    if row is not None:
+        return row["parent"]  # set when the session was first seen (one lookup per ancestor)
     depth = next((i for i, p in enumerate(chain) if p.pid == proc.pid), len(chain))
     above = nearest_client(conn, chain[depth + 1:], now)
     return above.current["id"] if above and above.current is not None else None
