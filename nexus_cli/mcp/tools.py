@@ -51,7 +51,9 @@ def listing(tools: Iterable[Tool]) -> list[dict]:
 
 
 def error_result(exc: NexusError) -> dict:
-    return {"content": [{"type": "text", "text": exc.message}],
+    # the text a model reads: control characters of an argument or a peer's text shown escaped,
+    # as on a terminal (the structured error keeps the exact values)
+    return {"content": [{"type": "text", "text": exc.shown}],
             "structuredContent": {"error": exc.to_dict()}, "isError": True}
 
 
