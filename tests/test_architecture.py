@@ -179,3 +179,26 @@ os._exit(0)
     assert done.returncode == 0 and done.stdout, done.stderr
     loaded, count = done.stdout.splitlines()
     assert json.loads(loaded) == [] and int(count) > 0, done.stderr
+
+
+def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):
+    """Once a minute's upkeep is done, a tool call's hook asks only whether a round is due: the
+    upkeep's modules (expiry, the task ledger, idle notices) and the activity log stay unloaded."""
+    sid = "00000001-0000-4000-8000-000000000001"
+    lazy = ["nexus_cli.maintenance.expiry", "nexus_cli.tasks.ledger",
+            "nexus_cli.delivery.notify", "nexus_cli.core.events"]
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(lazy)}
+    from standin import StandIn
+
+    seen = []
+    with StandIn("claude", str(tmp_path / "bin")) as claude:  # the hooks' client process
+        for event in ("SessionStart", "PostToolUse"):
+            stdin = {"hook_event_name": event, "session_id": sid, "cwd": "/", "tool_name": "Bash"}
+            done = claude.run([sys.executable, "-c", PROBE,
+                               json.dumps(["hook", "claude", json.dumps(stdin)])], env)
+            assert "refused" not in done["err"], done["err"]
+            line = next(x for x in done["err"].splitlines() if x.startswith("LOADED "))
+            seen.append(json.loads(line.removeprefix("LOADED ")))
+    assert seen[0], "the first event of a new store runs the upkeep (the probe sees it)"
+    assert seen[1] == [], seen

@@ -25,7 +25,7 @@ from collections import namedtuple
 from collections.abc import Mapping, Sequence
 
 from .. import clients
-from . import events, identity, sessions
+from . import identity, sessions
 from .errors import NexusError
 from .proctable import Proc, table
 from .sessions import Caller
@@ -303,6 +303,8 @@ def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc
                              f"the session's {client} process {row['client_pid']} has exited; "
                              "only a SessionStart (a resume) may move it to another process",
                              "nothing was recorded")
+        from . import events  # rare: a session resumed in another process
+
         events.record(conn, now, sid, "session.moved", sid, from_pid=row["client_pid"],
                       to_pid=proc.pid)
     if row is not None:

@@ -13,7 +13,7 @@ import sys
 import time
 
 from .. import clients
-from ..core import caller, events, identity, sessions
+from ..core import caller, identity, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
 from ..core.store import news
@@ -158,6 +158,8 @@ def main(argv: list[str], linger: bool = False) -> int:
         if exc.code == "team_unreachable":  # never hold a client up for a server that is down
             offline(store.root, client, exc)
             return 0
+        from ..core import events  # an error path: the activity log loads only here
+
         events.refused(store, exc, f"{client} hook", pid=os.getpid())
         print(f"nexus hook: {exc.shown}", file=sys.stderr)
         return 1

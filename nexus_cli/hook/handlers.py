@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ..core import sessions
 from ..core.proctable import Proc
 from ..delivery import announce
-from ..maintenance import expiry
+from ..maintenance import schedule
 from ..messages import mailbox
 
 # what only some events need is imported by their handlers: a tool call (PostToolUse, the hot
@@ -138,4 +138,9 @@ def handler(event: str, client: str) -> Handler | None:
 
 
 def maintain(conn: sqlite3.Connection, now: float) -> list[str]:
+    """Upkeep when a round is due; its modules load only then (once a minute at most)."""
+    if not schedule.due(conn, now):
+        return []
+    from ..maintenance import expiry
+
     return expiry.lazily(conn, now)

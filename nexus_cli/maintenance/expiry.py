@@ -14,6 +14,7 @@ from ..core.text import one_line
 from ..delivery import notify
 from ..messages import mailbox
 from ..tasks import ledger
+from . import schedule
 
 EXPIRED = {  # what the sender of an unread message is told when it expires, by kind
     "message": "your message {id} to {to} expired unread after 24 h",
@@ -53,11 +54,6 @@ def expire_tasks(conn: sqlite3.Connection, now: float) -> list[str]:
     return [r["sender"] for r in ledger.expire_ttl(conn, now)]
 
 
-def due(conn: sqlite3.Connection, now: float) -> bool:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'maintained_at'").fetchone()
-    return row is None or now - float(row[0]) >= MAINTAIN_EVERY
-
-
 def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     """One round of upkeep inside the caller's write transaction: what it did (counts), and
     `wake`, the sessions whose waiters should look again."""
@@ -84,8 +80,7 @@ class Lazy:
     def due(self, conn: sqlite3.Connection, now: float) -> bool:
         if now < self.not_before:
             return False
-        row = conn.execute("SELECT value FROM meta WHERE key = 'maintained_at'").fetchone()
-        last = float(row[0]) if row else 0.0
+        last = schedule.last(conn)
         if now - last < MAINTAIN_EVERY:
             self.not_before = last + MAINTAIN_EVERY
             return False
