@@ -12,13 +12,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from ...core.proctable import Proc
+from .. import ids
 
 NAME = "claude"
-ID_RE = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+ID_RE = ids.UUID_RE  # the shape of its session ids
 ENV_SESSION = ("CLAUDE_CODE_SESSION_ID",)
 ENV_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
 META_BINDING = "claudecode/toolUseId"

@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping
 
 from ..transcript import Reader, epoch, text_of
+from .runtime import ID_RE
 
-ID_RE = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 STOP_OK = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal", "pause_turn"})
 # record types that carry nothing to show (api-request is read for timing)
 KNOWN = frozenset({"api-request", "api-request-shape", "api-request-blob", "cost-state",

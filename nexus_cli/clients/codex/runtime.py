@@ -13,14 +13,14 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 
 from ...core.proctable import Proc, table
+from .. import ids
 
 NAME = "codex"
-ID_RE = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+ID_RE = ids.UUID_RE  # the shape of its session ids
 ENV_SESSION = ("CODEX_SESSION_ID", "CODEX_THREAD_ID")
 ENV_MARKERS = ("CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_CI")
 META_BINDING = None

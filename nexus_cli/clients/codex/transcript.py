@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 
 from ..transcript import Reader, epoch, text_of
+from .runtime import ID_RE
 
-ID_RE = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 NAME_RE = re.compile(r"rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
                      r"\.jsonl\Z")
 KNOWN = frozenset({"world_state", "turn_context", "session_meta", "compacted", "response_item",
