@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..errors import NexusError
-from . import migrations, paths, team, wake
+from . import migrations, paths, queue, team, wake
 
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -57,6 +57,11 @@ def _fail(code: str, path: str, reason: str, action: str) -> NexusError:
     return NexusError(code, path, reason, action)
 
 
+def _busy(path: str) -> NexusError:
+    return _fail("store_busy", path, "another process held the store lock too long",
+                 "retry; `nexus doctor` shows stuck processes")
+
+
 def _translate(exc: BaseException, path: str) -> NexusError:
     """Map an OS or SQLite failure to the coded error a user can act on."""
     text = str(exc).lower()
@@ -68,8 +73,7 @@ def _translate(exc: BaseException, path: str) -> NexusError:
         return _fail("store_readonly", path, "the store cannot be written here",
                      "make the file system writable or point NEXUS_HOME elsewhere")
     if "locked" in text or "busy" in text:
-        return _fail("store_busy", path, "another process held the store lock too long",
-                     "retry; `nexus doctor` shows stuck processes")
+        return _busy(path)
     if "disk i/o error" in text:
         folder = os.path.dirname(path) or "."
         try:
@@ -121,6 +125,7 @@ class Store:
         from _thread import _local as thread_local
 
         self._active = thread_local()  # the write transaction open in this thread, if any
+        self._queue = queue.Queue(self.root)  # writers take turns (see queue.py)
         if reuse:
             self._local = thread_local()
 
@@ -408,12 +413,17 @@ class Store:
                 yield outer
             return
         conn = self.open_write()
+        try:
+            turn = self._queue.enter(BUSY_TIMEOUT_MS / 1000)
+        except queue.Timeout:
+            raise _busy(self.path) from None
         self._active.conn = conn
         try:
             with transaction(conn, self.path, immediate=True):
                 yield conn
         finally:
             self._active.conn = None
+            self._queue.leave(turn)
             self._release(conn)
 
     @contextmanager

@@ -1,0 +1,97 @@
+"""The writers' queue (core/store/queue.py): writes take turns on a file lock before SQLite's own,
+a wait is bounded by the busy timeout on every thread, and a queue file nexus cannot use is
+never followed or required."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import threading
+
+import pytest
+
+from nexus_cli.core.errors import NexusError
+from nexus_cli.core.store import db, queue
+from nexus_cli.core.store.db import Store
+
+
+@pytest.fixture
+def store(home):
+    s = Store(str(home))
+    s.open_write()  # created and migrated
+    return s
+
+
+def hold(home) -> int:
+    """The queue taken by another open file (as another process would hold it)."""
+    fd = os.open(os.path.join(home, queue.NAME), os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def write_one(store: Store) -> None:
+    with store.write() as conn:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('queue-test', '1')")
+
+
+def test_a_write_waits_its_turn_and_goes_the_moment_the_queue_moves(store, home):
+    write_one(store)  # the queue file exists now
+    fd = hold(home)
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (write_one(store), done.set()))
+    worker.start()
+    assert not done.wait(0.3), "a write went ahead of the queue's holder"
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    assert done.wait(30), "the write did not go once the queue moved"
+    worker.join()
+    os.close(fd)
+
+
+@pytest.mark.parametrize("where", ["main thread", "other thread"])
+def test_a_stuck_queue_is_store_busy_within_the_busy_timeout(store, home, monkeypatch, where):
+    write_one(store)
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 300)
+    fd = hold(home)
+    before = signal.getsignal(signal.SIGALRM)
+    box: dict = {}
+
+    def attempt() -> None:
+        try:
+            write_one(store)
+        except NexusError as exc:
+            box["code"] = exc.code
+
+    try:
+        if where == "main thread":
+            attempt()
+        else:
+            t = threading.Thread(target=attempt)
+            t.start()
+            t.join(30)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    assert box.get("code") == "store_busy"
+    assert signal.getsignal(signal.SIGALRM) is before  # the timer's handler put back
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    write_one(store)  # nothing left held: the next write goes at once
+
+
+def test_a_queue_file_that_is_a_link_is_never_followed(store, home, tmp_path):
+    target = tmp_path / "created-through-the-link"
+    q = os.path.join(home, queue.NAME)
+    if os.path.exists(q):
+        os.unlink(q)
+    os.symlink(target, q)
+    fresh = Store(str(home))  # a process that never opened the queue
+    write_one(fresh)  # SQLite's lock alone
+    assert not target.exists() and os.path.islink(q)
+
+
+def test_the_queue_file_is_private(store, home):
+    write_one(store)
+    import stat
+
+    mode = os.stat(os.path.join(home, queue.NAME)).st_mode
+    assert stat.S_IMODE(mode) == 0o600
