@@ -95,3 +95,38 @@ def test_the_queue_file_is_private(store, home):
 
     mode = os.stat(os.path.join(home, queue.NAME)).st_mode
     assert stat.S_IMODE(mode) == 0o600
+
+
+def test_one_descriptor_per_thread_and_store_however_many_store_objects(store, home):
+    """A long-lived process (the MCP server, a test run) makes a Store per call: the queue file is
+    opened once per thread, and closed when the thread ends."""
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    write_one(store)
+    before = open_fds()
+    for _ in range(200):
+        write_one(Store(str(home)))
+    assert open_fds() <= before + 2  # SQLite's own connections come and go
+
+    t = threading.Thread(target=lambda: [write_one(Store(str(home))) for _ in range(20)])
+    t.start()
+    t.join(30)
+    import gc
+
+    gc.collect()
+    assert open_fds() <= before + 2
+
+
+def test_a_second_store_object_in_the_same_thread_does_not_wait_for_the_first(home):
+    """Nested writes through two Store objects of one file: the queue is re-entrant per thread
+    (SQLite's lock, not the queue, answers the inner BEGIN)."""
+    outer, inner = Store(str(home)), Store(str(home))
+    outer.open_write()
+    turn = outer._queue.enter(1)
+    again = inner._queue.enter(1)  # no wait on itself
+    assert again is turn and turn.depth == 2
+    inner._queue.leave(again)
+    assert turn.depth == 1
+    outer._queue.leave(turn)
+    assert turn.depth == 0

@@ -317,16 +317,3 @@ def test_a_write_holds_the_lock_for_the_write_alone(home):
         assert ctx.me(conn, register=True).id == "user:someone"
     assert locked == [False]
 
-
-def test_presence_is_rewritten_once_a_second(home):
-    """A busy session's own row is touched at most once a second (one page less per commit)."""
-    from nexus_cli.core import sessions
-
-    store = Store(str(home))
-    with store.write() as conn:
-        sessions.ensure(conn, f"claude:{sid(1)}", str(home), 1000.0)
-    for now, expected in ((1000.5, 1000.0), (1001.2, 1001.2), (1001.3, 1001.2)):
-        with store.write() as conn:
-            sessions.ensure(conn, f"claude:{sid(1)}", str(home), now)
-            row = sessions.get(conn, f"claude:{sid(1)}")
-        assert row["last_active"] == expected

@@ -16,9 +16,6 @@ from .store.db import present
 PROMPT_TAIL = 1500
 ASSISTANT_TAIL = 5000
 AMBIGUOUS_LIST = 12
-# presence is kept to the second: a session busy with many calls a second rewrites its row once
-# (each rewrite is one more page in the write's commit)
-TOUCH_EVERY = 1.0
 
 # a session counts as live (not offline) when this holds; `:stale` is now - STALE_AFTER
 # live as far as SQL can tell (effective_status decides): not ended, and recently active, or
@@ -169,9 +166,8 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
             if cwd and cwd != row["cwd"]:
                 conn.execute("UPDATE sessions SET cwd = ?, project = ? WHERE id = ?",
                              (cwd, identity.project_root(cwd), sid))
-        else:  # the common case: at most one write (the row returned shows it as it was)
-            if not now - TOUCH_EVERY < row["last_active"] <= now:
-                conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+        else:  # the common case: one write (the row returned shows last_active as it was)
+            conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
             return row
         conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
     return get(conn, sid)  # type: ignore[return-value]

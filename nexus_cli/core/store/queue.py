@@ -7,8 +7,9 @@ lock that is free sits idle while its waiters sleep. SQLite's lock stays what ma
 the queue only orders them, and a store it cannot open (read-only media) is written without it.
 
 Locks belong to an open file, and a file is shared by a process's threads and by a forked child:
-each thread, and each process, opens its own. A wait is bounded by the store's busy timeout (the
-main thread is interrupted by an interval timer; other threads poll). Stdlib only."""
+each thread, and each process, opens its own, once per store (closed with the thread). A wait is
+bounded by the store's busy timeout (the main thread is interrupted by an interval timer; other
+threads poll). Stdlib only."""
 
 from __future__ import annotations
 
@@ -28,42 +29,66 @@ def _interrupt(signum: int, frame: object) -> None:
     raise Timeout
 
 
+class _Held:
+    """This thread's open queue file of one store; closed when the thread ends."""
+
+    __slots__ = ("depth", "fd", "pid")
+
+    def __init__(self, fd: int) -> None:
+        self.pid, self.fd, self.depth = os.getpid(), fd, 0
+
+    def __del__(self) -> None:
+        if self.pid == os.getpid():
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+
+
+_mine = thread_local()  # {queue path: _Held}, per thread: one descriptor per store, not per Store
+
+
 class Queue:
     def __init__(self, root: str) -> None:
         self.path = os.path.join(root, NAME)
-        self._mine = thread_local()  # (pid, descriptor) of this thread's open queue file
 
-    def _fd(self) -> int | None:
-        held = getattr(self._mine, "fd", None)
-        if held is not None and held[0] == os.getpid():
-            return held[1]
+    def _held(self) -> _Held | None:
+        files = getattr(_mine, "files", None)
+        if files is None:
+            files = _mine.files = {}
+        held = files.get(self.path)
+        if held is not None and held.pid == os.getpid():
+            return held
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError:
             return None  # read-only media, a link planted in its place: SQLite's lock alone
-        self._mine.fd = (os.getpid(), fd)
-        return fd
+        held = files[self.path] = _Held(fd)
+        return held
 
-    def enter(self, timeout: float) -> int | None:
-        """Wait for this store's turn (at most `timeout` seconds); the descriptor to `leave`, or
-        None when there is no queue to join. Raises Timeout."""
-        fd = self._fd()
-        if fd is None:
+    def enter(self, timeout: float) -> _Held | None:
+        """Wait for this store's turn (at most `timeout` seconds); what to `leave`, or None when
+        there is no queue to join. Raises Timeout. Re-entrant within a thread (a second Store
+        object of the same file)."""
+        held = self._held()
+        if held is None:
             return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            pass
-        except OSError:
-            return None
-        _wait(fd, timeout)
-        return fd
+        if held.depth == 0:
+            try:
+                fcntl.flock(held.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                _wait(held.fd, timeout)
+            except OSError:
+                return None
+        held.depth += 1
+        return held
 
     @staticmethod
-    def leave(fd: int | None) -> None:
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+    def leave(held: _Held | None) -> None:
+        if held is not None:
+            held.depth -= 1
+            if held.depth == 0:
+                fcntl.flock(held.fd, fcntl.LOCK_UN)
 
 
 def _wait(fd: int, timeout: float) -> None:
