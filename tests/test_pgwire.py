@@ -454,3 +454,49 @@ def test_a_notification_between_results_is_kept_and_the_results_are_whole(pg_clu
     assert [(n.channel, n.payload) for n in listener.notes] == [("bell", "ring")]
     listener.close()
     sender.close()
+
+
+def test_results_are_exact_whatever_output_formats_the_role_sets(pg_cluster):
+    """bytea_output and extra_float_digits set for the role (or database) would change the text
+    of results; the client's startup settings win over them."""
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS nexus_fmt")
+        conn.execute("CREATE ROLE nexus_fmt LOGIN")
+        conn.execute("ALTER ROLE nexus_fmt SET bytea_output = 'escape'")
+        conn.execute("ALTER ROLE nexus_fmt SET extra_float_digits = -10")
+    wire = wire_for(pg_cluster, user="nexus_fmt")
+    assert wire.query("SELECT $1::bytea, $2::float8", [b"\x00\xff\\x", 0.1 + 0.2]).rows == [
+        (b"\x00\xff\\x", 0.1 + 0.2)]
+    wire.close()
+
+
+def ask_cleartext(peer: Peer) -> None:
+    peer.send(b"R", struct.pack("!i", 3))
+    if peer.recv()[0] == b"p":
+        peer.ready()
+
+
+def test_a_password_that_is_not_utf8_goes_as_its_bytes(serve, monkeypatch):
+    monkeypatch.delenv("PGHOST", raising=False)
+    peer = serve(ask_cleartext)
+    p = pgwire.params(f"postgresql://ann:%FF%FEpw@/team?host={peer.dir}")
+    assert p is not None
+    Wire(p, 5).close()
+    assert peer.got[0] == (b"p", b"\xff\xfepw\0")
+
+
+def test_a_pgpass_file_others_can_read_is_ignored_as_libpq_does(serve, monkeypatch, tmp_path):
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text("*:*:*:ann:from\\:file\n")
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    for mode, ok in ((0o600, True), (0o644, False)):
+        pgpass.chmod(mode)
+        peer = serve(ask_cleartext)
+        p = {k: v for k, v in peer.params().items() if k != "password"}
+        if ok:
+            Wire(p, 5).close()
+            assert peer.got[0] == (b"p", b"from:file\0")
+        else:
+            with pytest.raises(WireError, match="none was given"):
+                Wire(p, 5)
+            assert peer.eof.wait(OUTER) and peer.got == []

@@ -54,7 +54,7 @@ def _unquote(text: str) -> str:
         return text
     from urllib.parse import unquote
 
-    return unquote(text)
+    return unquote(text, errors="surrogateescape")  # bytes that are not UTF-8 kept as they are
 
 
 def params(url: str) -> dict[str, str] | None:
@@ -130,6 +130,8 @@ def _pgpass(p: dict[str, str]) -> str | None:
     path = os.environ.get("PGPASSFILE") or os.path.expanduser("~/.pgpass")
     try:
         with open(path, encoding="utf-8") as fh:
+            if os.fstat(fh.fileno()).st_mode & 0o077:
+                return None  # others can read it: libpq ignores it too
             lines = fh.read().splitlines()
     except (OSError, ValueError):
         return None
@@ -380,7 +382,10 @@ class Wire:
     # -- startup and authentication -------------------------------------------------------------
 
     def _startup(self, p: dict[str, str]) -> None:
+        # the formats the results are read in, whatever the role or database sets (a client's
+        # startup settings win over theirs): bytea in hex, floats exact on every version
         pairs = {"user": p["user"], "database": p["dbname"], "client_encoding": "UTF8",
+                 "bytea_output": "hex", "extra_float_digits": "3",
                  "application_name": p.get("application_name", "nexus")}
         if p.get("options"):
             pairs["options"] = p["options"]
