@@ -190,11 +190,13 @@ def test_a_notification_that_arrives_whole_is_read_and_a_bad_one_breaks_the_conn
 
     peer = serve(script)
     wire = Wire(peer.params(), 5)
-    deadline = time.monotonic() + OUTER
+    deadline, seen = time.monotonic() + OUTER, []
     with pytest.raises(WireError, match="broke the protocol"):
         while time.monotonic() < deadline:
             wire.wait_notify(1.0)
-    assert [(n.pid, n.channel, n.payload) for n in wire.notes] == [(7, "bell", "ring")]
+            seen += wire.notes  # taken, as pg's notifies() does
+            wire.notes = []
+    assert [(n.pid, n.channel, n.payload) for n in seen + wire.notes] == [(7, "bell", "ring")]
     assert wire.broken and peer.eof.wait(OUTER)
 
 
@@ -500,3 +502,49 @@ def test_a_pgpass_file_others_can_read_is_ignored_as_libpq_does(serve, monkeypat
             with pytest.raises(WireError, match="none was given"):
                 Wire(p, 5)
             assert peer.eof.wait(OUTER) and peer.got == []
+
+
+def test_waiting_for_notifications_works_on_a_descriptor_past_1023(serve):
+    """A long-lived process (the MCP server) may hold many files: select() cannot watch them."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("too few file descriptors allowed")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    filler = []
+    try:
+        while not filler or filler[-1] < 1030:
+            filler.append(os.open(os.devnull, os.O_RDONLY))
+
+        def script(peer: Peer) -> None:
+            peer.ready()
+            time.sleep(0.2)
+            peer.send(b"A", struct.pack("!i", 7) + b"bell\0ring\0")
+
+        wire = Wire(serve(script).params(), 5)
+        assert wire.sock.fileno() > 1023
+        deadline = time.monotonic() + OUTER
+        while not wire.notes and time.monotonic() < deadline:
+            wire.wait_notify(1.0)
+        assert [n.payload for n in wire.notes] == ["ring"]
+        wire.close()
+    finally:
+        for fd in filler:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_notification_that_came_in_behind_a_reply_is_not_left_in_the_buffer(serve):
+    """The reply's last read also brought a notification: waiting must return it at once, not
+    sleep until more data comes."""
+    def script(peer: Peer) -> None:
+        note = b"A" + struct.pack("!i", 4 + 4 + 10) + struct.pack("!i", 7) + b"bell\0ring\0"
+        peer.raw(b"R" + struct.pack("!ii", 8, 0) + b"Z" + struct.pack("!i", 5) + b"I" + note)
+
+    wire = Wire(serve(script).params(), 5)
+    started = time.monotonic()
+    wire.wait_notify(OUTER)
+    assert [n.payload for n in wire.notes] == ["ring"]
+    assert time.monotonic() - started < OUTER / 2
+    wire.close()

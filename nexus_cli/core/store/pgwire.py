@@ -553,8 +553,12 @@ class Wire:
             return
         if self.closed or self.broken:
             raise WireError("the connection is closed")
-        ready, _, _ = select.select([self.sock], [], [], max(0.0, timeout))
-        if not ready:
+        self._drain()  # what came in behind the last reply
+        if self.notes:
+            return
+        poll = select.poll()  # not select(): a descriptor past 1023 is fine in a busy process
+        poll.register(self.sock, select.POLLIN)
+        if not poll.poll(max(0.0, timeout) * 1000):
             return
         self.sock.setblocking(False)
         try:
@@ -571,12 +575,16 @@ class Wire:
             raise WireError("server closed the connection unexpectedly")
         if chunk != b"-":
             self._buf += chunk
-            try:
-                while self._framed():
-                    self._read()
-            except (ValueError, LookupError, struct.error) as exc:
-                self._lose()
-                raise WireError(f"the server broke the protocol ({exc})") from None
+            self._drain()
+
+    def _drain(self) -> None:
+        """Read the whole messages already buffered (notifications, notices)."""
+        try:
+            while self._framed():
+                self._read()
+        except (ValueError, LookupError, struct.error) as exc:
+            self._lose()
+            raise WireError(f"the server broke the protocol ({exc})") from None
 
     def close(self) -> None:
         if not self.closed:
