@@ -548,3 +548,26 @@ def test_a_notification_that_came_in_behind_a_reply_is_not_left_in_the_buffer(se
     assert [n.payload for n in wire.notes] == ["ring"]
     assert time.monotonic() - started < OUTER / 2
     wire.close()
+
+
+def test_notices_are_skipped_and_an_error_keeps_its_fields_and_the_connection(serve):
+    def script(peer: Peer) -> None:
+        peer.ready()
+        peer.recv()
+        peer.send(b"N", b"SWARNING\0Mnot \xff utf-8\0\0")
+        peer.send(b"E", b"SERROR\0C42P01\0Mrelation \xff is missing\0Xunknown field\0\0")
+        peer.send(b"Z", b"I")
+        peer.recv()
+        peer.send(b"T", struct.pack("!h", 1) + b"n\0" + struct.pack("!ihihih", 0, 0, 23, 4, -1, 0))
+        peer.send(b"N", b"SNOTICE\0Min between\0\0")
+        peer.send(b"D", struct.pack("!hi", 1, 1) + b"7")
+        peer.send(b"C", b"SELECT 1\0")
+        peer.send(b"Z", b"I")
+
+    wire = Wire(serve(script).params(), 5)
+    with pytest.raises(WireError) as caught:
+        wire.query("SELECT * FROM missing")
+    assert caught.value.sqlstate == "42P01" and str(caught.value) == "relation \ufffd is missing"
+    assert not wire.broken
+    assert wire.query("SELECT 7").rows == [(7,)]
+    wire.close()
