@@ -624,7 +624,9 @@ def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
     try:
         if p is not None:  # the settings travel with the startup message: no round trip
             p = {**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()}
-            raw = WireRaw(pgwire.Wire(p, timeout))
+            # a server that stops answering fails a statement once statement_timeout would
+            # have (a hook never hangs on it)
+            raw = WireRaw(pgwire.Wire(p, timeout, read_timeout=STATEMENT_MS / 1000 + timeout))
         else:
             raw = _psycopg().connect(url, autocommit=True, connect_timeout=timeout,
                                      application_name="nexus", row_factory=_row_factory)

@@ -4,21 +4,39 @@ psycopg costs a hook about 200 ms to import; this speaks the frontend/backend pr
 directly (startup, trust/password/MD5/SCRAM-SHA-256 authentication, the extended query protocol
 with text parameters, simple queries, LISTEN notifications) on a Unix socket or a plain TCP
 connection. It serves the URLs it can serve exactly as libpq would: a Unix socket, or TCP to this
-machine or with `sslmode=disable|allow`; anything else (TLS, a service file, Kerberos ...) goes
-to psycopg (`pg.connect` decides). Stdlib only."""
+machine or with `sslmode=disable|allow`; anything else (TLS, a service file, Kerberos,
+`require_auth`, `channel_binding` ...) goes to psycopg (`pg.connect` decides). Stdlib only.
+
+The server is not trusted further than the protocol lets it be: every length is checked before
+anything is allocated for it, a malformed message is an error (the connection is closed), the
+whole startup has one deadline, SCRAM's server signature is checked before the session is used,
+and a password never crosses a non-loopback network in clear text."""
 
 from __future__ import annotations
 
 import os
 import socket
 import struct
+import time
 
-UNSUPPORTED = ("service", "sslcert", "sslkey", "sslrootcert", "sslcrl", "gssencmode", "krbsrvname",
-               "target_session_attrs", "hostaddr", "passfile", "requirepeer", "load_balance_hosts")
+# the URL and query parameters served here (any other: libpq's job, e.g. require_auth,
+# channel_binding, sslcert, service, target_session_attrs ...)
+KNOWN = frozenset({"host", "port", "user", "password", "dbname", "sslmode", "options",
+                   "application_name", "fallback_application_name", "connect_timeout"})
+SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+# set in the environment, these ask libpq for what this client does not do
+LIBPQ_ENV = ("PGSERVICE", "PGSERVICEFILE", "PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT", "PGHOSTADDR",
+             "PGREQUIREAUTH", "PGCHANNELBINDING", "PGGSSENCMODE", "PGREQUIRESSL",
+             "PGTARGETSESSIONATTRS", "PGREQUIREPEER", "PGSSLNEGOTIATION", "PGLOADBALANCEHOSTS")
 LOCAL = ("localhost", "127.0.0.1", "::1")
 PREPARED_MAX = 256  # statements kept prepared per connection
 INT_OIDS = frozenset({20, 21, 23, 26, 28})
 FLOAT_OIDS = frozenset({700, 701})
+MESSAGE_MAX = 1 << 30  # PostgreSQL's own limit on a message (MaxAllocSize)
+SHORT_MAX = 30_000  # as libpq: only these kinds of message may be longer
+LONG_KINDS = frozenset(b"TDdVENA")
+CHUNK = 1 << 20  # a read asks for at most this much: memory follows what really arrived
+SCRAM_ITERATIONS_MAX = 1_000_000  # about a second of PBKDF2; a hostile server asks for 10^9
 
 
 class WireError(Exception):
@@ -36,7 +54,7 @@ def _unquote(text: str) -> str:
         return text
     from urllib.parse import unquote
 
-    return unquote(text)
+    return unquote(text, errors="surrogateescape")  # bytes that are not UTF-8 kept as they are
 
 
 def params(url: str) -> dict[str, str] | None:
@@ -72,7 +90,7 @@ def params(url: str) -> dict[str, str] | None:
     for pair in query.split("&") if query else ():
         key, _, value = pair.partition("=")
         key, value = _unquote(key), _unquote(value)
-        if key in UNSUPPORTED:
+        if key not in KNOWN:
             return None
         out[key] = value
     env = os.environ
@@ -81,7 +99,7 @@ def params(url: str) -> dict[str, str] | None:
                      ("sslmode", "PGSSLMODE"), ("options", "PGOPTIONS")):
         if key not in out and env.get(var):
             out[key] = env[var]
-    if any(env.get(v) for v in ("PGSERVICE", "PGSERVICEFILE", "PGSSLCERT", "PGHOSTADDR")):
+    if any(env.get(v) for v in LIBPQ_ENV):
         return None
     out.setdefault("port", "5432")
     if not out["port"].isdigit():
@@ -99,6 +117,9 @@ def params(url: str) -> dict[str, str] | None:
             return None
     out.setdefault("dbname", out["user"])
     sslmode = out.get("sslmode", "prefer")
+    if sslmode not in SSLMODES:
+        return None  # libpq says what is wrong with it
+    # a Unix socket never carries TLS (libpq ignores sslmode there too)
     if not out["host"].startswith("/") and not (
             sslmode in ("disable", "allow") or (sslmode == "prefer" and out["host"] in LOCAL)):
         return None  # TLS wanted (or possible) over the network: libpq's job
@@ -109,8 +130,10 @@ def _pgpass(p: dict[str, str]) -> str | None:
     path = os.environ.get("PGPASSFILE") or os.path.expanduser("~/.pgpass")
     try:
         with open(path, encoding="utf-8") as fh:
+            if os.fstat(fh.fileno()).st_mode & 0o077:
+                return None  # others can read it: libpq ignores it too
             lines = fh.read().splitlines()
-    except OSError:
+    except (OSError, ValueError):
         return None
     host = "localhost" if p["host"].startswith("/") else p["host"]
     want = (host, p["port"], p["dbname"], p["user"])
@@ -134,6 +157,18 @@ def _pgpass(p: dict[str, str]) -> str | None:
         if len(fields) == 5 and all(f in ("*", w) for f, w in zip(fields[:4], want, strict=True)):
             return fields[4]
     return None
+
+
+def _cstr(text: str, what: str, errors: str = "strict") -> bytes:
+    """`text` as a protocol string (UTF-8, NUL-terminated): NUL or a lone surrogate cannot go
+    (errors="surrogateescape": the bytes of a password read from the environment as they were)."""
+    try:
+        data = text.encode("utf-8", errors)
+    except UnicodeEncodeError:
+        raise WireError(f"{what} is not valid text (a lone surrogate)", {"C": "22021"}) from None
+    if b"\0" in data:
+        raise WireError(f"{what} contains a NUL character", {"C": "22021"})
+    return data + b"\0"
 
 
 class Result:
@@ -196,7 +231,7 @@ def _param(value: object) -> tuple[int, bytes | None]:
     text = str(value)
     if "\x00" in text or "\uffff" in text:
         text = text.replace("\uffff", "\uffff1").replace("\x00", "\uffff0")
-    return 0, text.encode("utf-8")
+    return 0, _cstr(text, "a parameter")[:-1]
 
 
 class Notify:
@@ -206,24 +241,48 @@ class Notify:
         self.pid, self.channel, self.payload = pid, channel, payload
 
 
+def _exposed(sock: socket.socket) -> bool:
+    """Whether `sock` reaches its server over a network (TCP to a non-loopback address)."""
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return False
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(sock.getpeername()[0].split("%", 1)[0])
+    except (OSError, ValueError):
+        return True
+    mapped = getattr(address, "ipv4_mapped", None)
+    return not (mapped or address).is_loopback
+
+
 class Wire:
     """One connection. `query` runs a statement (with $n parameters) or, without parameters, a
-    simple query (several statements allowed)."""
+    simple query (several statements allowed). `timeout` bounds the whole connection and
+    authentication; `read_timeout` (None: none) bounds each wait for the server afterwards. Any
+    failure of the connection closes its socket."""
 
-    def __init__(self, p: dict[str, str], timeout: float) -> None:
+    def __init__(self, p: dict[str, str], timeout: float, read_timeout: float | None = None
+                 ) -> None:
         self.status = "I"  # the transaction status of the last ReadyForQuery
         self.parameters: dict[str, str] = {}
         self.notes: list[Notify] = []
         self.broken = False
         self.closed = False
+        self.read_timeout = read_timeout
         self._buf = bytearray()
         self._prepared: dict[tuple, bytes] = {}
         self._serial = 0
+        self._deadline: float | None = time.monotonic() + timeout
+        family = socket.AF_UNIX if p["host"].startswith("/") else None
         try:
-            if p["host"].startswith("/"):
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                sock.settimeout(timeout)
-                sock.connect(os.path.join(p["host"], f".s.PGSQL.{p['port']}"))
+            if family is not None:
+                sock = socket.socket(family, socket.SOCK_STREAM)
+                try:
+                    sock.settimeout(timeout)
+                    sock.connect(os.path.join(p["host"], f".s.PGSQL.{p['port']}"))
+                except BaseException:
+                    sock.close()
+                    raise
             else:
                 sock = socket.create_connection((p["host"], int(p["port"])), timeout)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -233,46 +292,82 @@ class Wire:
         self.sock = sock
         try:
             self._startup(p)
+        except WireError:
+            self._lose()
+            raise
         except OSError as exc:
-            self.close()
+            self._lose()
             raise WireError(f"connection to server failed: {exc.strerror or exc}") from None
-        sock.settimeout(None)  # statement_timeout bounds what runs; the socket waits for it
+        except (ValueError, LookupError, struct.error) as exc:  # a malformed message
+            self._lose()
+            raise WireError(f"the server broke the protocol during startup ({exc})") from None
+        self._deadline = None
+        sock.settimeout(read_timeout)
 
     # -- framing -----------------------------------------------------------------------------------
+
+    def _lose(self) -> None:
+        """The connection cannot be used any more: its socket is closed."""
+        self.broken = True
+        if not self.closed:
+            self.closed = True
+            self.sock.close()
 
     def _send(self, data: bytes) -> None:
         try:
             self.sock.sendall(data)
         except OSError as exc:
-            self.broken = True
+            self._lose()
             raise WireError(f"server closed the connection ({exc.strerror or exc})") from None
 
     @staticmethod
     def _msg(kind: bytes, body: bytes) -> bytes:
+        if len(body) > MESSAGE_MAX:
+            raise WireError("a message is too long for PostgreSQL (1 GB at most)", {"C": "54000"})
         return kind + struct.pack("!i", len(body) + 4) + body
 
     def _fill(self, n: int) -> None:
         while len(self._buf) < n:
             try:
-                chunk = self.sock.recv(max(65536, n - len(self._buf)))
+                if self._deadline is not None:
+                    left = self._deadline - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError("timed out")
+                    self.sock.settimeout(left)
+                chunk = self.sock.recv(min(CHUNK, max(4096, n - len(self._buf))))
+            except TimeoutError:
+                self._lose()
+                raise WireError("the server did not answer in time") from None
             except OSError as exc:
-                self.broken = True
+                self._lose()
                 raise WireError(f"server closed the connection ({exc.strerror or exc})") from None
             if not chunk:
-                self.broken = True
+                self._lose()
                 raise WireError("server closed the connection unexpectedly")
             self._buf += chunk
 
+    def _framed(self) -> bool:
+        """Whether a whole message is buffered (its length checked before it is waited for)."""
+        if len(self._buf) < 5:
+            return False
+        size = struct.unpack("!i", self._buf[1:5])[0]
+        if size < 4 or size > MESSAGE_MAX or (size > SHORT_MAX and self._buf[0] not in LONG_KINDS):
+            self._lose()
+            raise WireError(f"the server broke the protocol (a message {self._buf[:1]!r} of "
+                            f"length {size})")
+        return len(self._buf) >= 1 + size
+
     def _read(self) -> tuple[bytes, bytes]:
         self._fill(5)
-        kind = bytes(self._buf[:1])
+        if not self._framed():
+            self._fill(1 + struct.unpack("!i", self._buf[1:5])[0])
         size = struct.unpack("!i", self._buf[1:5])[0]
-        self._fill(1 + size)
+        kind = bytes(self._buf[:1])
         body = bytes(self._buf[5:1 + size])
         del self._buf[:1 + size]
         if kind == b"A":
             pid = struct.unpack("!i", body[:4])[0]
-            channel, payload = body[4:].split(b"\0")[:2]
+            channel, payload, _ = body[4:].split(b"\0", 2)
             self.notes.append(Notify(pid, channel.decode(), payload.decode()))
         return kind, body
 
@@ -287,12 +382,16 @@ class Wire:
     # -- startup and authentication -------------------------------------------------------------
 
     def _startup(self, p: dict[str, str]) -> None:
+        # the formats the results are read in, whatever the role or database sets (a client's
+        # startup settings win over theirs): bytea in hex, floats exact on every version
         pairs = {"user": p["user"], "database": p["dbname"], "client_encoding": "UTF8",
+                 "bytea_output": "hex", "extra_float_digits": "3",
                  "application_name": p.get("application_name", "nexus")}
         if p.get("options"):
             pairs["options"] = p["options"]
         body = struct.pack("!i", 196608) + b"".join(
-            k.encode() + b"\0" + v.encode() + b"\0" for k, v in pairs.items()) + b"\0"
+            _cstr(k, "a connection parameter") + _cstr(v, f"the connection parameter {k}")
+            for k, v in pairs.items()) + b"\0"
         self._send(struct.pack("!i", len(body) + 4) + body)
         scram = None
         while True:
@@ -302,36 +401,49 @@ class Wire:
             if kind == b"R":
                 code = struct.unpack("!i", body[:4])[0]
                 if code == 0:
+                    if scram is not None and not scram.verified:
+                        raise WireError("the server ended SCRAM authentication without proving "
+                                        "it knows the password", {"C": "28000"})
                     continue
+                if code == 11 and scram is not None:
+                    self._send(self._msg(b"p", scram.final(body[4:])))
+                    continue
+                if code == 12 and scram is not None:
+                    scram.verify(body[4:])
+                    continue
+                if code not in (3, 5, 10) or scram is not None:
+                    raise WireError(f"authentication method {code} is not supported here")
+                if code == 3 and _exposed(self.sock):
+                    raise WireError("the server asks for the password in clear text over the "
+                                    "network without TLS: refused (use sslmode=require, or "
+                                    "scram-sha-256 in the server's pg_hba.conf)", {"C": "28000"})
                 password = p.get("password") or _pgpass(p)
                 if password is None:
                     raise WireError("the server asks for a password and none was given "
                                     "(~/.pgpass, PGPASSWORD or the URL)", {"C": "28P01"})
                 if code == 3:
-                    self._send(self._msg(b"p", password.encode() + b"\0"))
+                    self._send(self._msg(b"p", _cstr(password, "the password", "surrogateescape")))
                 elif code == 5:
                     import hashlib
 
-                    inner = hashlib.md5(password.encode() + p["user"].encode()).hexdigest()
+                    inner = hashlib.md5(_cstr(password, "the password", "surrogateescape")[:-1]
+                                        + p["user"].encode()).hexdigest()
                     outer = hashlib.md5(inner.encode() + body[4:8]).hexdigest()
                     self._send(self._msg(b"p", b"md5" + outer.encode() + b"\0"))
-                elif code == 10:
+                else:
                     if b"SCRAM-SHA-256" not in body[4:].split(b"\0"):
                         raise WireError("the server offers no SASL mechanism this client knows")
                     scram = _Scram(password)
                     first = scram.first()
                     self._send(self._msg(b"p", b"SCRAM-SHA-256\0" + struct.pack("!i", len(first))
                                          + first))
-                elif code == 11 and scram is not None:
-                    self._send(self._msg(b"p", scram.final(body[4:])))
-                elif code == 12 and scram is not None:
-                    scram.verify(body[4:])
-                else:
-                    raise WireError(f"authentication method {code} is not supported here")
             elif kind == b"S":
-                key, value = body.split(b"\0")[:2]
+                key, value, _ = body.split(b"\0", 2)
                 self.parameters[key.decode()] = value.decode()
             elif kind == b"Z":
+                if scram is not None and not scram.verified:
+                    raise WireError("the server ended SCRAM authentication without proving "
+                                    "it knows the password", {"C": "28000"})
                 self.status = chr(body[0])
                 return
 
@@ -340,12 +452,22 @@ class Wire:
     def query(self, sql: str, values: list | tuple | None = None) -> Result:
         if self.closed or self.broken:
             raise WireError("the connection is closed")
+        try:
+            return self._query(sql, values)
+        except (ValueError, LookupError, struct.error) as exc:  # a malformed message
+            self._lose()
+            raise WireError(f"the server broke the protocol ({exc})") from None
+
+    def _query(self, sql: str, values: list | tuple | None) -> Result:
+        text = _cstr(sql, "the statement")
         key: tuple = ()
         name = b""
         if values is None:
-            self._send(self._msg(b"Q", sql.encode("utf-8") + b"\0"))
+            self._send(self._msg(b"Q", text))
         else:
             typed = [_param(v) for v in values]
+            if len(typed) > 65535:
+                raise WireError("a statement takes 65535 parameters at most", {"C": "54000"})
             key = (sql, tuple(oid for oid, _ in typed))
             known = self._prepared.get(key)
             if known is None and len(self._prepared) >= PREPARED_MAX and self.status == "I":
@@ -356,17 +478,19 @@ class Wire:
             else:  # prepared once per connection: the server parses and plans once
                 self._serial += 1
                 name = f"n{self._serial}".encode()
-                parse = self._msg(b"P", name + b"\0" + sql.encode("utf-8") + b"\0"
-                                  + struct.pack("!h", len(typed))
+                parse = self._msg(b"P", name + b"\0" + text + struct.pack("!H", len(typed))
                                   + b"".join(struct.pack("!I", oid) for oid, _ in typed))
-            bind = [b"\0" + name + b"\0", struct.pack("!hh", 0, len(typed))]
-            for _, text in typed:
-                bind.append(struct.pack("!i", -1) if text is None else
-                            struct.pack("!i", len(text)) + text)
+            bind = [b"\0" + name + b"\0", struct.pack("!hH", 0, len(typed))]
+            for _, data in typed:
+                bind.append(struct.pack("!i", -1) if data is None else
+                            struct.pack("!i", len(data)) + data)
             bind.append(struct.pack("!h", 0))
             self._send(parse + self._msg(b"B", b"".join(bind))
                        + self._msg(b"D", b"P\0") + self._msg(b"E", b"\0\0\0\0\0")
                        + self._msg(b"S", b""))
+        return self._results(key, name)
+
+    def _results(self, key: tuple, name: bytes) -> Result:
         result, error, parsed = Result(), None, False
         while True:
             kind, body = self._read()
@@ -408,8 +532,11 @@ class Wire:
                     raise error
                 return result
             elif kind == b"S":
-                setting, value = body.split(b"\0")[:2]
+                setting, value, _ = body.split(b"\0", 2)
                 self.parameters[setting.decode()] = value.decode()
+            elif kind in (b"G", b"H", b"W"):  # COPY: not spoken here
+                self._lose()
+                raise WireError("COPY is not supported by this client")
 
     def _forget(self) -> None:
         """Drop every prepared statement (the next use prepares it again)."""
@@ -424,65 +551,134 @@ class Wire:
 
         if self.notes:
             return
-        ready, _, _ = select.select([self.sock], [], [], max(0.0, timeout))
-        if not ready:
+        if self.closed or self.broken:
+            raise WireError("the connection is closed")
+        self._drain()  # what came in behind the last reply
+        if self.notes:
+            return
+        poll = select.poll()  # not select(): a descriptor past 1023 is fine in a busy process
+        poll.register(self.sock, select.POLLIN)
+        if not poll.poll(max(0.0, timeout) * 1000):
             return
         self.sock.setblocking(False)
         try:
-            chunk = self.sock.recv(65536)
+            chunk = self.sock.recv(CHUNK)
         except BlockingIOError:
             chunk = b"-"
         except OSError:
             chunk = b""
         finally:
-            self.sock.setblocking(True)
+            if not self.closed:
+                self.sock.settimeout(self.read_timeout)
         if not chunk:
-            self.broken = True
+            self._lose()
             raise WireError("server closed the connection unexpectedly")
         if chunk != b"-":
             self._buf += chunk
-            while len(self._buf) >= 5 and len(self._buf) >= 1 + struct.unpack(
-                    "!i", self._buf[1:5])[0]:
+            self._drain()
+
+    def _drain(self) -> None:
+        """Read the whole messages already buffered (notifications, notices)."""
+        try:
+            while self._framed():
                 self._read()
+        except (ValueError, LookupError, struct.error) as exc:
+            self._lose()
+            raise WireError(f"the server broke the protocol ({exc})") from None
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             try:
-                self.sock.sendall(self._msg(b"X", b""))
+                self.sock.settimeout(0)  # a goodbye never waits for a server that stopped reading
+                self.sock.send(self._msg(b"X", b""))
             except OSError:
                 pass
             self.sock.close()
 
 
+def _saslprep(password: str) -> bytes:
+    """The password as the server prepared it for SCRAM (RFC 4013 SASLprep, as PostgreSQL's
+    pg_saslprep does it: ASCII as it is, and the raw password when SASLprep prohibits it)."""
+    raw = password.encode("utf-8", "surrogateescape")
+    if password.isascii():
+        return raw
+    import stringprep
+    import unicodedata
+
+    chars = ["\x20" if stringprep.in_table_c12(c) else c for c in password
+             if not stringprep.in_table_b1(c)]
+    if not chars:
+        return raw
+    prohibited = (stringprep.in_table_c12, stringprep.in_table_c21_c22, stringprep.in_table_c3,
+                  stringprep.in_table_c4, stringprep.in_table_c5, stringprep.in_table_c6,
+                  stringprep.in_table_c7, stringprep.in_table_c8, stringprep.in_table_c9,
+                  stringprep.in_table_a1)
+    if any(test(c) for c in chars for test in prohibited):
+        return raw
+    if any(stringprep.in_table_d1(c) for c in chars) and (
+            any(stringprep.in_table_d2(c) for c in chars)
+            or not (stringprep.in_table_d1(chars[0]) and stringprep.in_table_d1(chars[-1]))):
+        return raw
+    return unicodedata.normalize("NFKC", "".join(chars)).encode("utf-8")
+
+
 class _Scram:
-    """SCRAM-SHA-256 (RFC 5802, 7677) without channel binding."""
+    """SCRAM-SHA-256 (RFC 5802, 7677) without channel binding (no TLS here: gs2 header `n,,`).
+    The server must prove it knows the password (`verify`) before the session is used."""
 
     def __init__(self, password: str) -> None:
         import base64
 
         self.b64 = base64
-        self.password = password.encode()
+        self.password = _saslprep(password)
         self.nonce = base64.b64encode(os.urandom(18)).decode()
         self.bare = f"n=,r={self.nonce}"
+        self.expected: bytes | None = None
+        self.verified = False
 
     def first(self) -> bytes:
         return ("n,," + self.bare).encode()
 
+    @staticmethod
+    def _attrs(message: bytes) -> dict[str, str]:
+        attrs: dict[str, str] = {}
+        for part in message.decode("utf-8").split(","):
+            key, eq, value = part.partition("=")
+            if len(key) != 1 or not eq:
+                raise WireError("the server's SCRAM message is malformed")
+            attrs.setdefault(key, value)
+        return attrs
+
     def final(self, server_first: bytes) -> bytes:
+        import binascii
         import hashlib
         import hmac
 
-        text = server_first.decode()
-        attrs = dict(part.split("=", 1) for part in text.split(","))
-        if not attrs["r"].startswith(self.nonce):
+        if self.expected is not None:
+            raise WireError("the server repeated a SCRAM step")
+        attrs = self._attrs(server_first)
+        nonce, salt, iterations = attrs.get("r", ""), attrs.get("s", ""), attrs.get("i", "")
+        if "m" in attrs:
+            raise WireError("the server asks for a SCRAM extension this client does not know")
+        if not (nonce.startswith(self.nonce) and len(nonce) > len(self.nonce)):
             raise WireError("the server's SCRAM nonce does not extend ours")
-        salted = hashlib.pbkdf2_hmac("sha256", self.password, self.b64.b64decode(attrs["s"]),
-                                     int(attrs["i"]))
+        if not nonce.isprintable() or not nonce.isascii():
+            raise WireError("the server's SCRAM nonce is malformed")
+        if not iterations.isdigit() or not 1 <= int(iterations) <= SCRAM_ITERATIONS_MAX:
+            raise WireError(f"the server asks for {iterations[:20]!r} SCRAM iterations "
+                            f"(1 to {SCRAM_ITERATIONS_MAX} here)")
+        try:
+            salted_with = self.b64.b64decode(salt, validate=True)
+        except (binascii.Error, ValueError):
+            salted_with = b""
+        if not salted_with:
+            raise WireError("the server's SCRAM salt is not base64")
+        salted = hashlib.pbkdf2_hmac("sha256", self.password, salted_with, int(iterations))
         client_key = hmac.new(salted, b"Client Key", "sha256").digest()
         stored = hashlib.sha256(client_key).digest()
-        without_proof = f"c=biws,r={attrs['r']}"
-        message = f"{self.bare},{text},{without_proof}".encode()
+        without_proof = f"c=biws,r={nonce}"
+        message = f"{self.bare},{server_first.decode()},{without_proof}".encode()
         signature = hmac.new(stored, message, "sha256").digest()
         proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
         server_key = hmac.new(salted, b"Server Key", "sha256").digest()
@@ -490,6 +686,19 @@ class _Scram:
         return f"{without_proof},p={self.b64.b64encode(proof).decode()}".encode()
 
     def verify(self, server_final: bytes) -> None:
-        attrs = dict(part.split("=", 1) for part in server_final.decode().split(","))
-        if self.b64.b64decode(attrs.get("v", "")) != self.expected:
-            raise WireError("the server's SCRAM signature is wrong")
+        import binascii
+        import hmac
+
+        if self.expected is None or self.verified:
+            raise WireError("the server sent SCRAM steps out of order")
+        attrs = self._attrs(server_final)
+        if "e" in attrs:
+            raise WireError(f"the server refused SCRAM authentication ({attrs['e'][:100]})",
+                            {"C": "28P01"})
+        try:
+            signature = self.b64.b64decode(attrs.get("v", ""), validate=True)
+        except (binascii.Error, ValueError):
+            signature = b""
+        if not hmac.compare_digest(signature, self.expected):
+            raise WireError("the server's SCRAM signature is wrong", {"C": "28000"})
+        self.verified = True
