@@ -407,6 +407,7 @@ def corpus(nx, hook, chdir_work, user_home):
     return paths
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_search_substring_regex_and_bad_queries(nx, corpus):
     out = nx("search", "HELLO-FROM", "--json").json
     hits = {h["session_id"]: h for h in out["results"]}
@@ -423,6 +424,7 @@ def test_search_substring_regex_and_bad_queries(nx, corpus):
     assert blank.code == 2 and "blank" in blank.json["error"]["reason"]
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_titles_match_first(nx, corpus):
     assert nx("rename", f"codex:{sid(11)}", "the hello investigation").code == 0
     out = nx("search", "hello", "--json").json
@@ -434,6 +436,7 @@ def test_titles_match_first(nx, corpus):
                                          ("x", False), (r"exit code \d", True),
                                          ("run:c[0-9]", True), ("ü", False),
                                          ('say "hi"', False), ("nothing like this", False)])
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_the_index_answers_the_same_hits_as_a_scan(nx, corpus, query, regex):
     flags = ["--regex"] if regex else []
     indexed = nx("search", query, *flags, "--json").json
@@ -489,6 +492,7 @@ def test_a_per_session_time_limit_is_reported(nx, corpus, user_home, chdir_work)
     assert fine["timed_out"] == 0
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_search_limits_and_pages(nx, corpus):
     out = nx("search", "run:", "--limit", "2", "--json").json
     assert out["total"] == 2 and "--all-sessions" in out["hint"]

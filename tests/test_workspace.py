@@ -390,7 +390,6 @@ def test_the_rate_limit_holds_across_processes_and_recovers(home, trio, nx):
 # -- find -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.sqlite_only  # FTS5: `find` is not in team mode yet (team_unsupported)
 def test_find_ranks_filters_and_shows_only_what_the_caller_may_read(home, trio, nx):
     call(home, "sync_project_assets", {"manifest": manifest("web_shop"),
                                        "internalDocs": "the checkout flow uses stripe"}, A)
@@ -422,7 +421,7 @@ def test_find_ranks_filters_and_shows_only_what_the_caller_may_read(home, trio, 
     assert fails(home, "find", {"query": "***"}).code == "invalid_argument"
 
 
-@pytest.mark.sqlite_only  # FTS5: `find` is not in team mode yet (team_unsupported)
+@pytest.mark.sqlite_only  # team mode searches the messages table itself: nothing to catch up
 def test_direct_messages_are_indexed_by_find_not_by_send(home, trio, nx):
     """Indexing a message as it is sent cost the send path a third of its time: `send` leaves
     the index alone, and the next `find` indexes everything sent since, once."""

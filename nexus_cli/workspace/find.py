@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.context import Ctx
 from ..core.errors import invalid
 from ..core.listing import envelope
+from ..core.store import fulltext
 from . import projects
 from .base import reading
 
@@ -33,11 +34,47 @@ def _how(kind: str, ref: str, title: str) -> str:
     }[kind]
 
 
-def _query(conn: sqlite3.Connection, match: str, a: FindArgs, me: str,
-           places: tuple[str, ...]) -> tuple[list[sqlite3.Row], int]:
-    where = ["ws_fts MATCH :match",
-             "(kind != 'message' OR EXISTS (SELECT 1 FROM messages m WHERE m.seq = ws_fts.rowid"
-             " / 8 AND (m.sender = :me OR m.recipient = :me)))"]
+# The searched rows on PostgreSQL: what SQLite's ws_fts holds (its triggers and `catch_up`),
+# read from the sources themselves, so row-level security on messages applies to the search;
+# direct messages only the caller's (they have no index: a send would pay for it).
+_PG_ROWS = (
+    "(SELECT 'project' AS kind, id AS ref, id || ' ' || name AS title, description || ' ' ||"
+    " tech || ' ' || internal_docs AS body, id AS project, 0 AS seq, {w}(id || ' ' || name ||"
+    " ' ' || description || ' ' || tech || ' ' || internal_docs) AS words FROM ws_projects"
+    " UNION ALL SELECT 'doc', id, title, content, NULL, 0, {w}(title || ' ' || content)"
+    " FROM ws_docs"
+    " UNION ALL SELECT 'strategy', CAST(version AS TEXT), 'global strategy', content, NULL, 0,"
+    " {w}('global strategy' || ' ' || content) FROM ws_strategy"
+    " WHERE version = (SELECT max(version) FROM ws_strategy)"
+    " UNION ALL SELECT CASE WHEN meeting IS NULL THEN 'chat' ELSE 'meeting' END,"
+    " CAST(seq AS TEXT), coalesce(meeting, 'global chat'), text, project, 0,"
+    " {w}(coalesce(meeting, 'global chat') || ' ' || text) FROM ws_chat"
+    " UNION ALL SELECT 'message', m.id, m.id, m.text, s.project, m.seq, {w}(m.id || ' ' ||"
+    " m.text) FROM messages m LEFT JOIN sessions s ON s.id = m.sender"
+    " WHERE m.kind IN ('message', 'task', 'report') AND (m.sender = :me OR m.recipient = :me)"
+    ") AS f").format(w=fulltext.WORDS)
+
+
+def _dialect(conn: Any, query: str) -> tuple[dict[str, str], str]:
+    """Where the two backends differ, and only that: the searched rows, the match, the rank
+    (lower is better), the message's seq, the snippet; and the query as the match takes it
+    (PostgreSQL: the FTS5 query as a tsquery; `fulltext.BadQuery` where FTS5 refuses it)."""
+    if isinstance(conn, sqlite3.Connection):
+        return {"rows": "ws_fts", "match": "ws_fts MATCH :match", "rank": "rank",
+                "seq": "ws_fts.rowid / 8", "order": "rank",
+                "snip": "snippet(ws_fts, 1, '[', ']', '…', 16)"}, query
+    words = "CAST(:match AS tsquery)"
+    return {"rows": _PG_ROWS, "match": f"words @@ {words}",
+            "rank": f"-ts_rank(words, {words}, 1)", "seq": "f.seq",
+            "order": "rank, kind, ref", "snip": "body"}, fulltext.tsquery(query)
+
+
+def _query(conn: sqlite3.Connection, query: str, a: FindArgs, me: str,
+           places: tuple[str, ...]) -> tuple[list[dict], int]:
+    d, match = _dialect(conn, query)
+    where = [d["match"],
+             "(kind != 'message' OR EXISTS (SELECT 1 FROM messages m WHERE m.seq = "
+             f"{d['seq']} AND (m.sender = :me OR m.recipient = :me)))"]
     params: dict[str, Any] = {"match": match, "me": me, "limit": a.limit, "offset": a.offset,
                               "cap": TOTAL_CAP}
     if a.kind:
@@ -47,12 +84,16 @@ def _query(conn: sqlite3.Connection, match: str, a: FindArgs, me: str,
         where.append(f"project IN ({', '.join(f':p{i}' for i in range(len(places)))})")
         params.update({f"p{i}": p for i, p in enumerate(places)})
     sql = " AND ".join(where)
-    rows = conn.execute(f"SELECT kind, ref, title, rank, snippet(ws_fts, 1, '[', ']', '…', 16)"
-                        f" AS snip FROM ws_fts WHERE {sql} ORDER BY rank LIMIT :limit"
+    rows = conn.execute(f"SELECT kind, ref, title, {d['rank']} AS rank, {d['snip']} AS snip"
+                        f" FROM {d['rows']} WHERE {sql} ORDER BY {d['order']} LIMIT :limit"
                         " OFFSET :offset", params).fetchall()
-    total = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM ws_fts WHERE {sql} LIMIT :cap)",
-                         params).fetchone()[0]
-    return rows, total
+    total = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {d['rows']} WHERE {sql}"
+                         " LIMIT :cap) AS hits", params).fetchone()[0]
+    out = [{k: r[k] for k in ("kind", "ref", "title", "rank", "snip")} for r in rows]
+    if d["snip"] == "body":  # PostgreSQL: the snippet is cut here, from the matched text
+        for r in out:
+            r["snip"] = fulltext.snippet(r["snip"] or "", query)
+    return out, total
 
 
 def catch_up(conn: sqlite3.Connection) -> int:
@@ -73,7 +114,8 @@ def catch_up(conn: sqlite3.Connection) -> int:
 
 
 def find(ctx: Ctx, a: FindArgs) -> dict:
-    with reading(ctx, catch_up) as (conn, me):
+    # SQLite: the direct messages sent since the last `find` join the index first
+    with reading(ctx, catch_up if ctx.store.backend == "sqlite" else None) as (conn, me):
         places: tuple[str, ...] = ()
         if a.projectId:
             projects.need(conn, a.projectId)
@@ -81,13 +123,14 @@ def find(ctx: Ctx, a: FindArgs) -> dict:
             places = (a.projectId, path) if path else (a.projectId,)
         try:
             rows, total = _query(conn, a.query, a, me.id, places)
-        except sqlite3.OperationalError:  # not FTS5 query syntax: take the words as words
+        except (sqlite3.OperationalError, fulltext.BadQuery):  # not FTS5 query syntax: take
+            # the words as words
             words = WORD.findall(a.query)
             if not words:
                 raise invalid("query", "has no word to look for", "give a word or two") from None
             try:
                 rows, total = _query(conn, " ".join(f'"{w}"' for w in words), a, me.id, places)
-            except sqlite3.OperationalError as exc:
+            except (sqlite3.OperationalError, fulltext.BadQuery) as exc:
                 raise invalid("query", f"cannot be searched ({exc})", "give plain words") from None
     hits = [{"kind": r["kind"], "ref": str(r["ref"]), "title": r["title"] or "",
              "snippet": r["snip"] or "", "score": round(r["rank"], 4),

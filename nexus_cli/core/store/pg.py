@@ -440,6 +440,13 @@ def ddl(script: str, number: int | None = None) -> list[str]:
         s = re.sub(r"\bBLOB\b", "BYTEA", s)
         s = re.sub(r"\)\s*WITHOUT ROWID", ")", s, flags=re.I)
         out.append(s)
+    extra = migrations.POSTGRESQL.get(number, "") if number is not None else ""
+    if extra:  # "module.ATTRIBUTE" of this package
+        import importlib
+
+        module, name = extra.rsplit(".", 1)
+        out += migrations.statements(getattr(importlib.import_module(f"{__package__}.{module}"),
+                                             name))
     return out
 
 

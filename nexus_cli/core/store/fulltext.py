@@ -1,0 +1,238 @@
+"""Full-text search in team mode: what PostgreSQL needs to answer as SQLite's FTS5 does.
+
+SQLite indexes with FTS5 (`unicode61 remove_diacritics 2`: words are runs of letters and digits,
+case and Latin diacritics folded; `trigram`: case-insensitive substrings). A stock PostgreSQL
+(no extension, no superuser) has tsvector/GIN and ILIKE. Here, in one place:
+
+- `nexus_words(text)`, the SQL function migration 13 creates on PostgreSQL: the text folded as
+  unicode61 folds it (`FOLD`: punctuation to spaces, Latin/Greek/Cyrillic capitals to small
+  letters, Latin diacritics dropped, so the server's parser sees plain words in any locale),
+  then `to_tsvector('simple', ...)` (no stemming, no stop words). Its GIN indexes are in
+  `POSTGRESQL` (migration 13's PostgreSQL-only part).
+- `tsquery(query)`: an FTS5 query (words, "phrases", prefix*, AND/OR/NOT, parentheses) as the
+  tsquery that matches the same rows; `BadQuery` where FTS5 would raise a syntax error.
+- `snippet(text, query)`: FTS5's `snippet()` for a hit (16 words, `[` `]` around the matches).
+- `like(text)`: a LIKE pattern of a literal substring (`%`, `_` and `\\` escaped; `ESCAPE '\\'`).
+
+Stdlib only."""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+
+WORDS = "nexus_words"  # the SQL function (migration 13, PostgreSQL only)
+SNIPPET_WORDS = 16  # as find's snippet(ws_fts, 1, '[', ']', '…', 16)
+
+
+class BadQuery(ValueError):
+    """Not FTS5 query syntax (where SQLite raises `fts5: syntax error`)."""
+
+
+def _fold_table() -> tuple[str, str]:
+    """(from, to) for SQL translate() and str.maketrans: one character each."""
+    src: list[str] = []
+    dst: list[str] = []
+    spaces = [*string.punctuation, *map(chr, range(0xA0, 0xC0)), "\u00d7", "\u00f7",
+              *map(chr, range(0x2000, 0x2070)), *map(chr, range(0x3000, 0x3004)),
+              *map(chr, range(0x3008, 0x3012))]
+    for ch in spaces:
+        src.append(ch)
+        dst.append(" ")
+    for cp in (*range(0xC0, 0x250), *range(0x370, 0x400), *range(0x400, 0x500)):
+        ch = chr(cp)
+        if ch in src or unicodedata.category(ch)[0] != "L":
+            continue
+        low = ch.lower()
+        if len(low) != 1:
+            continue
+        base = unicodedata.normalize("NFD", low)[0]
+        out = base if base.isascii() and base.isalpha() else low
+        if out != ch:
+            src.append(ch)
+            dst.append(out)
+    return "".join(src), "".join(dst)
+
+
+FOLD_FROM, FOLD_TO = _fold_table()
+_FOLD = str.maketrans(FOLD_FROM, FOLD_TO)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# migration 13 on PostgreSQL: the function, and GIN indexes of the sources `find` searches
+# (direct messages are not indexed: a send would pay for it, and `find` reads only the caller's)
+POSTGRESQL = f"""
+CREATE FUNCTION {WORDS}(t TEXT) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $nexus_words$ SELECT to_tsvector('simple'::regconfig, translate(t,
+    {_literal(FOLD_FROM)}, {_literal(FOLD_TO)})) $nexus_words$;
+CREATE INDEX ws_projects_words ON ws_projects USING gin ({WORDS}(id || ' ' || name || ' '
+    || description || ' ' || tech || ' ' || internal_docs));
+CREATE INDEX ws_docs_words ON ws_docs USING gin ({WORDS}(title || ' ' || content));
+CREATE INDEX ws_chat_words ON ws_chat USING gin ({WORDS}(coalesce(meeting, 'global chat')
+    || ' ' || text));
+"""
+
+
+def words(text: str) -> list[str]:
+    """The words `nexus_words` makes of a text (the same folding)."""
+    return text.translate(_FOLD).lower().split()
+
+
+# -- FTS5 query syntax -> tsquery -------------------------------------------------------------
+
+_TOKEN = re.compile(r'\s+|"(?:[^"]|"")*"|\(|\)|\*|[\w\x1a]+|[^\x00-\x7f]+|.', re.UNICODE)
+
+
+NOTHING = "'!'"  # a lexeme no text has (`!` is folded to a space): a phrase of no word
+
+
+def _lexeme(word: str) -> str:
+    return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _phrase(text: str, prefix: bool) -> str | None:
+    found = words(text)
+    if not found:
+        return None  # a phrase without a word: matches nothing
+    parts = [_lexeme(w) for w in found]
+    if prefix:
+        parts[-1] += ":*"
+    return parts[0] if len(parts) == 1 else "(" + " <-> ".join(parts) + ")"
+
+
+class _Parser:
+    """FTS5's grammar, as far as nexus's queries go: phrases (bare words or "quoted", `*` for
+    a prefix), implicit or explicit AND, OR, binary NOT, parentheses. NEAR, column filters and
+    `^` are syntax errors here (the caller then takes the words as words, as it does for any
+    query FTS5 refuses). Precedence as FTS5's: NOT, then AND, then OR."""
+
+    def __init__(self, query: str) -> None:
+        self.tokens: list[str] = []
+        pos = 0
+        for m in _TOKEN.finditer(query):
+            if m.start() != pos:
+                raise BadQuery(query)
+            pos = m.end()
+            if not m.group(0).isspace():
+                self.tokens.append(m.group(0))
+        if pos != len(query):
+            raise BadQuery(query)
+        self.i = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self) -> str:
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def parse(self) -> str:
+        if not self.tokens:
+            raise BadQuery("")
+        out = self.or_()
+        if self.peek() is not None:
+            raise BadQuery(self.peek() or "")
+        return out
+
+    def or_(self) -> str:
+        parts = [self.and_()]
+        while self.peek() == "OR":
+            self.take()
+            parts.append(self.and_())
+        return parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
+
+    def and_(self) -> str:
+        parts = [self.not_()]
+        while True:
+            tok = self.peek()
+            if tok == "AND":
+                self.take()
+            elif tok is None or tok in ("OR", ")", "NOT"):
+                break
+            parts.append(self.not_())
+        return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
+
+    def not_(self) -> str:
+        out = self.atom()
+        while self.peek() == "NOT":
+            self.take()
+            out = f"({out} & !{self.atom()})"
+        return out
+
+    def atom(self) -> str:
+        tok = self.peek()
+        if tok is None or tok in ("AND", "OR", "NOT", ")", "*"):
+            raise BadQuery(tok or "")
+        self.take()
+        if tok == "(":
+            inner = self.or_()
+            if self.peek() != ")":
+                raise BadQuery("(")
+            self.take()
+            return inner
+        if len(tok) > 1 and tok[0] == tok[-1] == '"':
+            text = tok[1:-1].replace('""', '"')
+        elif re.fullmatch(r"[\w\x1a]+|[^\x00-\x7f]+", tok):
+            if tok == "NEAR" and self.peek() == "(":
+                raise BadQuery("NEAR")
+            text = tok
+        else:
+            raise BadQuery(tok)
+        prefix = self.peek() == "*"
+        if prefix:
+            self.take()
+        return _phrase(text, prefix) or NOTHING
+
+
+def tsquery(query: str) -> str:
+    """The tsquery text that matches what the FTS5 query matches; BadQuery where FTS5 refuses
+    it. A phrase without a word matches nothing (as in FTS5)."""
+    return _Parser(query).parse()
+
+
+# -- snippets ---------------------------------------------------------------------------------
+
+_RUN = re.compile(r"\S+")
+
+
+def snippet(text: str, query: str, size: int = SNIPPET_WORDS) -> str:
+    """A window of `size` words of `text` around its matches of the query's words, matches in
+    brackets, `…` where the text goes on (FTS5's snippet(), near enough)."""
+    try:
+        terms = re.findall(r"'((?:[^']|'')*)'(:\*)?", tsquery(query))
+    except BadQuery:
+        terms = [(w, "") for w in words(" ".join(re.findall(r"\w+", query)))]
+    exact = {t.replace("''", "'").replace("\\\\", "\\") for t, star in terms if not star}
+    prefixes = tuple(t.replace("''", "'").replace("\\\\", "\\") for t, star in terms if star)
+    spans: list[tuple[int, int, bool]] = []  # word spans of the text and whether they match
+    for m in _RUN.finditer(text.translate(_FOLD)):  # one character for one: offsets stay
+        word = m.group(0).lower()
+        hit = word in exact or (bool(prefixes) and word.startswith(prefixes))
+        spans.append((m.start(), m.end(), hit))
+    if not spans:
+        return ""
+    hits = [i for i, s in enumerate(spans) if s[2]]
+    best, score = 0, -1
+    for start in (hits or [0]):  # the window with most matches, its first match early in it
+        lo = max(0, min(start - 2, len(spans) - size))
+        got = sum(1 for s in spans[lo:lo + size] if s[2])
+        if got > score:
+            best, score = lo, got
+    window = spans[best:best + size]
+    out, last = [], window[0][0]
+    for a, b, hit in window:
+        out.append(text[last:a])
+        out.append(f"[{text[a:b]}]" if hit else text[a:b])
+        last = b
+    body = "".join(out)
+    return ("…" if best > 0 else "") + body + ("…" if best + size < len(spans) else "")
+
+
+def like(text: str) -> str:
+    """`%text%` with LIKE's own characters taken literally (ESCAPE '\\')."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
