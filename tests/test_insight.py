@@ -435,7 +435,9 @@ def test_titles_match_first(nx, corpus):
 @pytest.mark.parametrize("query,regex", [("hello", False), ("FINAL answer", False), ("ok", False),
                                          ("x", False), (r"exit code \d", True),
                                          ("run:c[0-9]", True), ("ü", False),
-                                         ('say "hi"', False), ("nothing like this", False)])
+                                         ('say "hi"', False), ("nothing like this", False),
+                                         ("_", False), ("%", False), ("\\", False),
+                                         ("o_e", False), ("HÉLLO", False)])
 @pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_the_index_answers_the_same_hits_as_a_scan(nx, corpus, query, regex):
     flags = ["--regex"] if regex else []
@@ -490,6 +492,29 @@ def test_a_per_session_time_limit_is_reported(nx, corpus, user_home, chdir_work)
     assert "session-time-limit" in out["hint"]
     fine = nx("search", "never-found-anywhere", "--no-index", "--json").json
     assert fine["timed_out"] == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
+def test_sql_and_like_metacharacters_are_searched_as_text(nx, corpus):
+    """`%`, `_`, `\\`, quotes: text to find, never a pattern or SQL (PostgreSQL: ILIKE)."""
+    text = "rate 100% of snake_case\\path, it's \"done\"; DROP TABLE insight_chunks; --"
+    row = {"timestamp": "2026-11-30T13:00:00.000Z", "type": "response_item",
+           "payload": {"type": "message", "role": "assistant",
+                       "content": [{"type": "output_text", "text": text}]}}
+    with open(corpus["codex-main"], "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    for query in ("100%", "e_c", "e\\p", "it's", '"done"', "; DROP TABLE insight_chunks; --"):
+        out = nx("search", query, "--json").json
+        assert out["index"]["used"] and out["index"]["current"], query
+        assert [h["session_id"] for h in out["results"]] == [f"codex:{sid(9)}"], query
+        assert out["results"][0]["hits"] == 1, query
+        assert out["results"] == nx("search", query, "--no-index", "--json").json["results"]
+    # never a wildcard (a wildcard's extra candidates would be dropped by the check each hit
+    # gets: what must not happen is a text left out, and the scan's answer says what is in)
+    for query, matched in (("%", 1), ("\\", 3), ("a%b", 0), ("x_y_z", 0)):
+        out = nx("search", query, "--json").json
+        assert out["results"] == nx("search", query, "--no-index", "--json").json["results"]
+        assert out["matched"] == matched, query
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)

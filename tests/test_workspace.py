@@ -440,6 +440,54 @@ def test_direct_messages_are_indexed_by_find_not_by_send(home, trio, nx):
     assert indexed() == before + 4  # each message indexed once
 
 
+def _docs(rows: list[tuple[str, str, str]]) -> None:
+    """Docs written straight into the store (either backend), past the tools' rate limit."""
+    from nexus_cli.core.store.db import Store
+
+    with Store().write() as conn:
+        conn.executemany("INSERT INTO ws_docs (id, title, content, updated_by, updated_at)"
+                         " VALUES (?, ?, ?, 'test', 0)", rows)
+
+
+def test_find_takes_sql_and_like_metacharacters_as_text(home, trio):
+    _docs([("pct", "Coverage", "coverage is 100% now"),
+           ("snake", "Names", "call snake_case_name here"),
+           ("slash", "Paths", "the path a\\b\\c"),
+           ("quote", "Quotes", "it's \"quoted\" text")])
+
+    def refs(query: str) -> list[str]:
+        return sorted(h["ref"] for h in call(home, "find", {"query": query}, A)["hits"])
+
+    assert refs("100%") == ["pct"]  # not FTS5 syntax: its words
+    assert refs("snake_case") == ["snake"]  # a phrase of two words
+    assert refs("it's") == refs('"quoted"') == ["quote"]
+    assert refs("a\\b") == ["slash"]
+    assert refs("'; DROP TABLE ws_docs; --") == []
+    assert refs("_") == refs("%_%") == []  # no word: nothing, and never everything
+    assert refs("coverage") == ["pct"]  # all still there
+    for query in ("%", "\\", '"', "'"):
+        assert fails(home, "find", {"query": query}).code == "invalid_argument", query
+
+
+def test_find_pages_a_large_corpus_in_a_stable_order(home, trio):
+    _docs([(f"d{n:04}", f"Doc {n}", f"needle number {n} " + "hay " * (n % 7)) for n in range(1200)]
+          + [("top", "Needle", "needle " * 5)])
+    first = call(home, "find", {"query": "needle", "limit": 100}, A)
+    assert first["total"] == 1000 and first["hits"][0]["ref"] == "top"  # counted up to 1,000
+    seen, scores, page = [], [], first
+    while True:
+        seen += [h["ref"] for h in page["hits"]]
+        scores += [h["score"] for h in page["hits"]]
+        if not page["truncated"]:
+            break
+        page = call(home, "find", {"query": "needle", "limit": 100,
+                                   "offset": int(page["next"].split()[-1])}, A)
+    assert len(seen) == len(set(seen)) == 1000 and scores == sorted(scores)
+    rest = call(home, "find", {"query": "needle", "limit": 100, "offset": 1100}, A)
+    assert rest["count"] == 100 and not set(h["ref"] for h in rest["hits"]) & set(seen)
+    assert call(home, "find", {"query": "needle number 7*", "limit": 100}, A)["count"] == 100
+
+
 # -- tasks, seed 004 shapes -----------------------------------------------------------------------
 
 

@@ -56,6 +56,8 @@ def _fold_table() -> tuple[str, str]:
 
 
 FOLD_FROM, FOLD_TO = _fold_table()
+ASCII_FROM = string.punctuation  # an ASCII text (most): translate() compares each character
+# with each of `from`, so a text without other characters gets the short table
 _FOLD = str.maketrans(FOLD_FROM, FOLD_TO)
 
 
@@ -67,8 +69,9 @@ def _literal(text: str) -> str:
 # (direct messages are not indexed: a send would pay for it, and `find` reads only the caller's)
 POSTGRESQL = f"""
 CREATE FUNCTION {WORDS}(t TEXT) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $nexus_words$ SELECT to_tsvector('simple'::regconfig, translate(t,
-    {_literal(FOLD_FROM)}, {_literal(FOLD_TO)})) $nexus_words$;
+    AS $nexus_words$ SELECT to_tsvector('simple'::regconfig, CASE WHEN octet_length(t) =
+    char_length(t) THEN translate(t, {_literal(ASCII_FROM)}, {_literal(" " * len(ASCII_FROM))})
+    ELSE translate(t, {_literal(FOLD_FROM)}, {_literal(FOLD_TO)}) END) $nexus_words$;
 CREATE INDEX ws_projects_words ON ws_projects USING gin ({WORDS}(id || ' ' || name || ' '
     || description || ' ' || tech || ' ' || internal_docs));
 CREATE INDEX ws_docs_words ON ws_docs USING gin ({WORDS}(title || ' ' || content));
