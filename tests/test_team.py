@@ -175,6 +175,45 @@ def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
     assert nx("message", "status", mid, "--json").code == 3
 
 
+def test_find_shows_no_role_another_roles_mail_even_for_a_forged_caller(
+        nx, hook, chdir_work, pg_cluster, monkeypatch):
+    """`find` reads direct messages from the messages table itself: row-level security decides
+    what it can find, whatever session the query names."""
+    from nexus_cli.core.store import pg
+    from nexus_cli.workspace import find
+    from nexus_cli.workspace.models import FindArgs
+
+    name, admin_url = schema(pg_cluster)
+    alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
+    as_alice, as_bob = pg_cluster.url_for(name, user=alice), pg_cluster.url_for(name, user=bob)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", as_alice)
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    nx("send", "codex", "the zebra passphrase is 'tiger'", env=A)
+    assert nx("doc", "sync", "zoo", "Zoo", "a zebra in the zoo", env=A).code == 0
+    mine = nx("find", "zebra", "--json", env=A).json
+    assert sorted(h["kind"] for h in mine["hits"]) == ["doc", "message"]
+    monkeypatch.setenv("NEXUS_DATABASE_URL", as_bob)
+    C = claude_env(sid(3))
+    hook("claude", "SessionStart", sid(3), source="startup")
+    theirs = nx("find", "zebra", "--json", env=C).json
+    assert [h["kind"] for h in theirs["hits"]] == ["doc"]  # the workspace is shared, mail is not
+
+    def forged(url: str) -> list[str]:  # the query as alice's session, on a role's connection
+        conn = pg.connect(url, "/nonexistent")
+        try:
+            with pg._transaction(conn, write=False):
+                rows, _ = find._query(conn, "zebra", FindArgs(query="zebra"), A_ID, ())
+        finally:
+            conn.close()
+        return sorted(r["kind"] for r in rows)
+
+    assert forged(as_alice) == ["doc", "message"]
+    assert forged(as_bob) == ["doc"]
+
+
 def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_path, monkeypatch):
     """Two machines' stores (two NEXUS_HOMEs) on one team database: the asker waits on LISTEN
     in its own process; the reply from the other home wakes it through NOTIFY."""

@@ -34,21 +34,11 @@ def _how(kind: str, ref: str, title: str) -> str:
     }[kind]
 
 
-# The searched rows on PostgreSQL: what SQLite's ws_fts holds (its triggers and `catch_up`),
-# read from the sources themselves, so row-level security on messages applies to the search;
-# direct messages only the caller's (they have no index: a send would pay for it).
+# The searched rows on PostgreSQL: ws_words (what SQLite's ws_fts holds, kept by triggers), and
+# the caller's direct messages read from their own table, so that row-level security decides
+# what can be found (they have no stored words: a send would pay for them).
 _PG_ROWS = (
-    "(SELECT 'project' AS kind, id AS ref, id || ' ' || name AS title, description || ' ' ||"
-    " tech || ' ' || internal_docs AS body, id AS project, 0 AS seq, {w}(id || ' ' || name ||"
-    " ' ' || description || ' ' || tech || ' ' || internal_docs) AS words FROM ws_projects"
-    " UNION ALL SELECT 'doc', id, title, content, NULL, 0, {w}(title || ' ' || content)"
-    " FROM ws_docs"
-    " UNION ALL SELECT 'strategy', CAST(version AS TEXT), 'global strategy', content, NULL, 0,"
-    " {w}('global strategy' || ' ' || content) FROM ws_strategy"
-    " WHERE version = (SELECT max(version) FROM ws_strategy)"
-    " UNION ALL SELECT CASE WHEN meeting IS NULL THEN 'chat' ELSE 'meeting' END,"
-    " CAST(seq AS TEXT), coalesce(meeting, 'global chat'), text, project, 0,"
-    " {w}(coalesce(meeting, 'global chat') || ' ' || text) FROM ws_chat"
+    "(SELECT kind, ref, title, body, project, 0 AS seq, words FROM ws_words"
     " UNION ALL SELECT 'message', m.id, m.id, m.text, s.project, m.seq, {w}(m.id || ' ' ||"
     " m.text) FROM messages m LEFT JOIN sessions s ON s.id = m.sender"
     " WHERE m.kind IN ('message', 'task', 'report') AND (m.sender = :me OR m.recipient = :me)"

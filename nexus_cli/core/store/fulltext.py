@@ -7,8 +7,9 @@ case and Latin diacritics folded; `trigram`: case-insensitive substrings). A sto
 - `nexus_words(text)`, the SQL function migration 13 creates on PostgreSQL: the text folded as
   unicode61 folds it (`FOLD`: punctuation to spaces, Latin/Greek/Cyrillic capitals to small
   letters, Latin diacritics dropped, so the server's parser sees plain words in any locale),
-  then `to_tsvector('simple', ...)` (no stemming, no stop words). Its GIN indexes are in
-  `POSTGRESQL` (migration 13's PostgreSQL-only part).
+  then `to_tsvector('simple', ...)` (no stemming, no stop words); `ws_words`, the workspace's
+  searchable rows with their words stored (GIN), kept by triggers as SQLite's ws_fts is
+  (`POSTGRESQL`: migration 13's PostgreSQL-only statements).
 - `tsquery(query)`: an FTS5 query (words, "phrases", prefix*, AND/OR/NOT, parentheses) as the
   tsquery that matches the same rows; `BadQuery` where FTS5 would raise a syntax error.
 - `snippet(text, query)`: FTS5's `snippet()` for a hit (16 words, `[` `]` around the matches).
@@ -65,19 +66,70 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-# migration 13 on PostgreSQL: the function, and GIN indexes of the sources `find` searches
-# (direct messages are not indexed: a send would pay for it, and `find` reads only the caller's)
-POSTGRESQL = f"""
-CREATE FUNCTION {WORDS}(t TEXT) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
+_PROJECT = ("'project'", "{r}.id", "{r}.id || ' ' || {r}.name",
+            "{r}.description || ' ' || {r}.tech || ' ' || {r}.internal_docs", "{r}.id")
+_DOC = ("'doc'", "{r}.id", "{r}.title", "{r}.content", "NULL")
+_STRATEGY = ("'strategy'", "CAST({r}.version AS TEXT)", "'global strategy'", "{r}.content",
+             "NULL")
+_CHAT = ("CASE WHEN {r}.meeting IS NULL THEN 'chat' ELSE 'meeting' END", "CAST({r}.seq AS TEXT)",
+         "coalesce({r}.meeting, 'global chat')", "{r}.text", "{r}.project")
+
+
+def _values(cols: tuple[str, ...], row: str) -> str:
+    return ", ".join(c.format(r=row) for c in cols)
+
+
+def _trigger(table: str, cols: tuple[str, ...], events: str) -> list[str]:
+    """A trigger that keeps ws_words as SQLite's triggers keep ws_fts (a change: the old
+    entry out, the new one in)."""
+    name = f"{table}_words"
+    out = "" if "UPDATE" not in events and "DELETE" not in events else (
+        f"IF TG_OP <> 'INSERT' THEN DELETE FROM ws_words WHERE kind = {cols[0].format(r='OLD')}"
+        f" AND ref = {cols[1].format(r='OLD')}; END IF; ")
+    if table == "ws_strategy":  # the latest version only
+        out = "DELETE FROM ws_words WHERE kind = 'strategy'; "
+    put = "" if events == "DELETE" else (
+        f"IF TG_OP <> 'DELETE' THEN INSERT INTO ws_words (kind, ref, title, body, project)"
+        f" VALUES ({_values(cols, 'NEW')}); END IF; ")
+    return [f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $nexus_words$"
+            f" BEGIN {out}{put}RETURN NULL; END $nexus_words$",
+            f"CREATE TRIGGER {name} AFTER {events} ON {table} FOR EACH ROW"
+            f" EXECUTE FUNCTION {name}()"]
+
+
+# Migration 13 on PostgreSQL, statement by statement: the words function; ws_words, what SQLite's
+# ws_fts holds but direct messages (they are searched in their own table, where row-level
+# security applies, and only the caller's), with its words stored and a GIN index; the triggers
+# that keep it, and what is there already.
+POSTGRESQL: tuple[str, ...] = (
+    f"""CREATE FUNCTION {WORDS}(t TEXT) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $nexus_words$ SELECT to_tsvector('simple'::regconfig, CASE WHEN octet_length(t) =
     char_length(t) THEN translate(t, {_literal(ASCII_FROM)}, {_literal(" " * len(ASCII_FROM))})
-    ELSE translate(t, {_literal(FOLD_FROM)}, {_literal(FOLD_TO)}) END) $nexus_words$;
-CREATE INDEX ws_projects_words ON ws_projects USING gin ({WORDS}(id || ' ' || name || ' '
-    || description || ' ' || tech || ' ' || internal_docs));
-CREATE INDEX ws_docs_words ON ws_docs USING gin ({WORDS}(title || ' ' || content));
-CREATE INDEX ws_chat_words ON ws_chat USING gin ({WORDS}(coalesce(meeting, 'global chat')
-    || ' ' || text));
-"""
+    ELSE translate(t, {_literal(FOLD_FROM)}, {_literal(FOLD_TO)}) END) $nexus_words$""",
+    f"""CREATE TABLE ws_words (
+        kind TEXT NOT NULL,
+        ref TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        project TEXT,
+        words tsvector GENERATED ALWAYS AS ({WORDS}(title || ' ' || body)) STORED,
+        PRIMARY KEY (kind, ref)
+    )""",
+    # no pending list: a search would read all of it until a vacuum merged it (ms per query)
+    "CREATE INDEX ws_words_words ON ws_words USING gin (words) WITH (fastupdate = off)",
+    *_trigger("ws_projects", _PROJECT, "INSERT OR UPDATE OR DELETE"),
+    *_trigger("ws_docs", _DOC, "INSERT OR UPDATE OR DELETE"),
+    *_trigger("ws_strategy", _STRATEGY, "INSERT"),
+    *_trigger("ws_chat", _CHAT, "INSERT OR DELETE"),
+    f"INSERT INTO ws_words (kind, ref, title, body, project) SELECT {_values(_PROJECT, 'p')}"
+    " FROM ws_projects p",
+    f"INSERT INTO ws_words (kind, ref, title, body, project) SELECT {_values(_DOC, 'd')}"
+    " FROM ws_docs d",
+    f"INSERT INTO ws_words (kind, ref, title, body, project) SELECT {_values(_STRATEGY, 's')}"
+    " FROM ws_strategy s ORDER BY s.version DESC LIMIT 1",
+    f"INSERT INTO ws_words (kind, ref, title, body, project) SELECT {_values(_CHAT, 'c')}"
+    " FROM ws_chat c",
+)
 
 
 def words(text: str) -> list[str]:
