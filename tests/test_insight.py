@@ -517,6 +517,24 @@ def test_sql_and_like_metacharacters_are_searched_as_text(nx, corpus):
         assert out["matched"] == matched, query
 
 
+def test_search_in_team_mode_under_a_member_role(nx, chdir_work, user_home, pg_cluster,
+                                                 monkeypatch):
+    """The transcript index is each role's own (row-level security): a member's search still
+    indexes and finds."""
+    from test_team import schema
+
+    name, admin_url = schema(pg_cluster)
+    alice = "alice_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, "--apply", "--json").code == 0
+    monkeypatch.setenv("NEXUS_DATABASE_URL", pg_cluster.url_for(name, user=alice))
+    nx("maintenance")
+    place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
+    for _ in range(2):  # indexing, then from the index
+        out = nx("search", "HELLO-FROM", "--json").json
+        assert out["index"]["used"] and out["index"]["current"] and out["matched"] == 1
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_search_limits_and_pages(nx, corpus):
     out = nx("search", "run:", "--limit", "2", "--json").json

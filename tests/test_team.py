@@ -214,6 +214,30 @@ def test_find_shows_no_role_another_roles_mail_even_for_a_forged_caller(
     assert forged(as_bob) == ["doc"]
 
 
+def test_the_transcript_index_is_each_roles_own(nx, pg_cluster, monkeypatch):
+    """insight search's index holds the conversations' text: another role reads none of it and
+    adds nothing to it, with plain SQL."""
+    name, admin_url = schema(pg_cluster)
+    alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
+    with psycopg.connect(pg_cluster.url_for(name, user=alice), autocommit=True) as conn:
+        fid = conn.execute("INSERT INTO insight_files (path, session_id, client, indexed_at)"
+                           " VALUES ('/home/alice/t.jsonl', 'claude:x', 'claude', 0)"
+                           " RETURNING id").fetchone()[0]
+        conn.execute("INSERT INTO insight_chunks (file_id, seq, type, \"offset\", text) VALUES"
+                     " (%s, 1, 'user/message', 0, 'my private prompt')", (fid,))
+        assert conn.execute("SELECT count(*) FROM insight_chunks").fetchone()[0] == 1
+    with psycopg.connect(pg_cluster.url_for(name, user=bob), autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM insight_files").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM insight_chunks WHERE text ILIKE '%private%'"
+                            ).fetchone()[0] == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO insight_chunks (file_id, seq, type, \"offset\", text)"
+                         " VALUES (%s, 2, 'user/message', 0, 'planted')", (fid,))
+        assert conn.execute("DELETE FROM insight_chunks").rowcount == 0
+
+
 def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_path, monkeypatch):
     """Two machines' stores (two NEXUS_HOMEs) on one team database: the asker waits on LISTEN
     in its own process; the reply from the other home wakes it through NOTIFY."""

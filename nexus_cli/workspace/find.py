@@ -39,10 +39,11 @@ def _how(kind: str, ref: str, title: str) -> str:
 # what can be found (they have no stored words: a send would pay for them).
 _PG_ROWS = (
     "(SELECT kind, ref, title, body, project, 0 AS seq, words FROM ws_words"
-    " UNION ALL SELECT 'message', m.id, m.id, m.text, s.project, m.seq, {w}(m.id || ' ' ||"
-    " m.text) FROM messages m LEFT JOIN sessions s ON s.id = m.sender"
+    " UNION ALL SELECT 'message', m.id, m.id, m.text, s.project, m.seq,"
+    f" {fulltext.WORDS}(m.id || ' ' || m.text) FROM messages m"
+    " LEFT JOIN sessions s ON s.id = m.sender"
     " WHERE m.kind IN ('message', 'task', 'report') AND (m.sender = :me OR m.recipient = :me)"
-    ") AS f").format(w=fulltext.WORDS)
+    ") AS f")
 
 
 def _dialect(conn: Any, query: str) -> tuple[dict[str, str], str]:
