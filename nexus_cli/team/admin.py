@@ -5,10 +5,11 @@ Row-level security: every session row records the database role that created it 
 the person). A member role reads and changes only the messages it sent or received, the tasks
 it dispatched or was given, and the approvals, through its own sessions; it writes messages and
 tasks only as one of them. The transcripts' search index (insight_files, insight_chunks: the
-conversations' text) is each role's own. Presence (sessions), the shared workspace and the activity log stay
-readable by every member: finding each other is the point. A session row is changed or removed
-only by its own role, and never given to another (its `db_role`, its `successor` and its name
-are what mail follows), so no member can take over another's session and its inbox with it."""
+conversations' text) is each role's own. Presence (sessions), the shared workspace and the
+activity log stay readable by every member: finding each other is the point. A session row is
+changed or removed only by its own role, and never given to another (its `db_role`, its
+`successor` and its name are what mail follows), so no member can take over another's session
+and its inbox with it."""
 
 from __future__ import annotations
 
