@@ -177,6 +177,8 @@ class _Parser:
         if pos != len(query):
             raise BadQuery(query)
         self.i = 0
+        self.phrases: list[tuple[tuple[str, ...], bool]] = []  # what a match highlights
+        self.negated = False
 
     def peek(self) -> str | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
@@ -216,7 +218,9 @@ class _Parser:
         out = self.atom()
         while self.peek() == "NOT":
             self.take()
+            negated, self.negated = self.negated, True
             out = f"({out} & !{self.atom()})"
+            self.negated = negated
         return out
 
     def atom(self) -> str:
@@ -241,6 +245,8 @@ class _Parser:
         prefix = self.peek() == "*"
         if prefix:
             self.take()
+        if not self.negated and words(text):
+            self.phrases.append((tuple(words(text)), prefix))
         return _phrase(text, prefix) or NOTHING
 
 
@@ -256,36 +262,50 @@ _RUN = re.compile(r"\S+")
 
 
 def snippet(text: str, query: str, size: int = SNIPPET_WORDS) -> str:
-    """A window of `size` words of `text` around its matches of the query's words, matches in
-    brackets, `…` where the text goes on (FTS5's snippet(), near enough)."""
+    """A window of `size` words of `text` around its matches of the query's phrases, each match
+    in brackets, `…` where the text goes on (FTS5's snippet(), near enough)."""
     try:
-        terms = re.findall(r"'((?:[^']|'')*)'(:\*)?", tsquery(query))
+        parser = _Parser(query)
+        parser.parse()
+        phrases = parser.phrases
     except BadQuery:
-        terms = [(w, "") for w in words(" ".join(re.findall(r"\w+", query)))]
-    exact = {t.replace("''", "'").replace("\\\\", "\\") for t, star in terms if not star}
-    prefixes = tuple(t.replace("''", "'").replace("\\\\", "\\") for t, star in terms if star)
-    spans: list[tuple[int, int, bool]] = []  # word spans of the text and whether they match
-    for m in _RUN.finditer(text.translate(_FOLD)):  # one character for one: offsets stay
-        word = m.group(0).lower()
-        hit = word in exact or (bool(prefixes) and word.startswith(prefixes))
-        spans.append((m.start(), m.end(), hit))
+        phrases = [((w,), False) for w in words(" ".join(re.findall(r"\w+", query)))]
+    spans = [(m.start(), m.end(), m.group(0).lower())  # one character for one: offsets stay
+             for m in _RUN.finditer(text.translate(_FOLD))]
     if not spans:
         return ""
-    hits = [i for i, s in enumerate(spans) if s[2]]
+    found: list[tuple[int, int]] = []  # (first word, past the last) of each phrase's match
+    for i in range(len(spans)):
+        for ws, prefix in phrases:
+            k = len(ws)
+            got = [w for _, _, w in spans[i:i + k]]
+            if len(got) == k and got[:-1] == list(ws[:-1]) and (
+                    got[-1].startswith(ws[-1]) if prefix else got[-1] == ws[-1]):
+                found.append((i, i + k))
+                break
     best, score = 0, -1
-    for start in (hits or [0]):  # the window with most matches, its first match early in it
-        lo = max(0, min(start - 2, len(spans) - size))
-        got = sum(1 for s in spans[lo:lo + size] if s[2])
-        if got > score:
-            best, score = lo, got
-    window = spans[best:best + size]
-    out, last = [], window[0][0]
-    for a, b, hit in window:
-        out.append(text[last:a])
-        out.append(f"[{text[a:b]}]" if hit else text[a:b])
-        last = b
-    body = "".join(out)
-    return ("…" if best > 0 else "") + body + ("…" if best + size < len(spans) else "")
+    for first, _ in (found or [(0, 0)]):  # the window with most matches, its first early in it
+        lo = max(0, min(first - 2, len(spans) - size))
+        got_in = sum(1 for a, b in found if a >= lo and b <= lo + size)
+        if got_in > score:
+            best, score = lo, got_in
+    window = range(best, min(best + size, len(spans)))
+    opens = {a: b for a, b in reversed(found) if a in window}
+    out, pos, close = [], spans[best][0], -1
+    for i in window:
+        a, b, _ = spans[i]
+        out.append(text[pos:a])
+        if close < 0 and i in opens:
+            out.append("[")
+            close = min(opens[i], window.stop) - 1
+        out.append(text[a:b])
+        if i == close:
+            out.append("]")
+            close = -1
+        pos = b
+    if close >= 0:
+        out.append("]")
+    return ("…" if best > 0 else "") + "".join(out) + ("…" if window.stop < len(spans) else "")
 
 
 def like(text: str) -> str:
