@@ -238,6 +238,59 @@ def test_the_transcript_index_is_each_roles_own(nx, pg_cluster, monkeypatch):
         assert conn.execute("DELETE FROM insight_chunks").rowcount == 0
 
 
+FTS_DOCS = ["alpha beta gamma", "Alpha delta", "beta x_y and foo-bar", "naïve café, CRÈME brûlée",
+            "über ALLES", "Ωmega test", "don't stop", "mail bob@example.com now",
+            "see https://example.com/a/b?c=d", "path /usr/lib/python3.11/site.py", "3.14 and 1e10",
+            "snake_case_name v2 0x1F", "日本語 text", "emoji 😀 here", "tabs\tand\nnewlines",
+            "100% sure; it's \"quoted\"", "back\\slash", "Gamma ray GAMMA", "alphabet soup"]
+FTS_QUERIES = ["alpha", "ALPHA", "alph*", "alpha beta", "alpha OR delta", "alpha NOT beta",
+               "(alpha OR beta) gamma", '"alpha beta"', '"beta alpha"', '"alpha b"*', "x_y",
+               "foo-bar", '"foo-bar"', "naive", "cafe", "CREME", "brulee", "uber", "ωmega",
+               "OMEGA", "don't", '"don\'t"', "bob@example.com", "example", "com", "usr lib",
+               "python3", "11", "site.py", "3.14", "14", "1e10", "snake_case", "name", "v2",
+               "0x1f", "日本語", "text", "😀", "emoji", "newlines", "100%", "sure", "quoted",
+               '"quoted"', "back\\slash", "slash", "gamma", "NEAR(alpha beta)", "title:alpha",
+               "^alpha", "alpha + beta", "alpha AND", "NOT alpha", "(alpha", "***", '"', "%",
+               "_", "a%b", "'", "alpha*beta", "a OR b AND c", "soup alphabet*"]
+
+
+def test_find_matches_on_postgresql_what_fts5_matches(pg_cluster, home):
+    """The same documents in a local store (FTS5) and a team database (tsvector): every query
+    finds the same documents, counts the same total, or fails with the same error code."""
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.core.store import pg
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.workspace import find
+    from nexus_cli.workspace.models import FindArgs
+
+    rows = [(f"d{n}", f"Doc {n}", text) for n, text in enumerate(FTS_DOCS)]
+    insert = ("INSERT INTO ws_docs (id, title, content, updated_by, updated_at)"
+              " VALUES (?, ?, ?, 'test', 0)")
+    with Store().write() as conn:
+        conn.executemany(insert, rows)
+    _, url = schema(pg_cluster, migrate=True)
+    team = pg.connect(url, "/nonexistent")
+    with pg._transaction(team, write=True):
+        team.executemany(insert, rows)
+
+    def answer(conn, query: str) -> object:  # type: ignore[no-untyped-def]
+        try:
+            hits, total = find.search(conn, FindArgs(query=query, limit=100), "nobody")
+        except NexusError as exc:
+            return exc.code
+        return sorted(h["ref"] for h in hits), total
+
+    try:
+        with Store().read() as local, pg._transaction(team, write=False):
+            for query in FTS_QUERIES:
+                expected = answer(local, query)
+                if query in ("NEAR(alpha beta)", "title:alpha", "^alpha", "alpha + beta"):
+                    continue  # FTS5 syntax team mode takes as plain words (README)
+                assert answer(team, query) == expected, query
+    finally:
+        team.close()
+
+
 def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_path, monkeypatch):
     """Two machines' stores (two NEXUS_HOMEs) on one team database: the asker waits on LISTEN
     in its own process; the reply from the other home wakes it through NOTIFY."""

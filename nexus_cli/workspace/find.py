@@ -87,6 +87,22 @@ def _query(conn: sqlite3.Connection, query: str, a: FindArgs, me: str,
     return out, total
 
 
+def search(conn: sqlite3.Connection, a: FindArgs, me: str,
+           places: tuple[str, ...] = ()) -> tuple[list[dict], int]:
+    """The page of hits and the total: the query as FTS5 reads it, or else its words."""
+    try:
+        return _query(conn, a.query, a, me, places)
+    except (sqlite3.OperationalError, fulltext.BadQuery):  # not FTS5 query syntax: take the
+        # words as words
+        words = WORD.findall(a.query)
+        if not words:
+            raise invalid("query", "has no word to look for", "give a word or two") from None
+        try:
+            return _query(conn, " ".join(f'"{w}"' for w in words), a, me, places)
+        except (sqlite3.OperationalError, fulltext.BadQuery) as exc:
+            raise invalid("query", f"cannot be searched ({exc})", "give plain words") from None
+
+
 def catch_up(conn: sqlite3.Connection) -> int:
     """Index the direct messages, tasks and reports sent since the last `find` (inside its short
     write); returns how many. A store that cannot be written is searched as it was indexed."""
@@ -112,17 +128,7 @@ def find(ctx: Ctx, a: FindArgs) -> dict:
             projects.need(conn, a.projectId)
             path = projects.local_path(conn, a.projectId)
             places = (a.projectId, path) if path else (a.projectId,)
-        try:
-            rows, total = _query(conn, a.query, a, me.id, places)
-        except (sqlite3.OperationalError, fulltext.BadQuery):  # not FTS5 query syntax: take
-            # the words as words
-            words = WORD.findall(a.query)
-            if not words:
-                raise invalid("query", "has no word to look for", "give a word or two") from None
-            try:
-                rows, total = _query(conn, " ".join(f'"{w}"' for w in words), a, me.id, places)
-            except (sqlite3.OperationalError, fulltext.BadQuery) as exc:
-                raise invalid("query", f"cannot be searched ({exc})", "give plain words") from None
+        rows, total = search(conn, a, me.id, places)
     hits = [{"kind": r["kind"], "ref": str(r["ref"]), "title": r["title"] or "",
              "snippet": r["snip"] or "", "score": round(r["rank"], 4),
              "how": _how(r["kind"], str(r["ref"]), r["title"] or "")} for r in rows]

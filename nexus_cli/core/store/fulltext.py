@@ -57,6 +57,10 @@ def _fold_table() -> tuple[str, str]:
 
 
 FOLD_FROM, FOLD_TO = _fold_table()
+# symbols past the table (arrows, shapes, dingbats, emoji): separators to FTS5, letters to the
+# server's parser in a C locale
+SYMBOLS = "[\u2190-\u2bff\ufe00-\ufe0f\U0001f000-\U0001faff]"
+_SYMBOLS = re.compile(SYMBOLS)
 ASCII_FROM = string.punctuation  # an ASCII text (most): translate() compares each character
 # with each of `from`, so a text without other characters gets the short table
 _FOLD = str.maketrans(FOLD_FROM, FOLD_TO)
@@ -105,7 +109,8 @@ POSTGRESQL: tuple[str, ...] = (
     f"""CREATE FUNCTION {WORDS}(t TEXT) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $nexus_words$ SELECT to_tsvector('simple'::regconfig, CASE WHEN octet_length(t) =
     char_length(t) THEN translate(t, {_literal(ASCII_FROM)}, {_literal(" " * len(ASCII_FROM))})
-    ELSE translate(t, {_literal(FOLD_FROM)}, {_literal(FOLD_TO)}) END) $nexus_words$""",
+    ELSE translate(regexp_replace(t, {_literal(SYMBOLS)}, ' ', 'g'), {_literal(FOLD_FROM)},
+    {_literal(FOLD_TO)}) END) $nexus_words$""",
     f"""CREATE TABLE ws_words (
         kind TEXT NOT NULL,
         ref TEXT NOT NULL,
@@ -134,7 +139,7 @@ POSTGRESQL: tuple[str, ...] = (
 
 def words(text: str) -> list[str]:
     """The words `nexus_words` makes of a text (the same folding)."""
-    return text.translate(_FOLD).lower().split()
+    return _SYMBOLS.sub(" ", text).translate(_FOLD).lower().split()
 
 
 # -- FTS5 query syntax -> tsquery -------------------------------------------------------------
@@ -161,9 +166,10 @@ def _phrase(text: str, prefix: bool) -> str | None:
 
 class _Parser:
     """FTS5's grammar, as far as nexus's queries go: phrases (bare words or "quoted", `*` for
-    a prefix), implicit or explicit AND, OR, binary NOT, parentheses. NEAR, column filters and
-    `^` are syntax errors here (the caller then takes the words as words, as it does for any
-    query FTS5 refuses). Precedence as FTS5's: NOT, then AND, then OR."""
+    a prefix), AND (implicit between phrases only: `(a) b` is an error, as in FTS5), OR, binary
+    NOT, parentheses. NEAR, column filters, `+` and `^` are syntax errors here (the caller
+    then takes the words as words, as it does for any query FTS5 refuses). Precedence as
+    FTS5's: NOT, then AND, then OR."""
 
     def __init__(self, query: str) -> None:
         self.tokens: list[str] = []
@@ -205,35 +211,39 @@ class _Parser:
 
     def and_(self) -> str:
         parts = [self.not_()]
-        while True:
-            tok = self.peek()
-            if tok == "AND":
-                self.take()
-            elif tok is None or tok in ("OR", ")", "NOT"):
-                break
+        while self.peek() == "AND":
+            self.take()
             parts.append(self.not_())
         return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
 
     def not_(self) -> str:
-        out = self.atom()
+        out = self.primary()
         while self.peek() == "NOT":
             self.take()
             negated, self.negated = self.negated, True
-            out = f"({out} & !{self.atom()})"
+            out = f"({out} & !{self.primary()})"
             self.negated = negated
         return out
 
-    def atom(self) -> str:
-        tok = self.peek()
-        if tok is None or tok in ("AND", "OR", "NOT", ")", "*"):
-            raise BadQuery(tok or "")
-        self.take()
-        if tok == "(":
+    def primary(self) -> str:
+        """( expr ), or phrases side by side (FTS5's implicit AND joins phrases only)."""
+        if self.peek() == "(":
+            self.take()
             inner = self.or_()
             if self.peek() != ")":
                 raise BadQuery("(")
             self.take()
             return inner
+        parts = [self.atom()]
+        while self.peek() not in (None, "AND", "OR", "NOT", "(", ")", "*"):
+            parts.append(self.atom())
+        return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
+
+    def atom(self) -> str:
+        tok = self.peek()
+        if tok is None or tok in ("AND", "OR", "NOT", "(", ")", "*"):
+            raise BadQuery(tok or "")
+        self.take()
         if len(tok) > 1 and tok[0] == tok[-1] == '"':
             text = tok[1:-1].replace('""', '"')
         elif re.fullmatch(r"[\w\x1a]+|[^\x00-\x7f]+", tok):
@@ -270,8 +280,8 @@ def snippet(text: str, query: str, size: int = SNIPPET_WORDS) -> str:
         phrases = parser.phrases
     except BadQuery:
         phrases = [((w,), False) for w in words(" ".join(re.findall(r"\w+", query)))]
-    spans = [(m.start(), m.end(), m.group(0).lower())  # one character for one: offsets stay
-             for m in _RUN.finditer(text.translate(_FOLD))]
+    folded = _SYMBOLS.sub(" ", text).translate(_FOLD)  # one character for one: offsets stay
+    spans = [(m.start(), m.end(), m.group(0).lower()) for m in _RUN.finditer(folded)]
     if not spans:
         return ""
     found: list[tuple[int, int]] = []  # (first word, past the last) of each phrase's match
