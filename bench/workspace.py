@@ -4,7 +4,7 @@ nearly empty store, side by side in one run (in-process, through the registry as
 MCP call it, the rate limit's write included).
 
 With --pg, the same two stores are also built in a throwaway PostgreSQL cluster
-(scripts/pgcluster.py; `find` through tsvector/GIN, migration 13) and measured in the same
+(scripts/pgcluster.py; `find` through tsvector/GIN, migration 14) and measured in the same
 rounds: full / empty on each backend, and team / local for each call (a team call opens its
 connection, as a CLI call does).
 

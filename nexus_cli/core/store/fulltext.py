@@ -4,12 +4,12 @@ SQLite indexes with FTS5 (`unicode61 remove_diacritics 2`: words are runs of let
 case and Latin diacritics folded; `trigram`: case-insensitive substrings). A stock PostgreSQL
 (no extension, no superuser) has tsvector/GIN and ILIKE. Here, in one place:
 
-- `nexus_words(text)`, the SQL function migration 13 creates on PostgreSQL: the text folded as
+- `nexus_words(text)`, the SQL function migration 14 creates on PostgreSQL: the text folded as
   unicode61 folds it (`FOLD`: punctuation to spaces, Latin/Greek/Cyrillic capitals to small
   letters, Latin diacritics dropped, so the server's parser sees plain words in any locale),
   then `to_tsvector('simple', ...)` (no stemming, no stop words); `ws_words`, the workspace's
   searchable rows with their words stored (GIN), kept by triggers as SQLite's ws_fts is
-  (`POSTGRESQL`: migration 13's PostgreSQL-only statements).
+  (`POSTGRESQL`: migration 14's PostgreSQL-only statements).
 - `tsquery(query)`: an FTS5 query (words, "phrases", prefix*, AND/OR/NOT, parentheses) as the
   tsquery that matches the same rows; `BadQuery` where FTS5 would raise a syntax error.
 - `snippet(text, query)`: FTS5's `snippet()` for a hit (16 words, `[` `]` around the matches).
@@ -23,7 +23,7 @@ import re
 import string
 import unicodedata
 
-WORDS = "nexus_words"  # the SQL function (migration 13, PostgreSQL only)
+WORDS = "nexus_words"  # the SQL function (migration 14, PostgreSQL only)
 SNIPPET_WORDS = 16  # as find's snippet(ws_fts, 1, '[', ']', '…', 16)
 
 
@@ -101,7 +101,7 @@ def _trigger(table: str, cols: tuple[str, ...], events: str) -> list[str]:
             f" EXECUTE FUNCTION {name}()"]
 
 
-# Migration 13 on PostgreSQL, statement by statement: the words function; ws_words, what SQLite's
+# Migration 14 on PostgreSQL, statement by statement: the words function; ws_words, what SQLite's
 # ws_fts holds but direct messages (they are searched in their own table, where row-level
 # security applies, and only the caller's), with its words stored and a GIN index; the triggers
 # that keep it, and what is there already.

@@ -506,8 +506,8 @@ MIGRATIONS += (
 MIGRATIONS += (
     (
         14,
-        "full-text search in team mode: the words function and GIN indexes `find` uses on "
-        "PostgreSQL (SQLite has FTS5 since 7 and 9: nothing to do)",
+        "full-text search in team mode: nexus_words(), ws_words (GIN) and the triggers that keep "
+        "it, on PostgreSQL (SQLite has FTS5 since 7 and 9: nothing to do)",
         "",  # PostgreSQL only: POSTGRESQL[14]
     ),
 )
