@@ -469,6 +469,16 @@ def test_find_takes_sql_and_like_metacharacters_as_text(home, trio):
         assert fails(home, "find", {"query": query}).code == "invalid_argument", query
 
 
+def test_a_document_of_a_million_characters_is_written_and_found(home, trio):
+    """PostgreSQL keeps at most 1 MB of words per row (an error past it): the write must not
+    fail, and the document's words are found."""
+    content = "zebra " + " ".join(f"{n:x}" for n in range(1, 160_000))
+    assert 850_000 < len(content) <= 1_000_000
+    _docs([("huge", "Huge", content)])
+    assert [h["ref"] for h in call(home, "find", {"query": "zebra"}, A)["hits"]] == ["huge"]
+    assert [h["ref"] for h in call(home, "find", {"query": "1f4a"}, A)["hits"]] == ["huge"]
+
+
 def test_find_pages_a_large_corpus_in_a_stable_order(home, trio):
     _docs([(f"d{n:04}", f"Doc {n}", f"needle number {n} " + "hay " * (n % 7)) for n in range(1200)]
           + [("top", "Needle", "needle " * 5)])

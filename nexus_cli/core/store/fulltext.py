@@ -25,6 +25,10 @@ import unicodedata
 
 WORDS = "nexus_words"  # the SQL function (migration 14, PostgreSQL only)
 SNIPPET_WORDS = 16  # as find's snippet(ws_fts, 1, '[', ']', '…', 16)
+# characters of a text whose words PostgreSQL stores: a tsvector holds at most 1 MB (an error
+# past it), which 250,000 characters of distinct short words stay well below (~600 KB); FTS5
+# indexes a whole document (up to DOC_MAX, 1,000,000)
+INDEXED_MAX = 250_000
 
 
 class BadQuery(ValueError):
@@ -107,10 +111,10 @@ def _trigger(table: str, cols: tuple[str, ...], events: str) -> list[str]:
 # that keep it, and what is there already.
 POSTGRESQL: tuple[str, ...] = (
     f"""CREATE FUNCTION {WORDS}(t TEXT) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $nexus_words$ SELECT to_tsvector('simple'::regconfig, CASE WHEN octet_length(t) =
-    char_length(t) THEN translate(t, {_literal(ASCII_FROM)}, {_literal(" " * len(ASCII_FROM))})
-    ELSE translate(regexp_replace(t, {_literal(SYMBOLS)}, ' ', 'g'), {_literal(FOLD_FROM)},
-    {_literal(FOLD_TO)}) END) $nexus_words$""",
+    AS $nexus_words$ SELECT to_tsvector('simple'::regconfig, CASE WHEN octet_length(s) =
+    char_length(s) THEN translate(s, {_literal(ASCII_FROM)}, {_literal(" " * len(ASCII_FROM))})
+    ELSE translate(regexp_replace(s, {_literal(SYMBOLS)}, ' ', 'g'), {_literal(FOLD_FROM)},
+    {_literal(FOLD_TO)}) END) FROM (SELECT left(t, {INDEXED_MAX}) AS s) AS head $nexus_words$""",
     f"""CREATE TABLE ws_words (
         kind TEXT NOT NULL,
         ref TEXT NOT NULL,
