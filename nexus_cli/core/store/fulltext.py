@@ -71,7 +71,19 @@ _FOLD = str.maketrans(FOLD_FROM, FOLD_TO)
 
 
 def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    """A string constant in plain ASCII (`E'...'`, other characters as \\u escapes): the script
+    `nexus team init` prints holds no invisible or bidirectional character."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("''")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    return "E'" + "".join(out) + "'"
 
 
 _PROJECT = ("'project'", "{r}.id", "{r}.id || ' ' || {r}.name",
