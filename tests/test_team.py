@@ -133,6 +133,7 @@ def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
     monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
     printed = nx("team", "init", alice, bob).out
     assert "ENABLE ROW LEVEL SECURITY" in printed and f"CREATE ROLE {alice}" in printed
+    assert printed.isascii()  # a DBA reviews it: no invisible or bidirectional character
     r = nx("team", "init", alice, bob, "--apply", "--json")
     assert r.code == 0 and r.json["applied"], r.err
     as_alice = pg_cluster.url_for(name, user=alice)
