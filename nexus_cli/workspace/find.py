@@ -1,7 +1,9 @@
 """`nexus find`: one full-text index (SQLite FTS5, `ws_fts`) over project docs, the strategy,
 global docs, meeting and global chat (kept current by triggers), and the direct messages the
 caller sent or received (brought current by `find` itself: indexing every message as it is sent
-cost the send path a third of its time); ranked by BM25, with snippets. Stdlib only."""
+cost the send path a third of its time); ranked by BM25, with snippets. In team mode the same
+query runs on PostgreSQL's full-text search (`_dialect`: the one place the two differ; the
+folding, the query syntax and the snippets are core/store/fulltext.py's). Stdlib only."""
 
 from __future__ import annotations
 
