@@ -8,7 +8,9 @@
   rest directly), a search with the index current, and `--no-index` (a scan).
 
 The transcripts are the real clients' records of tests/data/transcripts, repeated, each copy with
-its own session id. Usage: python bench/insight.py [--runs N] [--sessions N] [--megabytes N]"""
+its own session id. With --pg, the search is also measured on a team database (a throwaway
+PostgreSQL cluster, scripts/pgcluster.py: the index's candidates by ILIKE), in the same rounds.
+Usage: python bench/insight.py [--runs N] [--sessions N] [--megabytes N] [--pg]"""
 
 from __future__ import annotations
 
@@ -100,6 +102,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--megabytes", type=int, default=100)
+    ap.add_argument("--pg", action="store_true", help="search on PostgreSQL too, side by side")
     args = ap.parse_args()
     compile_package()
     nexus = console_script()
@@ -180,10 +183,45 @@ def main() -> None:
             (f"  first search, building the index ({rounds} searches)", f"{cold:.1f} s",
              f"{cold / times['grep']:.0f}x grep", "report"),
         ]
+        if args.pg:
+            rows += team_search(query, env, grep, args.runs)
         print(f"nexus insight bench: {args.runs} runs, medians\n")
         table(rows, ratio="ratio")
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def team_search(query: list[str], env: dict, grep: list[str], runs: int) -> list[tuple]:
+    """The same search on a team database beside the local store's, interleaved."""
+    import pgcluster  # scripts/ (on the path through _util)
+
+    cluster = pgcluster.start()
+    try:
+        team = {**env, "NEXUS_DATABASE_URL": cluster.url}
+        subprocess.run([query[0], "maintenance"], env=team, capture_output=True, check=True)
+        started = time.perf_counter()
+        first, _ = run_json(query, team)
+        rounds = 1
+        while not first["index"]["current"]:
+            first, _ = run_json(query, team)
+            rounds += 1
+        cold = time.perf_counter() - started
+        warm, _ = run_json(query, team)
+        local, _ = run_json(query, env)
+        assert warm["results"] == local["results"], "the team database answers otherwise"
+        # one environment for all: each search names its store (set but empty: the local one)
+        times = interleaved({"local": (["env", "NEXUS_DATABASE_URL=", *query], None),
+                             "team": (["env", f"NEXUS_DATABASE_URL={cluster.url}", *query], None),
+                             "grep": (grep, None)}, runs, env=env, warmup=1)
+    finally:
+        cluster.stop()
+    return [
+        ("[team] search, index current (same sessions)", f"{times['team'] * 1000:.0f} ms",
+         f"{times['team'] / times['local']:.2f}x local ({times['local'] * 1000:.0f} ms)",
+         "report"),
+        (f"[team]   first search, building the index ({rounds} searches)", f"{cold:.1f} s",
+         f"{cold / times['grep']:.0f}x grep", "report"),
+    ]
 
 
 if __name__ == "__main__":

@@ -3,7 +3,12 @@ meetings, and `read_messages` on a 100,000-message global chat, each against the
 nearly empty store, side by side in one run (in-process, through the registry as the CLI and
 MCP call it, the rate limit's write included).
 
-Usage: python bench/workspace.py [--docs N] [--meetings N] [--messages N] [--runs N]"""
+With --pg, the same two stores are also built in a throwaway PostgreSQL cluster
+(scripts/pgcluster.py; `find` through tsvector/GIN, migration 14) and measured in the same
+rounds: full / empty on each backend, and team / local for each call (a team call opens its
+connection, as a CLI call does).
+
+Usage: python bench/workspace.py [--docs N] [--meetings N] [--messages N] [--runs N] [--pg]"""
 
 from __future__ import annotations
 
@@ -35,8 +40,10 @@ def text(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def build(docs: int, meetings: int, messages: int, reader_behind: int) -> str:
+def build(docs: int, meetings: int, messages: int, reader_behind: int,
+          url: str | None = None) -> str:
     home = tempfile.mkdtemp(prefix="nexus-workspace-")
+    backend(url)
     rng = random.Random(7)
     now = time.time()
     with Store(home).write() as conn:
@@ -67,11 +74,16 @@ def build(docs: int, meetings: int, messages: int, reader_behind: int) -> str:
     return home
 
 
+def backend(url: str | None) -> None:
+    """The store `Store()` opens from now on: this team database, or (None) the local one."""
+    os.environ["NEXUS_DATABASE_URL"] = url or ""
+
+
 def ctx(home: str):
     return ctx_for(home, {"CLAUDE_CODE_SESSION_ID": ME.split(":", 1)[1]}, cwd=PROJECT)
 
 
-def measure(homes: list[str], runs: int) -> list[dict[str, list[float]]]:
+def measure(homes: list[tuple[str, str | None]], runs: int) -> list[dict[str, list[float]]]:
     """Each call on each store in turn, so load on the machine hits both alike."""
     # find --kind doc matches about 1% of the documents (a common word): its cost follows the
     # matches it ranks, so it is reported beside the selective query, not held to 2x
@@ -83,7 +95,8 @@ def measure(homes: list[str], runs: int) -> list[dict[str, list[float]]]:
              ("read_messages", "read_messages", {"count": 10}))
     for _ in range(runs):
         for name, tool, args in cases:
-            for home, samples in zip(homes, out, strict=True):
+            for (home, url), samples in zip(homes, out, strict=True):
+                backend(url)
                 c = ctx(home)
                 start = time.perf_counter()
                 r = invoke(TOOLS[tool], c, args)
@@ -98,6 +111,7 @@ def main() -> None:
     parser.add_argument("--meetings", type=int, default=1_000)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--pg", action="store_true", help="also on PostgreSQL, side by side")
     opts = parser.parse_args()
     config = tempfile.mkdtemp(prefix="nexus-config-")
     os.makedirs(os.path.join(config, "nexus"))
@@ -107,22 +121,63 @@ def main() -> None:
     os.environ.pop("NEXUS_HOME", None)
     load()
     behind = opts.runs * 10 + 10
-    started = time.perf_counter()
-    empty = build(20, 2, behind, behind)
-    full = build(opts.docs, opts.meetings, opts.messages, behind)
-    built = time.perf_counter() - started
-    a, b = measure([empty, full], opts.runs)
+    cluster = None
+    if opts.pg:
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
+        import pgcluster
+
+        cluster = pgcluster.start()
+    try:
+        started = time.perf_counter()
+        stores: list[tuple[str, str | None]] = []
+        for small, big in [(None, None), *([team_schemas(cluster)] if cluster else [])]:
+            stores.append((build(20, 2, behind, behind, small), small))
+            stores.append((build(opts.docs, opts.meetings, opts.messages, behind, big), big))
+        built = time.perf_counter() - started
+        results = measure(stores, opts.runs)
+    finally:
+        if cluster is not None:
+            cluster.stop()
     rows = []
     sizes = {"find": f"{opts.docs:,} docs, {opts.meetings:,} meetings",
              "find --kind doc": f"{opts.docs:,} docs, a common word OR'd in",
              "read_messages": f"{opts.messages:,}-message chat"}
-    for name in a:
-        ma, mb = statistics.median(a[name]), statistics.median(b[name])
-        rows.append((f"{name}: near-empty / {sizes[name]}", f"{ma * 1000:.2f} / {mb * 1000:.2f} ms",
-                     f"{mb / ma:.2f}x", "report" if name == "find --kind doc" else "<= 2x"))
+    medians = [{k: statistics.median(v) for k, v in r.items()} for r in results]
+    for label, (a, b) in (("", medians[0:2]), ("[team] ", medians[2:4])):
+        if not a:
+            continue
+        for name in a:
+            rows.append((f"{label}{name}: near-empty / {sizes[name]}",
+                         f"{a[name] * 1000:.2f} / {b[name] * 1000:.2f} ms",
+                         f"{b[name] / a[name]:.2f}x",
+                         "report" if name == "find --kind doc" or label else "<= 2x"))
+    if len(medians) == 4:
+        for name in medians[0]:
+            for which, local, team in (("near-empty", medians[0], medians[2]),
+                                       ("full", medians[1], medians[3])):
+                rows.append((f"{name}, {which}: local / team", f"{local[name] * 1000:.2f} / "
+                             f"{team[name] * 1000:.2f} ms", f"{team[name] / local[name]:.2f}x "
+                             "team/local", "report"))
     table(rows, ratio="full / empty")
-    size = os.path.getsize(os.path.join(full, "nexus.db"))
-    print(f"(stores built in {built:.0f} s; the full one is {size / 2**20:.0f} MiB)")
+    size = os.path.getsize(os.path.join(stores[1][0], "nexus.db"))
+    print(f"(stores built in {built:.0f} s; the full local one is {size / 2**20:.0f} MiB)")
+
+
+def team_schemas(cluster) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """Two fresh, migrated schemas (empty, full) in the cluster: their URLs."""
+    from nexus_cli.core.store import pg
+
+    urls = []
+    for name in ("bench_empty", "bench_full"):
+        conn = pg.connect(cluster.url, "/nonexistent")
+        conn.raw.execute(f"CREATE SCHEMA {name}")
+        conn.close()
+        url = cluster.url_for(name)
+        conn = pg.connect(url, "/nonexistent")
+        pg.migrate(conn, time.time())
+        conn.close()
+        urls.append(url)
+    return urls[0], urls[1]
 
 
 if __name__ == "__main__":

@@ -407,6 +407,7 @@ def corpus(nx, hook, chdir_work, user_home):
     return paths
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_search_substring_regex_and_bad_queries(nx, corpus):
     out = nx("search", "HELLO-FROM", "--json").json
     hits = {h["session_id"]: h for h in out["results"]}
@@ -423,6 +424,7 @@ def test_search_substring_regex_and_bad_queries(nx, corpus):
     assert blank.code == 2 and "blank" in blank.json["error"]["reason"]
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_titles_match_first(nx, corpus):
     assert nx("rename", f"codex:{sid(11)}", "the hello investigation").code == 0
     out = nx("search", "hello", "--json").json
@@ -433,7 +435,10 @@ def test_titles_match_first(nx, corpus):
 @pytest.mark.parametrize("query,regex", [("hello", False), ("FINAL answer", False), ("ok", False),
                                          ("x", False), (r"exit code \d", True),
                                          ("run:c[0-9]", True), ("ü", False),
-                                         ('say "hi"', False), ("nothing like this", False)])
+                                         ('say "hi"', False), ("nothing like this", False),
+                                         ("_", False), ("%", False), ("\\", False),
+                                         ("o_e", False), ("HÉLLO", False)])
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_the_index_answers_the_same_hits_as_a_scan(nx, corpus, query, regex):
     flags = ["--regex"] if regex else []
     indexed = nx("search", query, *flags, "--json").json
@@ -489,6 +494,48 @@ def test_a_per_session_time_limit_is_reported(nx, corpus, user_home, chdir_work)
     assert fine["timed_out"] == 0
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
+def test_sql_and_like_metacharacters_are_searched_as_text(nx, corpus):
+    """`%`, `_`, `\\`, quotes: text to find, never a pattern or SQL (PostgreSQL: ILIKE)."""
+    text = "rate 100% of snake_case\\path, it's \"done\"; DROP TABLE insight_chunks; --"
+    row = {"timestamp": "2026-11-30T13:00:00.000Z", "type": "response_item",
+           "payload": {"type": "message", "role": "assistant",
+                       "content": [{"type": "output_text", "text": text}]}}
+    with open(corpus["codex-main"], "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    for query in ("100%", "e_c", "e\\p", "it's", '"done"', "; DROP TABLE insight_chunks; --"):
+        out = nx("search", query, "--json").json
+        assert out["index"]["used"] and out["index"]["current"], query
+        assert [h["session_id"] for h in out["results"]] == [f"codex:{sid(9)}"], query
+        assert out["results"][0]["hits"] == 1, query
+        assert out["results"] == nx("search", query, "--no-index", "--json").json["results"]
+    # never a wildcard (a wildcard's extra candidates would be dropped by the check each hit
+    # gets: what must not happen is a text left out, and the scan's answer says what is in)
+    for query, matched in (("%", 1), ("\\", 3), ("a%b", 0), ("x_y_z", 0)):
+        out = nx("search", query, "--json").json
+        assert out["results"] == nx("search", query, "--no-index", "--json").json["results"]
+        assert out["matched"] == matched, query
+
+
+def test_search_in_team_mode_under_a_member_role(nx, chdir_work, user_home, pg_cluster,
+                                                 monkeypatch):
+    """The transcript index is each role's own (row-level security): a member's search still
+    indexes and finds."""
+    from test_team import schema
+
+    name, admin_url = schema(pg_cluster)
+    alice = "alice_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, "--apply", "--json").code == 0
+    monkeypatch.setenv("NEXUS_DATABASE_URL", pg_cluster.url_for(name, user=alice))
+    nx("maintenance")
+    place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
+    for _ in range(2):  # indexing, then from the index
+        out = nx("search", "HELLO-FROM", "--json").json
+        assert out["index"]["used"] and out["index"]["current"] and out["matched"] == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "pg"], indirect=True)
 def test_search_limits_and_pages(nx, corpus):
     out = nx("search", "run:", "--limit", "2", "--json").json
     assert out["total"] == 2 and "--all-sessions" in out["hint"]

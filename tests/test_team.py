@@ -133,6 +133,7 @@ def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
     monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
     printed = nx("team", "init", alice, bob).out
     assert "ENABLE ROW LEVEL SECURITY" in printed and f"CREATE ROLE {alice}" in printed
+    assert printed.isascii()  # a DBA reviews it: no invisible or bidirectional character
     r = nx("team", "init", alice, bob, "--apply", "--json")
     assert r.code == 0 and r.json["applied"], r.err
     as_alice = pg_cluster.url_for(name, user=alice)
@@ -173,6 +174,122 @@ def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
     # and bob's own nexus sees nothing of it either
     monkeypatch.setenv("NEXUS_DATABASE_URL", as_bob)
     assert nx("message", "status", mid, "--json").code == 3
+
+
+def test_find_shows_no_role_another_roles_mail_even_for_a_forged_caller(
+        nx, hook, chdir_work, pg_cluster, monkeypatch):
+    """`find` reads direct messages from the messages table itself: row-level security decides
+    what it can find, whatever session the query names."""
+    from nexus_cli.core.store import pg
+    from nexus_cli.workspace import find
+    from nexus_cli.workspace.models import FindArgs
+
+    name, admin_url = schema(pg_cluster)
+    alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
+    as_alice, as_bob = pg_cluster.url_for(name, user=alice), pg_cluster.url_for(name, user=bob)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", as_alice)
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    nx("send", "codex", "the zebra passphrase is 'tiger'", env=A)
+    assert nx("doc", "sync", "zoo", "Zoo", "a zebra in the zoo", env=A).code == 0
+    mine = nx("find", "zebra", "--json", env=A).json
+    assert sorted(h["kind"] for h in mine["hits"]) == ["doc", "message"]
+    monkeypatch.setenv("NEXUS_DATABASE_URL", as_bob)
+    C = claude_env(sid(3))
+    hook("claude", "SessionStart", sid(3), source="startup")
+    theirs = nx("find", "zebra", "--json", env=C).json
+    assert [h["kind"] for h in theirs["hits"]] == ["doc"]  # the workspace is shared, mail is not
+
+    def forged(url: str) -> list[str]:  # the query as alice's session, on a role's connection
+        conn = pg.connect(url, "/nonexistent")
+        try:
+            with pg._transaction(conn, write=False):
+                rows, _ = find._query(conn, "zebra", FindArgs(query="zebra"), A_ID, ())
+        finally:
+            conn.close()
+        return sorted(r["kind"] for r in rows)
+
+    assert forged(as_alice) == ["doc", "message"]
+    assert forged(as_bob) == ["doc"]
+
+
+def test_the_transcript_index_is_each_roles_own(nx, pg_cluster, monkeypatch):
+    """insight search's index holds the conversations' text: another role reads none of it and
+    adds nothing to it, with plain SQL."""
+    name, admin_url = schema(pg_cluster)
+    alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
+    with psycopg.connect(pg_cluster.url_for(name, user=alice), autocommit=True) as conn:
+        fid = conn.execute("INSERT INTO insight_files (path, session_id, client, indexed_at)"
+                           " VALUES ('/home/alice/t.jsonl', 'claude:x', 'claude', 0)"
+                           " RETURNING id").fetchone()[0]
+        conn.execute("INSERT INTO insight_chunks (file_id, seq, type, \"offset\", text) VALUES"
+                     " (%s, 1, 'user/message', 0, 'my private prompt')", (fid,))
+        assert conn.execute("SELECT count(*) FROM insight_chunks").fetchone()[0] == 1
+    with psycopg.connect(pg_cluster.url_for(name, user=bob), autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM insight_files").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM insight_chunks WHERE text ILIKE '%private%'"
+                            ).fetchone()[0] == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO insight_chunks (file_id, seq, type, \"offset\", text)"
+                         " VALUES (%s, 2, 'user/message', 0, 'planted')", (fid,))
+        assert conn.execute("DELETE FROM insight_chunks").rowcount == 0
+
+
+FTS_DOCS = ["alpha beta gamma", "Alpha delta", "beta x_y and foo-bar", "naïve café, CRÈME brûlée",
+            "über ALLES", "Ωmega test", "don't stop", "mail bob@example.com now",
+            "see https://example.com/a/b?c=d", "path /usr/lib/python3.11/site.py", "3.14 and 1e10",
+            "snake_case_name v2 0x1F", "日本語 text", "emoji 😀 here", "tabs\tand\nnewlines",
+            "100% sure; it's \"quoted\"", "back\\slash", "Gamma ray GAMMA", "alphabet soup"]
+FTS_QUERIES = ["alpha", "ALPHA", "alph*", "alpha beta", "alpha OR delta", "alpha NOT beta",
+               "(alpha OR beta) gamma", '"alpha beta"', '"beta alpha"', '"alpha b"*', "x_y",
+               "foo-bar", '"foo-bar"', "naive", "cafe", "CREME", "brulee", "uber", "ωmega",
+               "OMEGA", "don't", '"don\'t"', "bob@example.com", "example", "com", "usr lib",
+               "python3", "11", "site.py", "3.14", "14", "1e10", "snake_case", "name", "v2",
+               "0x1f", "日本語", "text", "😀", "emoji", "newlines", "100%", "sure", "quoted",
+               '"quoted"', "back\\slash", "slash", "gamma", "NEAR(alpha beta)", "title:alpha",
+               "^alpha", "alpha + beta", "alpha AND", "NOT alpha", "(alpha", "***", '"', "%",
+               "_", "a%b", "'", "alpha*beta", "a OR b AND c", "soup alphabet*"]
+
+
+def test_find_matches_on_postgresql_what_fts5_matches(pg_cluster, home):
+    """The same documents in a local store (FTS5) and a team database (tsvector): every query
+    finds the same documents, counts the same total, or fails with the same error code."""
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.core.store import pg
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.workspace import find
+    from nexus_cli.workspace.models import FindArgs
+
+    rows = [(f"d{n}", f"Doc {n}", text) for n, text in enumerate(FTS_DOCS)]
+    insert = ("INSERT INTO ws_docs (id, title, content, updated_by, updated_at)"
+              " VALUES (?, ?, ?, 'test', 0)")
+    with Store().write() as conn:
+        conn.executemany(insert, rows)
+    _, url = schema(pg_cluster, migrate=True)
+    team = pg.connect(url, "/nonexistent")
+    with pg._transaction(team, write=True):
+        team.executemany(insert, rows)
+
+    def answer(conn, query: str) -> object:  # type: ignore[no-untyped-def]
+        try:
+            hits, total = find.search(conn, FindArgs(query=query, limit=100), "nobody")
+        except NexusError as exc:
+            return exc.code
+        return sorted(h["ref"] for h in hits), total
+
+    try:
+        with Store().read() as local, pg._transaction(team, write=False):
+            for query in FTS_QUERIES:
+                expected = answer(local, query)
+                if query in ("NEAR(alpha beta)", "title:alpha", "^alpha", "alpha + beta"):
+                    continue  # FTS5 syntax team mode takes as plain words (README)
+                assert answer(team, query) == expected, query
+    finally:
+        team.close()
 
 
 def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_path, monkeypatch):

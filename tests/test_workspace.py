@@ -390,7 +390,6 @@ def test_the_rate_limit_holds_across_processes_and_recovers(home, trio, nx):
 # -- find -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.sqlite_only  # FTS5: `find` is not in team mode yet (team_unsupported)
 def test_find_ranks_filters_and_shows_only_what_the_caller_may_read(home, trio, nx):
     call(home, "sync_project_assets", {"manifest": manifest("web_shop"),
                                        "internalDocs": "the checkout flow uses stripe"}, A)
@@ -422,7 +421,7 @@ def test_find_ranks_filters_and_shows_only_what_the_caller_may_read(home, trio, 
     assert fails(home, "find", {"query": "***"}).code == "invalid_argument"
 
 
-@pytest.mark.sqlite_only  # FTS5: `find` is not in team mode yet (team_unsupported)
+@pytest.mark.sqlite_only  # team mode searches the messages table itself: nothing to catch up
 def test_direct_messages_are_indexed_by_find_not_by_send(home, trio, nx):
     """Indexing a message as it is sent cost the send path a third of its time: `send` leaves
     the index alone, and the next `find` indexes everything sent since, once."""
@@ -439,6 +438,64 @@ def test_direct_messages_are_indexed_by_find_not_by_send(home, trio, nx):
     nx("send", "codex", "another invoice", env=A)
     assert call(home, "find", {"query": "invoice"}, B)["total"] == 4  # the recipient finds it too
     assert indexed() == before + 4  # each message indexed once
+
+
+def _docs(rows: list[tuple[str, str, str]]) -> None:
+    """Docs written straight into the store (either backend), past the tools' rate limit."""
+    from nexus_cli.core.store.db import Store
+
+    with Store().write() as conn:
+        conn.executemany("INSERT INTO ws_docs (id, title, content, updated_by, updated_at)"
+                         " VALUES (?, ?, ?, 'test', 0)", rows)
+
+
+def test_find_takes_sql_and_like_metacharacters_as_text(home, trio):
+    _docs([("pct", "Coverage", "coverage is 100% now"),
+           ("snake", "Names", "call snake_case_name here"),
+           ("slash", "Paths", "the path a\\b\\c"),
+           ("quote", "Quotes", "it's \"quoted\" text")])
+
+    def refs(query: str) -> list[str]:
+        return sorted(h["ref"] for h in call(home, "find", {"query": query}, A)["hits"])
+
+    assert refs("100%") == ["pct"]  # not FTS5 syntax: its words
+    assert refs("snake_case") == ["snake"]  # a phrase of two words
+    assert refs("it's") == refs('"quoted"') == ["quote"]
+    assert refs("a\\b") == ["slash"]
+    assert refs("'; DROP TABLE ws_docs; --") == []
+    assert refs("_") == refs("%_%") == []  # no word: nothing, and never everything
+    assert refs("coverage") == ["pct"]  # all still there
+    for query in ("%", "\\", '"', "'"):
+        assert fails(home, "find", {"query": query}).code == "invalid_argument", query
+
+
+def test_a_document_of_a_million_characters_is_written_and_found(home, trio):
+    """PostgreSQL keeps at most 1 MB of words per row (an error past it): the write must not
+    fail, and the document's words are found."""
+    content = "zebra " + " ".join(f"{n:x}" for n in range(1, 160_000))
+    assert 850_000 < len(content) <= 1_000_000
+    _docs([("huge", "Huge", content)])
+    assert [h["ref"] for h in call(home, "find", {"query": "zebra"}, A)["hits"]] == ["huge"]
+    assert [h["ref"] for h in call(home, "find", {"query": "1f4a"}, A)["hits"]] == ["huge"]
+
+
+def test_find_pages_a_large_corpus_in_a_stable_order(home, trio):
+    _docs([(f"d{n:04}", f"Doc {n}", f"needle number {n} " + "hay " * (n % 7)) for n in range(1200)]
+          + [("top", "Needle", "needle " * 5)])
+    first = call(home, "find", {"query": "needle", "limit": 100}, A)
+    assert first["total"] == 1000 and first["hits"][0]["ref"] == "top"  # counted up to 1,000
+    seen, scores, page = [], [], first
+    while True:
+        seen += [h["ref"] for h in page["hits"]]
+        scores += [h["score"] for h in page["hits"]]
+        if not page["truncated"]:
+            break
+        page = call(home, "find", {"query": "needle", "limit": 100,
+                                   "offset": int(page["next"].split()[-1])}, A)
+    assert len(seen) == len(set(seen)) == 1000 and scores == sorted(scores)
+    rest = call(home, "find", {"query": "needle", "limit": 100, "offset": 1100}, A)
+    assert rest["count"] == 100 and not set(h["ref"] for h in rest["hits"]) & set(seen)
+    assert call(home, "find", {"query": "needle number 7*", "limit": 100}, A)["count"] == 100
 
 
 # -- tasks, seed 004 shapes -----------------------------------------------------------------------

@@ -5,6 +5,7 @@ where it can and from the transcripts where the index does not reach. Stdlib onl
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.human import plural
 from ..core.settings import ASK_MCP_MAX, INDEX_BUDGET
+from ..core.store import fulltext
 from . import catalogue, index, locate, regexwork
 
 if TYPE_CHECKING:
@@ -269,6 +271,32 @@ def _indexed_regex(conn: Any, a: SearchArgs, m: Regex, rows: dict,
     return out
 
 
+def _candidates(conn: Any, query: str, ids: list[int]) -> Iterable[tuple]:
+    """The indexed chunks that may hold the text (a superset: `_indexed_hits` confirms each),
+    by file and seq. SQLite: FTS5's trigrams, for three characters or more. PostgreSQL: ILIKE
+    (its case folding is ASCII's in a C locale: only an ASCII text is left to it), in the
+    chunks of these files. Otherwise every chunk of these files."""
+    chunks = "SELECT c.file_id, c.seq, c.type, c.at, c.text FROM insight_chunks c"
+    order = " ORDER BY c.file_id, c.seq"
+    if isinstance(conn, sqlite3.Connection):
+        if len(query) >= 3:
+            return conn.execute(f"{chunks} JOIN insight_fts ON c.id = insight_fts.rowid WHERE"
+                                f" insight_fts MATCH ?{order}",
+                                ('"' + query.replace('"', '""') + '"',))
+        match, args = "", []
+    elif query.isascii():
+        match, args = " AND c.text LIKE ? ESCAPE '\\'", [fulltext.like(query)]
+    else:
+        match, args = "", []
+    out: list[tuple] = []
+    ids = sorted(ids)
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        out += conn.execute(f"{chunks} WHERE c.file_id IN ({','.join('?' * len(part))})"
+                            f"{match}{order}", [*part, *args]).fetchall()
+    return out
+
+
 def _indexed_hits(conn: Any, a: SearchArgs, m: Plain, rows: dict) -> dict[int, Hits]:
     """Hits in the indexed part of these transcripts, by file id. A text of three characters or
     more goes through FTS5 (its trigrams); every candidate is confirmed with the same matcher a
@@ -280,16 +308,7 @@ def _indexed_hits(conn: Any, a: SearchArgs, m: Plain, rows: dict) -> dict[int, H
     wanted = set(ids)
     deadlines: dict[int, float] = {}
     limit = a.session_time_limit
-    if len(a.query) >= 3:
-        phrase = '"' + a.query.replace('"', '""') + '"'
-        cursor = conn.execute(
-            "SELECT c.file_id, c.seq, c.type, c.at, c.text FROM insight_fts"
-            " JOIN insight_chunks c ON c.id = insight_fts.rowid WHERE insight_fts MATCH ?"
-            " ORDER BY c.file_id, c.seq", (phrase,))
-    else:
-        marks = ",".join("?" * len(ids))
-        cursor = conn.execute(f"SELECT file_id, seq, type, at, text FROM insight_chunks WHERE"
-                              f" file_id IN ({marks}) ORDER BY file_id, seq", ids)
+    cursor = _candidates(conn, a.query, ids)
     n = 0
     for fid, seq, type_, at, text in cursor:
         if fid not in wanted:

@@ -4,10 +4,12 @@ script its administrator runs (schema, member roles, row-level security).
 Row-level security: every session row records the database role that created it (`db_role`,
 the person). A member role reads and changes only the messages it sent or received, the tasks
 it dispatched or was given, and the approvals, through its own sessions; it writes messages and
-tasks only as one of them. Presence (sessions), the shared workspace and the activity log stay
-readable by every member: finding each other is the point. A session row is changed or removed
-only by its own role, and never given to another (its `db_role`, its `successor` and its name
-are what mail follows), so no member can take over another's session and its inbox with it."""
+tasks only as one of them. The transcripts' search index (insight_files, insight_chunks: the
+conversations' text) is each role's own. Presence (sessions), the shared workspace and the
+activity log stay readable by every member: finding each other is the point. A session row is
+changed or removed only by its own role, and never given to another (its `db_role`, its
+`successor` and its name are what mail follows), so no member can take over another's session
+and its inbox with it."""
 
 from __future__ import annotations
 
@@ -64,6 +66,16 @@ CREATE POLICY nexus_remove ON tasks FOR DELETE USING (sender IN {OWN});
 ALTER TABLE approvals ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS nexus_own ON approvals;
 CREATE POLICY nexus_own ON approvals USING (session_id IN {OWN}) WITH CHECK (session_id IN {OWN});
+ALTER TABLE insight_files ADD COLUMN IF NOT EXISTS db_role TEXT NOT NULL DEFAULT current_user;
+ALTER TABLE insight_files ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS nexus_own ON insight_files;
+CREATE POLICY nexus_own ON insight_files
+    USING (db_role = current_user) WITH CHECK (db_role = current_user);
+ALTER TABLE insight_chunks ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS nexus_own ON insight_chunks;
+CREATE POLICY nexus_own ON insight_chunks
+    USING (file_id IN (SELECT id FROM insight_files))
+    WITH CHECK (file_id IN (SELECT id FROM insight_files));
 """
 
 

@@ -174,7 +174,8 @@ register(Tool(
     name="find", group=G, title="Find in the workspace",
     description="Full-text search over project docs, the strategy, global docs, meeting and "
     "global chat and your direct messages; ranked, with snippets.",
-    details="Words must all match; \"a phrase\", prefix* and OR work as in SQLite FTS5. "
+    details="Words must all match; \"a phrase\", prefix*, OR and NOT work as in SQLite FTS5 "
+    "(in team mode too). "
     "--kind narrows to one kind; --project-id to a project's docs and what sessions in its "
     "localPath wrote. `total` is counted up to 1,000.",
     args="FindArgs", result="FindResult", run=find.find, render=render.find,

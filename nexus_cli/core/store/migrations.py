@@ -503,7 +503,23 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        14,
+        "full-text search in team mode: nexus_words(), ws_words (GIN) and the triggers that keep "
+        "it, on PostgreSQL (SQLite has FTS5 since 7 and 9: nothing to do)",
+        "",  # PostgreSQL only: POSTGRESQL[14]
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
+
+# Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
+# "module.ATTRIBUTE" of core/store (loaded there only: a hook never builds them): what SQLite does
+# with FTS5 tables and triggers, done with what a stock PostgreSQL has.
+POSTGRESQL: dict[int, str] = {
+    14: "fulltext.POSTGRESQL",
+}
 
 # Statements of SQLite data fix-ups that team mode (core/store/pg.py) leaves out: a team
 # database is always migrated from empty, so they have nothing to fix (and use SQLite's rowid).

@@ -10,7 +10,8 @@ statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT O
 (`RETURNING` its identity column, so `lastrowid` works). Migrations come from the same list;
 DDL types are mapped (REAL -> DOUBLE PRECISION, INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT
 -> identity) and SQLite's data fix-ups are left out (`migrations.SQLITE_ONLY`). SQLite FTS5
-tables and their triggers are left out: what searches them is not available in team mode yet.
+tables and their triggers are left out: team mode searches with PostgreSQL's own full-text
+search instead (`fulltext`, `migrations.POSTGRESQL`).
 
 The guarantees SQLite's single writer gives are kept by a transaction-level advisory lock every
 write transaction takes first (keyed by the schema, so several teams can share one database):
@@ -440,6 +441,12 @@ def ddl(script: str, number: int | None = None) -> list[str]:
         s = re.sub(r"\bBLOB\b", "BYTEA", s)
         s = re.sub(r"\)\s*WITHOUT ROWID", ")", s, flags=re.I)
         out.append(s)
+    extra = migrations.POSTGRESQL.get(number, "") if number is not None else ""
+    if extra:  # "module.ATTRIBUTE" of this package: a tuple of statements
+        import importlib
+
+        module, name = extra.rsplit(".", 1)
+        out += getattr(importlib.import_module(f"{__package__}.{module}"), name)
     return out
 
 
@@ -483,7 +490,7 @@ def translate_error(exc: BaseException, url: str) -> NexusError:
                           "ask the team's administrator for the role's rights "
                           "(`nexus team init` prints the SQL)")
     if state == "42P01" and any(t in str(exc) for t in fts_tables()):
-        return unsupported("full-text search")
+        return unsupported("a SQLite full-text (FTS5) table")
     if state in ("57014", "55P03"):
         return NexusError("store_busy", team.redact(url),
                           "the team database did not answer in time; nothing was written",
@@ -583,7 +590,7 @@ class Conn:
             style = 2
         text, returning = translate(sql, style)
         if not text:
-            raise unsupported("full-text search (`nexus find`, insight search)")
+            raise unsupported("a SQLite full-text (FTS5) table")
         try:
             return Cursor(self.raw.execute(text, values), returning)  # type: ignore[call-overload]
         except ERRORS as exc:
