@@ -112,18 +112,25 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
 
     paths.ensure_private_dir(os.path.dirname(file))
     atomic.write(file, url + "\n", 0o600)
-    return {"url": team.redact(url), "file": file, "server": _server(info)}
+    if a.name:
+        atomic.write(team.name_file(), a.name + "\n", 0o600)
+    from ..core import identity
+
+    person = identity.team_user_id()
+    return {"url": team.redact(url), "file": file, "person": person, "server": _server(info)}
 
 
 def status(ctx: Ctx, a: object) -> dict:
+    from ..core import identity
+
     url = team.url()
     if not url:
-        return {"joined": False, "source": None, "url": None, "reachable": None, "server": None,
-                "error": None}
+        return {"joined": False, "source": None, "url": None, "person": identity.user_id(),
+                "reachable": None, "server": None, "error": None}
     from ..core.store import pg
 
-    out = {"joined": True, "source": team.source(), "url": team.redact(url), "server": None,
-           "error": None}
+    out = {"joined": True, "source": team.source(), "url": team.redact(url),
+           "person": identity.user_id(), "server": None, "error": None}
     try:
         info = pg.ping(url)
     except NexusError as exc:
@@ -144,6 +151,13 @@ def leave(ctx: Ctx, a: object) -> dict:
     except OSError as exc:
         raise NexusError("config_unwritable", file, f"it cannot be removed ({exc.strerror})",
                          "remove it by hand") from None
+    try:  # the team name goes with the team
+        os.unlink(team.name_file())
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise NexusError("config_unwritable", team.name_file(),
+                         f"it cannot be removed ({exc.strerror})", "remove it by hand") from None
     return {"left": left, "url": team.redact(url) if url else None,
             "still_set": bool(os.environ.get(team.ENV, "").strip())}
 

@@ -11,6 +11,7 @@ import os
 
 ENV = "NEXUS_DATABASE_URL"
 FILE = "team.url"
+NAME_FILE = "team.name"  # the person's team name (`nexus team join URL --name NAME`)
 
 
 def url_file() -> str:
@@ -29,6 +30,24 @@ def url() -> str | None:
             return fh.read().strip() or None
     except OSError:
         return None
+
+
+def name_file() -> str:
+    return os.path.join(os.path.dirname(url_file()), NAME_FILE)
+
+
+def person() -> str | None:
+    """The team name the person chose at a terminal (`team join --name`), or None: then the
+    person is `<login>@<machine>`. Only a file the person wrote decides it (an agent changes no
+    setting); a name that is not well-formed counts as none."""
+    import re
+
+    try:
+        with open(name_file(), encoding="utf-8") as fh:
+            name = fh.read(200).strip()
+    except OSError:
+        return None
+    return name if re.match(r"\A[A-Za-z0-9._-]{1,64}\Z", name) else None
 
 
 def source() -> str | None:
