@@ -339,3 +339,57 @@ def test_an_agent_may_not_switch_the_store(nx, hook, chdir_work, pg_cluster):
         r = nx(*args, env=A)
         assert r.code == 5 and "people_only" in r.err, (args, r.err)
     assert nx("team", "status", "--json", env=A).json["joined"] is False  # looking is fine
+
+
+def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
+        nx, hook, chdir_work, pg_cluster, monkeypatch):
+    """The person is user:<login>@<machine> in team mode: the same login on alice's laptop (her
+    role) and bob's devbox (his role) is two participants with two inboxes, and row-level
+    security keeps each out of the other's; a team name another role holds is refused."""
+    from nexus_cli.core import identity, proctable
+
+    name, admin_url = schema(pg_cluster)
+    alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
+    as_alice = pg_cluster.url_for(name, user=alice)
+    as_bob = pg_cluster.url_for(name, user=bob)
+
+    def at(machine: str, url: str) -> str:
+        monkeypatch.setattr(proctable, "_PARTS", [(machine, machine + "0123456789")])
+        monkeypatch.setattr(proctable, "_MACHINE", [])
+        monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+        return identity.user_id()
+
+    pa = at("laptop", as_alice)
+    hook("claude", "SessionStart", sid(1), source="startup")  # alice's agent, on her laptop
+    assert nx("send", A_ID, "alice is here").code == 0  # the person registers by writing
+    mid = nx("send", pa, "for alice at her laptop", "--json", env=A).json["message_id"]
+    pb = at("devbox", as_bob)
+    login = identity.login()
+    assert pa == f"user:{login}@laptop-laptop" and pb == f"user:{login}@devbox-devbox"
+    assert nx("whoami", "--json").json["id"] == pb
+    assert nx("read", "--json").json["messages"] == []  # not alice's mail
+    assert nx("message", "status", mid, "--json").code == 3
+    assert nx("send", A_ID, "bob is here too").code == 0  # his own row, as his role
+    with psycopg.connect(as_bob, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM messages WHERE recipient = %s",
+                            (pa,)).fetchone()[0] == 0
+        assert conn.execute("UPDATE sessions SET name = 'mine' WHERE id = %s", (pa,)).rowcount == 0
+        roles = dict(conn.execute("SELECT id, db_role FROM sessions WHERE id IN (%s, %s)",
+                                  (pa, pb)).fetchall())
+    assert roles == {pa: alice, pb: bob}
+    at("laptop", as_alice)
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == [
+        "for alice at her laptop"]
+    # a team name: user:NAME on every machine of hers; another role cannot take it
+    r = nx("team", "join", as_alice, "--name", "alice-w", "--json")
+    assert r.code == 0 and r.json["person"] == "user:alice-w", r.err
+    assert identity.user_id() == "user:alice-w"
+    assert nx("send", A_ID, "alice, by her team name").code == 0
+    assert nx("team", "leave", "--json").json["left"]
+    assert identity.user_id() == pa  # the team name went with the team
+    at("devbox", as_bob)
+    r = nx("team", "join", as_bob, "--name", "alice-w")
+    assert r.code != 0 and "name_taken" in r.err and "Traceback" not in r.err
+    assert identity.user_id() == pb  # nothing was kept

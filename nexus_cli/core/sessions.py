@@ -237,6 +237,8 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
         sets["end_reason"] = data.get("reason") if isinstance(data.get("reason"), str) else None
     elif event == "SessionStart":
         sets["end_reason"] = None
+        if row["project"]:  # (team mode) a remote added since, or a row from before scopes
+            sets["scope"] = scope_of(conn, row["project"])
     elif event == "Stop":
         sets["last_turn_end"] = now
         sets["last_assistant"] = tail(data.get("last_assistant_message"), ASSISTANT_TAIL)

@@ -103,6 +103,8 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
     try:
         if pg.schema_version(conn) < migrations.CURRENT:
             pg.migrate(conn, ctx.now)
+        if a.name:
+            _name_free(conn, a.name)
     finally:
         conn.close()
     info = pg.ping(url)
@@ -118,6 +120,19 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
 
     person = identity.team_user_id()
     return {"url": team.redact(url), "file": file, "person": person, "server": _server(info)}
+
+
+def _name_free(conn: object, name: str) -> None:
+    """A team name is one person's: refused when a session of another database role holds
+    `user:NAME` (row-level security would refuse every write as it anyway)."""
+    row = conn.execute("SELECT * FROM sessions WHERE id = ?",  # type: ignore[attr-defined]
+                       (f"user:{name}",)).fetchone()
+    if row is None or "db_role" not in row.keys():  # noqa: SIM118 (a tuple row: keys apart)
+        return
+    me = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[attr-defined]
+    if row["db_role"] != me:
+        raise NexusError("name_taken", name, f"user:{name} belongs to another member of the team "
+                         f"(database role {row['db_role']})", "choose another --name")
 
 
 def status(ctx: Ctx, a: object) -> dict:
@@ -249,6 +264,7 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
     """Copy sessions, tasks and messages between the local store and the team database, in
     batches of their own transactions: rows already there (by id) are skipped, so a run that
     stopped half way is finished by running it again."""
+    from ..core import identity
     from ..core.store import pg
     from ..core.store.db import LocalStore
 
@@ -275,9 +291,12 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
                 break
             with dest.write() as conn:
                 for row in rows:
+                    values = {c: row[c] for c in cols}
+                    if table == "sessions":  # a project's scope as the destination names it
+                        values["scope"] = identity.scope_of(row["project"], a.to == "team")
                     n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
                                      f" ({', '.join('?' for _ in cols)})",
-                                     tuple(row[c] for c in cols)).rowcount
+                                     tuple(values.values())).rowcount
                     copied += max(n, 0)
                     skipped += 1 - max(n, 0)
             after = rows[-1][key]
