@@ -399,9 +399,9 @@ def scoped_rows(conn: sqlite3.Connection, caller: Caller, now: float, all_worksp
     """Sessions in the caller's scope, most recently active first."""
     where = ["id != :system"]
     params: dict[str, object] = {**stale(now), "system": identity.SYSTEM_ID}
-    if not all_workspaces:
-        where.append("scope = :scope")
-        params["scope"] = caller.key
+    if not all_workspaces:  # (a row written without a scope is scoped by its root)
+        where.append("(scope = :scope OR (scope = '' AND project = :project))")
+        params["scope"], params["project"] = caller.key, caller.project
     if include_offline:
         where.append(f"({LIVE_SQL} OR last_active >= :recent)")
         params["recent"] = now - RECENT_OFFLINE

@@ -42,11 +42,11 @@ def mentioned(conn: sqlite3.Connection, text: str, now: float) -> list[str]:
     return found
 
 
-def _project_peers(conn: sqlite3.Connection, project: str, now: float) -> list[str]:
+def _project_peers(conn: sqlite3.Connection, me: sessions.Caller, now: float) -> list[str]:
     return [r[0] for r in conn.execute(
-        f"SELECT id FROM sessions WHERE scope = :p AND {sessions.LIVE_SQL}"
-        " ORDER BY last_active DESC LIMIT :n",
-        {"p": project, "n": QUIET_MAX, **sessions.stale(now)})]
+        "SELECT id FROM sessions WHERE (scope = :p OR (scope = '' AND project = :root))"
+        f" AND {sessions.LIVE_SQL} ORDER BY last_active DESC LIMIT :n",
+        {"p": me.key, "root": me.project, "n": QUIET_MAX, **sessions.stale(now)})]
 
 
 def send(ctx: Ctx, a: SendMessageArgs) -> dict:
@@ -82,7 +82,7 @@ def send(ctx: Ctx, a: SendMessageArgs) -> dict:
             told += quiet
             quiet = []
         if mid is None or category == "MEETING_START":
-            quiet += [s for s in _project_peers(conn, me.key, ctx.now)
+            quiet += [s for s in _project_peers(conn, me, ctx.now)
                       if s not in told and s != me.id and s not in quiet]
         for sid in quiet[:QUIET_MAX]:
             news.mark(conn, sid)  # announced after its next tool call, without waking it
