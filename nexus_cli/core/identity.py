@@ -230,7 +230,7 @@ def remote_url(root: str, name: str = "origin") -> str | None:
         return None
     try:
         with open(os.path.join(gd, "config"), encoding="utf-8", errors="replace") as fh:
-            text = fh.read(1 << 20)
+            text = fh.read(1 << 16)  # a config is small; a huge one is read in part
     except OSError:
         return None
     section = None
