@@ -297,24 +297,39 @@ def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
     hook("codex", "SessionStart", sid(2), source="startup")
     mid = nx("send", "codex", "from before the team", "--json", env=A).json["message_id"]
     task = nx("delegate", "codex", "an old obligation", "--json", env=A).json["id"]
+    from nexus_cli.core import identity
+
+    local_me = identity.user_id()
+    assert nx("send", A_ID, "the person was here").code == 0  # registers user:<login>
+    nx("send", local_me, "mail for the person", env=A)
     _, url = schema(pg_cluster, migrate=True)
     monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    team_me = identity.user_id()
+    assert team_me != local_me and team_me.startswith(local_me + "@")
     moved = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
-    assert moved["sessions"]["copied"] == 2 and moved["tasks"]["copied"] == 1
-    assert moved["messages"]["copied"] == 2  # the message and the task's message
+    assert moved["sessions"]["copied"] == 3 and moved["tasks"]["copied"] == 1
+    assert moved["messages"]["copied"] == 4  # two messages, the task's, the person's two
     again = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
     assert all(t["copied"] == 0 for t in again.values())  # idempotent: a rerun resumes
-    assert again["messages"]["skipped"] == 2
+    assert again["messages"]["skipped"] == 4
     # the team database now holds the mail and the obligation, as nexus reads them
     got = nx("read", "--json", env=B).json["messages"]
     assert {m["message_id"] for m in got} >= {mid}
     assert nx("tasks", "--json", env=A).json["items"][0]["id"] == task
+    # the person's mail followed the person to its team id (user:<login>@<machine>)
+    me = nx("whoami", "--json").json
+    assert me["id"] == team_me and me["registered"] and me["handle"] == "u-" + team_me[5:]
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["mail for the person"]
     # and back out, into another machine's empty local store
     monkeypatch.setenv("NEXUS_HOME", str(tmp_path / "elsewhere"))
     back = {t["table"]: t for t in nx("team", "migrate", "--to", "local", "--json").json["tables"]}
-    assert back["sessions"]["copied"] == 2 and back["tasks"]["copied"] == 1
+    assert back["sessions"]["copied"] == 3 and back["tasks"]["copied"] == 1
     monkeypatch.setenv("NEXUS_DATABASE_URL", "")
     assert nx("task", "get", task, "--json", env=A).json["id"] == task
+    assert nx("whoami", "--json").json["id"] == local_me
+    sent = [m for m in nx("read", "--json", env=A).json["messages"]
+            if m["text"] == "the person was here"]
+    assert sent and sent[0]["from"]["id"] == local_me
 
 
 def test_in_team_mode_every_edit_reaches_the_reservation_check(hook, chdir_work, pg_cluster,

@@ -258,12 +258,30 @@ def _printable(sql: str) -> str:
 
 MOVED = (("sessions", "id", None), ("tasks", "seq", "id"), ("messages", "seq", "id"))
 BATCH = 500
+# where a participant id stands in the rows copied: the person's is renamed on the way
+PERSON_COLUMNS = {"sessions": ("id",), "tasks": ("sender", "target"),
+                  "messages": ("sender", "recipient", "target")}
+
+
+def _as_person(table: str, values: dict, old: str, new: str) -> None:
+    """The person running the copy is `user:<login>` locally and `user:<login>@<machine>` (or
+    their team name) in the team: their session, mail and tasks follow them across."""
+    for col in PERSON_COLUMNS[table]:
+        if values.get(col) == old:
+            values[col] = new
+    if table == "sessions" and values["id"] == new:
+        from ..core import identity
+
+        values["handle"] = identity.handle_base(new)
+        if values["name"] == identity.base_name(old, ""):
+            values["name"] = identity.base_name(new, "")
 
 
 def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
     """Copy sessions, tasks and messages between the local store and the team database, in
     batches of their own transactions: rows already there (by id) are skipped, so a run that
-    stopped half way is finished by running it again."""
+    stopped half way is finished by running it again. The person's own id is renamed on the way
+    (`user:<login>` here, `user:<login>@<machine>` or the team name there)."""
     from ..core import identity
     from ..core.store import pg
     from ..core.store.db import LocalStore
@@ -275,6 +293,9 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
                          "run `nexus team join URL` (or set NEXUS_DATABASE_URL) first")
     local, remote = LocalStore(ctx.store.root), pg.PgStore(url, ctx.store.root)
     source, dest = (local, remote) if a.to == "team" else (remote, local)
+    old, new = f"{identity.USER}:{identity.login()}", identity.team_user_id()
+    if a.to == "local":
+        old, new = new, old
     if not (source.check_dir() and source.check_file()):
         return {"to": a.to, "tables": [{"table": t, "copied": 0, "skipped": 0} for t, _, _ in
                                        MOVED]}
@@ -294,6 +315,7 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
                     values = {c: row[c] for c in cols}
                     if table == "sessions":  # a project's scope as the destination names it
                         values["scope"] = identity.scope_of(row["project"], a.to == "team")
+                    _as_person(table, values, old, new)
                     n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
                                      f" ({', '.join('?' for _ in cols)})",
                                      tuple(values.values())).rowcount
