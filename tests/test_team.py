@@ -55,6 +55,13 @@ def test_join_status_and_leave(nx, hook, chdir_work, pg_cluster, home, driver):
     assert r.code == 0, r.err
     assert r.json["server"]["schema_version"] == r.json["server"]["schema_current"]
     assert oct(os.stat(r.json["file"]).st_mode & 0o777) == "0o600"
+    from nexus_cli.core import identity
+    from nexus_cli.core.proctable import machine_name
+    from nexus_cli.core.store import team
+
+    assert r.json["person"] == f"user:{identity.login()}@{machine_name()}"
+    assert team.pinned_machine() == machine_name()  # fixed at the first join
+    assert oct(os.stat(team.machine_file()).st_mode & 0o777) == "0o600"
     status = nx("team", "status", "--json").json
     assert status["joined"] and status["source"] == "config" and status["reachable"]
     assert status["server"]["schema_name"] == name
@@ -357,7 +364,7 @@ def test_an_agent_may_not_switch_the_store(nx, hook, chdir_work, pg_cluster):
 
 
 def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
-        nx, hook, chdir_work, pg_cluster, monkeypatch):
+        nx, hook, chdir_work, pg_cluster, monkeypatch, tmp_path):
     """The person is user:<login>@<machine> in team mode: the same login on alice's laptop (her
     role) and bob's devbox (his role) is two participants with two inboxes, and row-level
     security keeps each out of the other's; a team name another role holds is refused."""
@@ -370,7 +377,8 @@ def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
     as_alice = pg_cluster.url_for(name, user=alice)
     as_bob = pg_cluster.url_for(name, user=bob)
 
-    def at(machine: str, url: str) -> str:
+    def at(machine: str, url: str) -> str:  # each machine has its own home
+        monkeypatch.setenv("NEXUS_HOME", str(tmp_path / f"{machine}-home"))
         monkeypatch.setattr(proctable, "_PARTS", [(machine, machine + "0123456789")])
         monkeypatch.setattr(proctable, "_MACHINE", [])
         monkeypatch.setenv("NEXUS_DATABASE_URL", url)

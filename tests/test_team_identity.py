@@ -197,3 +197,18 @@ def test_the_person_is_the_login_locally_and_login_at_machine_in_a_team(monkeypa
     assert identity.user_id() == f"user:{login}@devbox-012345"
     monkeypatch.setenv(team.ENV, "")  # set but empty: the local store, and the login alone
     assert identity.user_id() == f"user:{login}"
+
+
+def test_the_machine_name_is_pinned_at_join_so_a_new_host_name_changes_nobody(
+        monkeypatch, home, parts):
+    parts("laptop", "abcdef99")
+    monkeypatch.setenv(team.ENV, "postgresql:///nexus?host=/nonexistent")
+    login = identity.login()
+    os.makedirs(os.path.dirname(team.machine_file()), exist_ok=True)
+    with open(team.machine_file(), "w") as fh:
+        fh.write("laptop-abcdef\n")  # what `team join` wrote
+    parts("alices-mbp", "abcdef99")  # the host name changed (another network)
+    assert identity.user_id() == f"user:{login}@laptop-abcdef"
+    with open(team.machine_file(), "w") as fh:
+        fh.write("bad name/\n")  # malformed: the computed name, never half of it
+    assert identity.user_id() == f"user:{login}@alices-mbp-abcdef"

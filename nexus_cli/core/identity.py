@@ -123,7 +123,7 @@ def team_user_id() -> str:
         return f"{USER}:{name}"
     from .proctable import machine_name
 
-    return f"{USER}:{login()}@{machine_name()}"
+    return f"{USER}:{login()}@{team.pinned_machine() or machine_name()}"
 
 
 def base_name(sid: str, cwd: str) -> str:

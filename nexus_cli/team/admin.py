@@ -116,6 +116,10 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
     atomic.write(file, url + "\n", 0o600)
     if a.name:
         atomic.write(team.name_file(), a.name + "\n", 0o600)
+    if team.pinned_machine() is None:  # the machine's name, fixed once (host names change)
+        from ..core.proctable import machine_name
+
+        atomic.write(team.machine_file(), machine_name() + "\n", 0o600)
     from ..core import identity
 
     person = identity.team_user_id()

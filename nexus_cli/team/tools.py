@@ -13,7 +13,8 @@ register(Tool(
     "sessions on other machines become peers. The URL is kept in `team.url` beside config.toml. "
     "Keep the password out of the URL (~/.pgpass, PGPASSWORD). In a team you, at a shell, are "
     "user:<login>@<machine> (one login on two machines is two people), or user:NAME on every "
-    "machine with --name NAME (kept in `team.name`; `team leave` forgets it). A project is the "
+    "machine with --name NAME (kept in `team.name`; `team leave` forgets it; the machine name is "
+    "fixed in `team.machine` at the first join). A project is the "
     "same project on every machine: the normalised URL of its git remote `origin`, else its "
     "root path.",
     args="TeamJoinArgs", result="TeamJoinResult", run=admin.join, render=render.join,
