@@ -69,8 +69,8 @@ class Caller(namedtuple("Caller", "id cwd project source scope", defaults=("",))
 
 
 def in_team(conn: object) -> bool:
-    """Whether `conn` is the team store's (several machines share it)."""
-    return getattr(conn, "local_root", None) is not None
+    """Whether `conn` is the team store's (several machines share it), not a SQLite store's."""
+    return not isinstance(conn, sqlite3.Connection)
 
 
 def scope_of(conn: object, root: str) -> str:
