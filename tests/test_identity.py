@@ -288,3 +288,62 @@ def test_the_security_log_lists_what_was_refused(nx, pair, fake):
     assert any(p.startswith("claude:") for p in event["detail"]["processes"])
     assert nx("events", "--action", "security.impersonation_refused", "--json").json["total"] == 1
     assert nx("events", "--action", "securit", "--json").json["total"] == 0  # whole segments only
+
+
+# -- across machines (issue 14): the person and the project's scope, on both backends -----------
+
+
+def clone(root, url: str) -> str:
+    """A git work tree at `root` whose `origin` is `url` (its .git/config, written directly)."""
+    os.makedirs(os.path.join(root, ".git"), exist_ok=True)
+    with open(os.path.join(root, ".git", "config"), "w") as fh:
+        fh.write(f'[core]\n\tbare = false\n[remote "origin"]\n\turl = {url}\n')
+    return str(root)
+
+
+def test_two_clones_of_one_remote_are_one_project_only_in_team_mode(nx, hook, tmp_path,
+                                                                    backend, monkeypatch):
+    one = clone(tmp_path / "one" / "widget", "git@github.com:acme/widget.git")
+    two = clone(tmp_path / "two" / "widget-copy", "https://github.com/acme/widget")
+    hook("claude", "SessionStart", A, source="startup", cwd=one)
+    hook("codex", "SessionStart", B, source="startup", cwd=two)
+    team = backend == "pg"
+    me = nx("whoami", "--json", env=claude_env(A)).json
+    assert me["project"] == one  # the root stays a path (reservations, files, transcripts)
+    assert me["scope"] == ("github.com/acme/widget" if team else one)
+    seen = [p["id"] for p in nx("peers", "--json", env=claude_env(A)).json["items"]]
+    assert (B_ID in seen) is team  # locally two clones stay two projects (the safe default)
+    r = nx("send", "codex@widget-copy", "same repository?", env=claude_env(A))
+    if team:
+        assert r.code == 0, r.err
+        assert nx("read", "--json", env=codex_env(B)).json["messages"][0]["text"] == \
+            "same repository?"
+    else:
+        assert r.code == 3 and "target_not_found" in r.err and "--all-workspaces" in r.err
+        assert nx("send", "codex@widget-copy", "x", "--all-workspaces", env=claude_env(A)).code \
+            == 0
+    # the person at a shell in the first clone sees the project as the agents do
+    monkeypatch.chdir(one)
+    shell = [p["id"] for p in nx("peers", "--json").json["items"]]
+    assert A_ID in shell and (B_ID in shell) is team
+
+
+def test_the_person_is_login_locally_and_login_at_machine_in_team_mode(nx, hook, chdir_work,
+                                                                       backend):
+    login = identity.login()
+    me = nx("whoami", "--json").json
+    assert me["id"] == identity.user_id()
+    if backend == "pg":
+        assert me["id"].startswith(f"user:{login}@") and identity.check_id(me["id"])
+        assert me["handle"] == "u-" + me["id"][len("user:"):]
+    else:
+        assert me["id"] == f"user:{login}" and me["handle"] == f"u-{login}"
+    hook("claude", "SessionStart", A, source="startup")
+    assert nx("send", A_ID, "hello from the shell").code == 0  # the person registers by writing
+    got = nx("read", "--json", env=claude_env(A)).json["messages"]
+    assert got[0]["from"]["id"] == me["id"]
+    # an agent reaches the person by id and by handle; the person reads it
+    assert nx("send", me["id"], "by id", env=claude_env(A)).code == 0
+    assert nx("send", me["handle"], "by handle", env=claude_env(A)).code == 0
+    got = nx("read", "--json").json["messages"]
+    assert [m["text"] for m in got] == ["by id", "by handle"]

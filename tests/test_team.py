@@ -55,6 +55,13 @@ def test_join_status_and_leave(nx, hook, chdir_work, pg_cluster, home, driver):
     assert r.code == 0, r.err
     assert r.json["server"]["schema_version"] == r.json["server"]["schema_current"]
     assert oct(os.stat(r.json["file"]).st_mode & 0o777) == "0o600"
+    from nexus_cli.core import identity
+    from nexus_cli.core.proctable import machine_name
+    from nexus_cli.core.store import team
+
+    assert r.json["person"] == f"user:{identity.login()}@{machine_name()}"
+    assert team.pinned_machine() == machine_name()  # fixed at the first join
+    assert oct(os.stat(team.machine_file()).st_mode & 0o777) == "0o600"
     status = nx("team", "status", "--json").json
     assert status["joined"] and status["source"] == "config" and status["reachable"]
     assert status["server"]["schema_name"] == name
@@ -414,24 +421,39 @@ def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
     hook("codex", "SessionStart", sid(2), source="startup")
     mid = nx("send", "codex", "from before the team", "--json", env=A).json["message_id"]
     task = nx("delegate", "codex", "an old obligation", "--json", env=A).json["id"]
+    from nexus_cli.core import identity
+
+    local_me = identity.user_id()
+    assert nx("send", A_ID, "the person was here").code == 0  # registers user:<login>
+    nx("send", local_me, "mail for the person", env=A)
     _, url = schema(pg_cluster, migrate=True)
     monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    team_me = identity.user_id()
+    assert team_me != local_me and team_me.startswith(local_me + "@")
     moved = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
-    assert moved["sessions"]["copied"] == 2 and moved["tasks"]["copied"] == 1
-    assert moved["messages"]["copied"] == 2  # the message and the task's message
+    assert moved["sessions"]["copied"] == 3 and moved["tasks"]["copied"] == 1
+    assert moved["messages"]["copied"] == 4  # two messages, the task's, the person's two
     again = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
     assert all(t["copied"] == 0 for t in again.values())  # idempotent: a rerun resumes
-    assert again["messages"]["skipped"] == 2
+    assert again["messages"]["skipped"] == 4
     # the team database now holds the mail and the obligation, as nexus reads them
     got = nx("read", "--json", env=B).json["messages"]
     assert {m["message_id"] for m in got} >= {mid}
     assert nx("tasks", "--json", env=A).json["items"][0]["id"] == task
+    # the person's mail followed the person to its team id (user:<login>@<machine>)
+    me = nx("whoami", "--json").json
+    assert me["id"] == team_me and me["registered"] and me["handle"] == "u-" + team_me[5:]
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["mail for the person"]
     # and back out, into another machine's empty local store
     monkeypatch.setenv("NEXUS_HOME", str(tmp_path / "elsewhere"))
     back = {t["table"]: t for t in nx("team", "migrate", "--to", "local", "--json").json["tables"]}
-    assert back["sessions"]["copied"] == 2 and back["tasks"]["copied"] == 1
+    assert back["sessions"]["copied"] == 3 and back["tasks"]["copied"] == 1
     monkeypatch.setenv("NEXUS_DATABASE_URL", "")
     assert nx("task", "get", task, "--json", env=A).json["id"] == task
+    assert nx("whoami", "--json").json["id"] == local_me
+    sent = [m for m in nx("read", "--json", env=A).json["messages"]
+            if m["text"] == "the person was here"]
+    assert sent and sent[0]["from"]["id"] == local_me
 
 
 def test_in_team_mode_every_edit_reaches_the_reservation_check(hook, chdir_work, pg_cluster,
@@ -456,3 +478,58 @@ def test_an_agent_may_not_switch_the_store(nx, hook, chdir_work, pg_cluster):
         r = nx(*args, env=A)
         assert r.code == 5 and "people_only" in r.err, (args, r.err)
     assert nx("team", "status", "--json", env=A).json["joined"] is False  # looking is fine
+
+
+def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
+        nx, hook, chdir_work, pg_cluster, monkeypatch, tmp_path):
+    """The person is user:<login>@<machine> in team mode: the same login on alice's laptop (her
+    role) and bob's devbox (his role) is two participants with two inboxes, and row-level
+    security keeps each out of the other's; a team name another role holds is refused."""
+    from nexus_cli.core import identity, proctable
+
+    name, admin_url = schema(pg_cluster)
+    alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
+    assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
+    as_alice = pg_cluster.url_for(name, user=alice)
+    as_bob = pg_cluster.url_for(name, user=bob)
+
+    def at(machine: str, url: str) -> str:  # each machine has its own home
+        monkeypatch.setenv("NEXUS_HOME", str(tmp_path / f"{machine}-home"))
+        monkeypatch.setattr(proctable, "_PARTS", [(machine, machine + "0123456789")])
+        monkeypatch.setattr(proctable, "_MACHINE", [])
+        monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+        return identity.user_id()
+
+    pa = at("laptop", as_alice)
+    hook("claude", "SessionStart", sid(1), source="startup")  # alice's agent, on her laptop
+    assert nx("send", A_ID, "alice is here").code == 0  # the person registers by writing
+    mid = nx("send", pa, "for alice at her laptop", "--json", env=A).json["message_id"]
+    pb = at("devbox", as_bob)
+    login = identity.login()
+    assert pa == f"user:{login}@laptop-laptop" and pb == f"user:{login}@devbox-devbox"
+    assert nx("whoami", "--json").json["id"] == pb
+    assert nx("read", "--json").json["messages"] == []  # not alice's mail
+    assert nx("message", "status", mid, "--json").code == 3
+    assert nx("send", A_ID, "bob is here too").code == 0  # his own row, as his role
+    with psycopg.connect(as_bob, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM messages WHERE recipient = %s",
+                            (pa,)).fetchone()[0] == 0
+        assert conn.execute("UPDATE sessions SET name = 'mine' WHERE id = %s", (pa,)).rowcount == 0
+        roles = dict(conn.execute("SELECT id, db_role FROM sessions WHERE id IN (%s, %s)",
+                                  (pa, pb)).fetchall())
+    assert roles == {pa: alice, pb: bob}
+    at("laptop", as_alice)
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == [
+        "for alice at her laptop"]
+    # a team name: user:NAME on every machine of hers; another role cannot take it
+    r = nx("team", "join", as_alice, "--name", "alice-w", "--json")
+    assert r.code == 0 and r.json["person"] == "user:alice-w", r.err
+    assert identity.user_id() == "user:alice-w"
+    assert nx("send", A_ID, "alice, by her team name").code == 0
+    assert nx("team", "leave", "--json").json["left"]
+    assert identity.user_id() == pa  # the team name went with the team
+    at("devbox", as_bob)
+    r = nx("team", "join", as_bob, "--name", "alice-w")
+    assert r.code != 0 and "name_taken" in r.err and "Traceback" not in r.err
+    assert identity.user_id() == pb  # nothing was kept

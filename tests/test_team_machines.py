@@ -185,3 +185,76 @@ def test_a_reservation_on_one_machine_stops_an_edit_on_the_other(machines):
                  tool_input={"file_path": target, "old_string": "a", "new_string": "b"})
     assert got["code"] == 0 and '"permissionDecision": "deny"' in got["out"], got
     assert "refactor" in got["out"]
+
+
+def person(m: Machine, *args: str) -> dict:
+    """`nexus ARGS` run by the person at a shell on machine `m` (below no client)."""
+    got = subprocess.run([*m.prefix, m.nexus, *args], env=m.env, cwd=m.cwd, capture_output=True,
+                         text=True, timeout=120)
+    out = {"code": got.returncode, "out": got.stdout, "err": got.stderr}
+    if "--json" in args and got.returncode == 0 and got.stdout.strip():
+        out["json"] = json.loads(got.stdout)
+    return out
+
+
+def clone(root, url: str) -> str:
+    os.makedirs(os.path.join(root, ".git"))
+    with open(os.path.join(root, ".git", "config"), "w") as fh:
+        fh.write(f'[remote "origin"]\n\turl = {url}\n')
+    return str(root)
+
+
+@pytest.fixture
+def clones(tmp_path, pg_cluster):
+    """Two machines, each with its own clone of one repository (other root paths, the remote
+    spelled differently), on a fresh schema of the shared test cluster."""
+    from conftest import new_schema
+
+    url = new_schema(pg_cluster)
+    one = clone(tmp_path / "laptop-src" / "widget", "git@github.com:acme/widget.git")
+    two = clone(tmp_path / "devbox-src" / "widget-ci",
+                "https://ci-token:SECRET@github.com/acme/widget.git")
+    a = Machine("laptop", "claude", SA, tmp_path, url, one)
+    b = Machine("devbox", "codex", SB, tmp_path, url, two)
+    try:
+        for m in (a, b):
+            r = m.hook("SessionStart", source="startup")
+            assert r["code"] == 0, r["err"]
+        yield a, b
+    finally:
+        a.close()
+        b.close()
+
+
+def test_two_clones_on_two_machines_are_one_project_and_one_login_is_two_people(clones):
+    a, b = clones
+    # the project: the normalised remote on both machines (no token kept), the root a path
+    for m, other in ((a, b), (b, a)):
+        me = m.nx("whoami", "--json")["json"]
+        assert me["scope"] == "github.com/acme/widget" and me["project"] == m.cwd
+        seen = {p["id"]: p for p in m.nx("peers", "--json")["json"]["items"]}
+        assert other.sid in seen and seen[other.sid]["scope"] == "github.com/acme/widget"
+        assert "SECRET" not in json.dumps(seen)
+    # a name reaches the other machine's session without --all-workspaces
+    name = a.nx("peers", "--json")["json"]["items"]
+    name = next(p["name"] for p in name if p["id"] == B_ID)
+    assert a.nx("send", name, "found you by name")["code"] == 0
+    assert [m["text"] for m in b.nx("read", "--json")["json"]["messages"]] == [
+        "found you by name"]
+    # the person: one login on two machines is two participants
+    pa, pb = (person(m, "whoami", "--json")["json"] for m in (a, b))
+    assert pa["id"] != pb["id"] and pa["handle"] != pb["handle"]
+    for p in (pa, pb):
+        assert p["id"].startswith("user:") and "@" in p["id"] and p["source"] == "user"
+        assert p["scope"] == "github.com/acme/widget"
+    assert person(b, "send", B_ID, "the devbox person is here")["code"] == 0  # registers
+    r = person(a, "send", pb["id"], "for the person at the devbox")
+    assert r["code"] == 0, r["err"]
+    assert [m["text"] for m in person(a, "read", "--json")["json"]["messages"]] == []
+    got = person(b, "read", "--json")["json"]["messages"]
+    assert [m["text"] for m in got] == ["for the person at the devbox"]
+    assert got[0]["from"]["id"] == pa["id"]
+    # each person's inbox and tasks are their own: a task for one is not the other's
+    task = a.nx("delegate", pb["id"], "a job for the devbox person", "--json")["json"]["id"]
+    assert [t["id"] for t in person(b, "tasks", "--json")["json"]["items"]] == [task]
+    assert person(a, "tasks", "--json")["json"]["total"] == 0

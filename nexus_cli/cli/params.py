@@ -64,15 +64,14 @@ def complete_session(ctx: click.Context, param: click.Parameter,
         import os
         import time
 
-        from ..core import identity, sessions
+        from ..core import caller, identity, sessions
         from ..core.store.db import Store
 
         store = Store()
         if not (store.check_dir() and store.check_file()):
             return []
-        me = sessions.Caller(identity.user_id(), os.getcwd(),
-                             identity.project_root(os.getcwd()), "user")
         with store.read() as conn:
+            me = caller.standing(conn, identity.user_id(), os.getcwd(), "user")
             rows = sessions.scoped_rows(conn, me, time.time(), False, False)
     except Exception:
         return []

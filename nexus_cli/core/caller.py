@@ -10,7 +10,8 @@ The process tree decides. A command, an MCP server or a hook runs below some cli
 - inside a client nexus has not registered (its hooks have not run), its own variables name it.
 - below no client at all, a process that carries client session variables left its session's
   tree (setsid, a double fork) and is refused; without them it is the person at the shell,
-  `user:<login>`, who may act for another session with `--as` only from an interactive terminal
+  `user:<login>` (in team mode `user:<login>@<machine>` or the person's team name), who may
+  act for another session with `--as` only from an interactive terminal
   (a script or a detached agent cannot reach that).
 
 A hook event is believed only from its session's own client process: the first event of a
@@ -115,8 +116,14 @@ def caller_for(conn: sqlite3.Connection, sid: str, source: str, cwd: str) -> Cal
     """A Caller for a known id: its scope is its registered project (or where it stands now)."""
     row = sessions.get(conn, sid)
     if row is not None and row["project"] and identity.split_id(sid)[0] != identity.USER:
-        return Caller(sid, row["cwd"], row["project"], source)
-    return Caller(sid, cwd, identity.project_root(cwd), source)
+        return Caller(sid, row["cwd"], row["project"], source, row["scope"] or row["project"])
+    return standing(conn, sid, cwd, source)
+
+
+def standing(conn: sqlite3.Connection, sid: str, cwd: str, source: str) -> Caller:
+    """A Caller scoped by where it stands now (`cwd`): the person at a shell."""
+    root = identity.project_root(cwd)
+    return Caller(sid, cwd, root, source, sessions.scope_of(conn, root))
 
 
 def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
@@ -226,7 +233,7 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
                          "interactive terminal; scripts and agents act only as themselves",
                          f"run it yourself at a terminal, or drop --as to act as {person}")
         return caller_for(conn, wanted, "option", cwd)
-    return Caller(person, cwd, identity.project_root(cwd), "user")
+    return standing(conn, person, cwd, "user")
 
 
 # -- over MCP -----------------------------------------------------------------------------------

@@ -32,15 +32,21 @@ Status = Literal["working", "idle", "listening", "offline"]
 
 
 class PeerRef(Result):
-    id: str = Field(description="Session id: claude:<id>, codex:<id> or user:<login>.")
-    handle: str = Field(description="Stable short form: s- plus 12 hex digits (u- for users).")
+    id: str = Field(description="Session id: claude:<id>, codex:<id> or user:<login> (in team "
+                    "mode user:<login>@<machine> or user:<team name>).")
+    handle: str = Field(description="Stable short form: s- plus 12 hex digits (u- and the user "
+                        "id's part after user: for people).")
     name: str = Field(description="Display name, unique among live sessions.")
 
 
 class Profile(PeerRef):
     client: str = Field(description="claude, codex or user.")
     cwd: str
-    project: str = Field(description="Project root (git top level, else cwd): the default scope.")
+    project: str = Field(description="Project root (git top level, else cwd), a path on the "
+                         "session's machine.")
+    scope: str = Field(description="The project as every machine names it, the default scope: "
+                       "the project root; in team mode the normalised URL of the git remote "
+                       "origin (host/path), else the root.")
     note: str
     status: Status
     last_active_at: str | None = Stamp("Last activity")

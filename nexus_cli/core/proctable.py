@@ -11,6 +11,7 @@ Stdlib only (the hook hot path uses it)."""
 from __future__ import annotations
 
 import os
+import re
 from collections import namedtuple
 
 
@@ -175,13 +176,12 @@ def use(replacement: ProcTable | None) -> None:
 
 
 _MACHINE: list[str] = []
+_PARTS: list[tuple[str, str]] = []
 
 
-def machine() -> str:
-    """This machine, as sessions record it: the host name and the first 12 characters of the
-    machine id (`NEXUS_MACHINE_ID` overrides the id). Process ids and start times mean something
-    only on the machine whose process table they come from."""
-    if not _MACHINE:
+def _machine_parts() -> tuple[str, str]:
+    """(host name, machine id): `NEXUS_MACHINE_ID` overrides the id."""
+    if not _PARTS:
         ident = os.environ.get("NEXUS_MACHINE_ID", "")
         for file in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
             if ident:
@@ -192,5 +192,26 @@ def machine() -> str:
             except OSError:
                 continue
         node = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
+        _PARTS.append((node, ident))
+    return _PARTS[0]
+
+
+def machine() -> str:
+    """This machine, as sessions record it: the host name and the first 12 characters of the
+    machine id (`NEXUS_MACHINE_ID` overrides the id). Process ids and start times mean something
+    only on the machine whose process table they come from."""
+    if not _MACHINE:
+        node, ident = _machine_parts()
         _MACHINE.append(f"{node}/{ident[:12]}" if ident else node)
     return _MACHINE[0]
+
+
+def machine_name() -> str:
+    """This machine's short, stable name in a person's team id (`user:<login>@<name>`): the
+    first label of the host name (letters, digits and -, at most 24) and the first 6 characters
+    of the machine id, so two machines that share a host name (containers, CI runners) stay two.
+    Always matches [A-Za-z0-9._-]{1,40}."""
+    node, ident = _machine_parts()
+    host = re.sub(r"[^A-Za-z0-9-]+", "-", node.split(".", 1)[0]).strip("-")[:24].strip("-")
+    tail = re.sub(r"[^A-Za-z0-9]+", "", ident)[:6].lower()
+    return "-".join(p for p in (host.lower(), tail) if p) or "host"

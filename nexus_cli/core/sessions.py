@@ -39,12 +39,22 @@ SETTABLE = frozenset({
 })
 
 
-class Caller(namedtuple("Caller", "id cwd project source")):
-    """The participant a call acts as, its scope, and how it was established
-    (`source`: option | env | ancestry | mcp | user | hook). A namedtuple: no dataclass import on
-    the hook path."""
+class Caller(namedtuple("Caller", "id cwd project source scope", defaults=("",))):
+    """The participant a call acts as, its project root (a path), how it was established
+    (`source`: option | env | ancestry | mcp | user | hook), and its scope: the project as every
+    machine names it (`identity.scope_of`; the root path on the local store). A namedtuple: no
+    dataclass import on the hook path."""
 
     __slots__ = ()
+
+    @property
+    def key(self) -> str:
+        """What `sessions.scope` is compared with: the scope, else the project root."""
+        return self.scope or self.project
+
+    def holds(self, row: sqlite3.Row | dict) -> bool:
+        """Whether the session `row` is in this caller's project."""
+        return (row["scope"] or row["project"]) == self.key
 
     @property
     def client(self) -> str:
@@ -53,6 +63,16 @@ class Caller(namedtuple("Caller", "id cwd project source")):
     @property
     def is_agent(self) -> bool:
         return self.client in identity.CLIENTS
+
+
+def in_team(conn: object) -> bool:
+    """Whether `conn` is the team store's (several machines share it), not a SQLite store's."""
+    return not isinstance(conn, sqlite3.Connection)
+
+
+def scope_of(conn: object, root: str) -> str:
+    """The scope of the project at `root` in the store of `conn` (see identity.scope_of)."""
+    return identity.scope_of(root, in_team(conn))
 
 
 def stale(now: float) -> dict[str, float]:
@@ -152,20 +172,22 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
     row = get(conn, sid)
     if row is None:
         name = unique_name(conn, identity.base_name(sid, cwd), now)
+        root = identity.project_root(cwd) if cwd else ""
         conn.execute(
-            "INSERT INTO sessions (id, client, handle, name, cwd, project, status, client_pid,"
-            " client_start, parent, created_at, last_active, machine)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?)",
-            (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd,
-             identity.project_root(cwd) if cwd else "", client.pid if client else None,
+            "INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
+            " client_pid, client_start, parent, created_at, last_active, machine)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?)",
+            (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd, root,
+             scope_of(conn, root), client.pid if client else None,
              client.start if client else None, parent, now, now, machine()),
         )
     elif touch:
         if effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
             revive(conn, row, now)
             if cwd and cwd != row["cwd"]:
-                conn.execute("UPDATE sessions SET cwd = ?, project = ? WHERE id = ?",
-                             (cwd, identity.project_root(cwd), sid))
+                root = identity.project_root(cwd)
+                conn.execute("UPDATE sessions SET cwd = ?, project = ?, scope = ? WHERE id = ?",
+                             (cwd, root, scope_of(conn, root), sid))
         else:  # the common case: one write (the row returned shows last_active as it was)
             conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
             return row
@@ -211,6 +233,8 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
         sets["end_reason"] = data.get("reason") if isinstance(data.get("reason"), str) else None
     elif event == "SessionStart":
         sets["end_reason"] = None
+        if row["project"]:  # (team mode) a remote added since, or a row from before scopes
+            sets["scope"] = scope_of(conn, row["project"])
     elif event == "Stop":
         sets["last_turn_end"] = now
         sets["last_assistant"] = tail(data.get("last_assistant_message"), ASSISTANT_TAIL)
@@ -346,6 +370,7 @@ def profile(row: sqlite3.Row, now: float, caller_id: str = "",
         "client": row["client"],
         "cwd": row["cwd"],
         "project": row["project"],
+        "scope": row["scope"] or row["project"],
         "note": row["note"],
         "status": effective_status(row, now),
         "last_active_at_epoch": row["last_active"],
@@ -370,9 +395,9 @@ def scoped_rows(conn: sqlite3.Connection, caller: Caller, now: float, all_worksp
     """Sessions in the caller's scope, most recently active first."""
     where = ["id != :system"]
     params: dict[str, object] = {**stale(now), "system": identity.SYSTEM_ID}
-    if not all_workspaces:
-        where.append("project = :project")
-        params["project"] = caller.project
+    if not all_workspaces:  # (a row written without a scope is scoped by its root)
+        where.append("(scope = :scope OR (scope = '' AND project = :project))")
+        params["scope"], params["project"] = caller.key, caller.project
     if include_offline:
         where.append(f"({LIVE_SQL} OR last_active >= :recent)")
         params["recent"] = now - RECENT_OFFLINE
@@ -406,7 +431,7 @@ def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: f
         raise invalid("target", "the target is empty", "pass a session id, handle or name")
 
     def in_scope(row: sqlite3.Row | None) -> bool:
-        return row is not None and (all_workspaces or row["project"] == caller.project)
+        return row is not None and (all_workspaces or caller.holds(row))
 
     row = get(conn, target)
     if not in_scope(row):
@@ -441,14 +466,14 @@ def not_found(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
               all_workspaces: bool, include_offline: bool) -> NexusError:
     """The error for a target nothing matched, naming what would have worked: the handle of an
     offline session of that name, or the flag that widens to the project where it lives."""
-    scope = "any workspace" if all_workspaces else f"project {caller.project}"
+    scope = "any workspace" if all_workspaces else f"project {caller.key}"
 
     def gone(rows: list[sqlite3.Row]) -> NexusError:
         r = rows[0]
-        away = not all_workspaces and r["project"] != caller.project
+        away = not all_workspaces and not caller.holds(r)
         return NexusError("target_not_found", target,
                           f"{r['name']} is offline"
-                          + (f" in project {r['project']}" if away else "")
+                          + (f" in project {r['scope'] or r['project']}" if away else "")
                           + " (a name reaches live sessions only)",
                           f"address it by its handle {r['handle']}"
                           + (" with --all-workspaces" if away else "") + ": messages wait for it")
@@ -463,7 +488,8 @@ def not_found(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
             r = elsewhere[0]
             return NexusError("target_not_found", target,
                               f"no session in {scope} matches; {r['name']} ({r['handle']}) is "
-                              f"in project {r['project']}", "add --all-workspaces to reach it")
+                              f"in project {r['scope'] or r['project']}",
+                              "add --all-workspaces to reach it")
         offline = by_name(scoped_rows(conn, caller, now, True, True), target)
         if offline:
             return gone(offline)

@@ -69,7 +69,7 @@ def open_work(conn: sqlite3.Connection, sid: str) -> str | None:
 
 def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
     """SessionStart: who you are, who else is here, who can answer now, and how to use nexus."""
-    caller = sessions.Caller(me["id"], me["cwd"], me["project"], "hook")
+    caller = sessions.Caller(me["id"], me["cwd"], me["project"], "hook", me["scope"])
     others = [r for r in sessions.scoped_rows(conn, caller, now, False, False)
               if r["id"] != me["id"]]
     lines = [f"[nexus] You are {one_line(me['name'])} ({me['id']}, handle {me['handle']})."]

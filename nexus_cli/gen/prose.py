@@ -15,10 +15,11 @@ and what it does not:
   session of the client that started the server. From inside a session, `--as` may only name
   itself.
 - **The person is the person.** A command with no client above it and no client session
-  variables is you, `user:<login>`. Acting for a session with `--as` needs an interactive
-  terminal with the command in its foreground: an agent does not reach that power by unsetting
-  a variable, detaching (`setsid`, a double fork, `nohup`) or piping. A process that left its
-  session's tree but kept its variables is refused.
+  variables is you, `user:<login>` (in team mode `user:<login>@<machine>`, or the team name you
+  chose: one login on two machines is two people). Acting for a session with `--as` needs an
+  interactive terminal with the command in its foreground: an agent does not reach that power by
+  unsetting a variable, detaching (`setsid`, a double fork, `nohup`) or piping. A process that
+  left its session's tree but kept its variables is refused.
   The same holds for what only the person may do: answering a permission request as the person
   (`nexus approve`) and changing the settings that widen what agents may do (`nexus config set
   fsWrite|runApprovals`) need an interactive terminal, so a process that left an agent's tree

@@ -151,7 +151,7 @@ def by_transcript(conn: sqlite3.Connection, me: Caller, target: str,
     row = sessions.get(conn, sid)
     if row is not None and row["client"] in READERS:
         # nexus knows it after all (another project, or a name it did not match): its own rules
-        if not all_workspaces and row["project"] != me.project:
+        if not all_workspaces and not me.holds(row):
             raise outside(target, row["project"])
         return from_row(row, "id", target)
     try:

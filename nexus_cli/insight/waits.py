@@ -147,7 +147,7 @@ def graph(conn: sqlite3.Connection, me: Caller, now: float, all_workspaces: bool
 
     def in_scope(sid: str) -> bool:
         r = row(sid)
-        return r is not None and (all_workspaces or r["project"] == me.project)
+        return r is not None and (all_workspaces or me.holds(r))
 
     kept = [e for e in edges(conn) if in_scope(e["from"]) and in_scope(e["to"])]
     ids = list(live)

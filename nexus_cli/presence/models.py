@@ -59,6 +59,9 @@ class WhoamiResult(Result):
     status: Status | None
     cwd: str
     project: str
+    scope: str = Field(description="The project as every machine names it (team mode: the "
+                       "normalised git remote origin, else the root path): peers, send and names "
+                       "are scoped by it.")
     note: str
     store: str = Field(description="The store directory.")
 

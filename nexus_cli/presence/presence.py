@@ -34,6 +34,7 @@ def whoami(ctx: Ctx, a: NoArgs) -> dict:
         "status": sessions.effective_status(row, ctx.now) if row else None,
         "cwd": me.cwd,
         "project": me.project,
+        "scope": me.key,
         "note": row["note"] if row else "",
         "store": ctx.store.root,
     }

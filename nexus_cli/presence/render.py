@@ -34,6 +34,7 @@ def whoami(r: dict[str, Any]) -> str:
                    ("known by", how.get(r["source"], r["source"])),
                    ("registered", "yes" if r["registered"] else "not yet (the first write "
                     "registers you)"), ("status", r["status"]), ("project", r["project"]),
+                   ("scope", r["scope"] if r["scope"] != r["project"] else None),
                    ("store", r["store"])])
 
 

@@ -115,6 +115,8 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
     try:
         if pg.schema_version(conn) < migrations.CURRENT:
             pg.migrate(conn, ctx.now)
+        if a.name:
+            _name_free(conn, a.name)
     finally:
         conn.close()
     info = pg.ping(url)
@@ -124,18 +126,42 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
 
     paths.ensure_private_dir(os.path.dirname(file))
     atomic.write(file, url + "\n", 0o600)
-    return {"url": team.redact(url), "file": file, "server": _server(info)}
+    if a.name:
+        atomic.write(team.name_file(), a.name + "\n", 0o600)
+    if team.pinned_machine() is None:  # the machine's name, fixed once (host names change)
+        from ..core.proctable import machine_name
+
+        atomic.write(team.machine_file(), machine_name() + "\n", 0o600)
+    from ..core import identity
+
+    person = identity.team_user_id()
+    return {"url": team.redact(url), "file": file, "person": person, "server": _server(info)}
+
+
+def _name_free(conn: object, name: str) -> None:
+    """A team name is one person's: refused when a session of another database role holds
+    `user:NAME` (row-level security would refuse every write as it anyway)."""
+    row = conn.execute("SELECT * FROM sessions WHERE id = ?",  # type: ignore[attr-defined]
+                       (f"user:{name}",)).fetchone()
+    if row is None or "db_role" not in row.keys():  # noqa: SIM118 (a tuple row: keys apart)
+        return
+    me = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[attr-defined]
+    if row["db_role"] != me:
+        raise NexusError("name_taken", name, f"user:{name} belongs to another member of the team "
+                         f"(database role {row['db_role']})", "choose another --name")
 
 
 def status(ctx: Ctx, a: object) -> dict:
+    from ..core import identity
+
     url = team.url()
     if not url:
-        return {"joined": False, "source": None, "url": None, "reachable": None, "server": None,
-                "error": None}
+        return {"joined": False, "source": None, "url": None, "person": identity.user_id(),
+                "reachable": None, "server": None, "error": None}
     from ..core.store import pg
 
-    out = {"joined": True, "source": team.source(), "url": team.redact(url), "server": None,
-           "error": None}
+    out = {"joined": True, "source": team.source(), "url": team.redact(url),
+           "person": identity.user_id(), "server": None, "error": None}
     try:
         info = pg.ping(url)
     except NexusError as exc:
@@ -156,6 +182,13 @@ def leave(ctx: Ctx, a: object) -> dict:
     except OSError as exc:
         raise NexusError("config_unwritable", file, f"it cannot be removed ({exc.strerror})",
                          "remove it by hand") from None
+    try:  # the team name goes with the team
+        os.unlink(team.name_file())
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise NexusError("config_unwritable", team.name_file(),
+                         f"it cannot be removed ({exc.strerror})", "remove it by hand") from None
     return {"left": left, "url": team.redact(url) if url else None,
             "still_set": bool(os.environ.get(team.ENV, "").strip())}
 
@@ -241,12 +274,31 @@ def _printable(sql: str) -> str:
 
 MOVED = (("sessions", "id", None), ("tasks", "seq", "id"), ("messages", "seq", "id"))
 BATCH = 500
+# where a participant id stands in the rows copied: the person's is renamed on the way
+PERSON_COLUMNS = {"sessions": ("id",), "tasks": ("sender", "target"),
+                  "messages": ("sender", "recipient", "target")}
+
+
+def _as_person(table: str, values: dict, old: str, new: str) -> None:
+    """The person running the copy is `user:<login>` locally and `user:<login>@<machine>` (or
+    their team name) in the team: their session, mail and tasks follow them across."""
+    for col in PERSON_COLUMNS[table]:
+        if values.get(col) == old:
+            values[col] = new
+    if table == "sessions" and values["id"] == new:
+        from ..core import identity
+
+        values["handle"] = identity.handle_base(new)
+        if values["name"] == identity.base_name(old, ""):
+            values["name"] = identity.base_name(new, "")
 
 
 def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
     """Copy sessions, tasks and messages between the local store and the team database, in
     batches of their own transactions: rows already there (by id) are skipped, so a run that
-    stopped half way is finished by running it again."""
+    stopped half way is finished by running it again. The person's own id is renamed on the way
+    (`user:<login>` here, `user:<login>@<machine>` or the team name there)."""
+    from ..core import identity
     from ..core.store import pg
     from ..core.store.db import LocalStore
 
@@ -257,6 +309,9 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
                          "run `nexus team join URL` (or set NEXUS_DATABASE_URL) first")
     local, remote = LocalStore(ctx.store.root), pg.PgStore(url, ctx.store.root)
     source, dest = (local, remote) if a.to == "team" else (remote, local)
+    old, new = f"{identity.USER}:{identity.login()}", identity.team_user_id()
+    if a.to == "local":
+        old, new = new, old
     if not (source.check_dir() and source.check_file()):
         return {"to": a.to, "tables": [{"table": t, "copied": 0, "skipped": 0} for t, _, _ in
                                        MOVED]}
@@ -273,9 +328,13 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
                 break
             with dest.write() as conn:
                 for row in rows:
+                    values = {c: row[c] for c in cols}
+                    if table == "sessions":  # a project's scope as the destination names it
+                        values["scope"] = identity.scope_of(row["project"], a.to == "team")
+                    _as_person(table, values, old, new)
                     n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
                                      f" ({', '.join('?' for _ in cols)})",
-                                     tuple(row[c] for c in cols)).rowcount
+                                     tuple(values.values())).rowcount
                     copied += max(n, 0)
                     skipped += 1 - max(n, 0)
             after = rows[-1][key]

@@ -14,6 +14,9 @@ class TeamJoinArgs(Args):
     url: str = Field(min_length=1, max_length=2000, description="The team database, as a "
                      "PostgreSQL URL (`postgresql://user@host/db`; keep the password in "
                      "~/.pgpass or PGPASSWORD rather than in the URL).")
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]{1,64}$", description="Your name "
+                             "in the team (you are then user:NAME on every machine); without "
+                             "it, user:<login>@<machine>.", json_schema_extra={"x-metavar": "NAME"})
 
 
 class TeamServer(Result):
@@ -31,6 +34,7 @@ class TeamServer(Result):
 class TeamJoinResult(Result):
     url: str = Field(description="The team database (its password, if any, hidden).")
     file: str = Field(description="Where the URL is kept (0600).")
+    person: str = Field(description="You in the team: user:NAME, or user:<login>@<machine>.")
     server: TeamServer
 
 
@@ -39,6 +43,8 @@ class TeamStatusResult(Result):
     source: Literal["env", "config"] | None = Field(
         description="Where the URL comes from: NEXUS_DATABASE_URL or `nexus team join`.")
     url: str | None = Field(description="The team database (its password, if any, hidden).")
+    person: str = Field(description="You at this shell in the store in use: user:<login> "
+                        "locally; in a team user:NAME or user:<login>@<machine>.")
     reachable: bool | None = Field(description="Whether the server answered.")
     server: TeamServer | None
     error: str | None = Field(description="Why the server could not be used, with what to do.")

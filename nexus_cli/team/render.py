@@ -18,13 +18,15 @@ def _server(s: dict[str, Any]) -> list:
 
 
 def join(r: dict[str, Any]) -> str:
-    return fields([("joined", visible(r["url"])), ("kept in", r["file"]), *_server(r["server"])])
+    return fields([("joined", visible(r["url"])), ("kept in", r["file"]),
+                   ("you are", visible(r["person"])), *_server(r["server"])])
 
 
 def status(r: dict[str, Any]) -> str:
     if not r["joined"]:
         return "not in a team: the local store is used (`nexus team join URL` to join one)"
-    rows = [("team", visible(r["url"] or "")), ("from", r["source"] or "")]
+    rows = [("team", visible(r["url"] or "")), ("from", r["source"] or ""),
+            ("you are", visible(r["person"]))]
     if r["server"]:
         rows += _server(r["server"])
     if r["error"]:

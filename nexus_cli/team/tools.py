@@ -11,7 +11,12 @@ register(Tool(
     "current, the URL kept 0600); NEXUS_DATABASE_URL overrides it.",
     details="Every command, hook and MCP server of this user then works on the team database: "
     "sessions on other machines become peers. The URL is kept in `team.url` beside config.toml. "
-    "Keep the password out of the URL (~/.pgpass, PGPASSWORD).",
+    "Keep the password out of the URL (~/.pgpass, PGPASSWORD). In a team you, at a shell, are "
+    "user:<login>@<machine> (one login on two machines is two people), or user:NAME on every "
+    "machine with --name NAME (kept in `team.name`; `team leave` forgets it; the machine name is "
+    "fixed in `team.machine` at the first join). A project is the "
+    "same project on every machine: the normalised URL of its git remote `origin`, else its "
+    "root path.",
     args="TeamJoinArgs", result="TeamJoinResult", run=admin.join, render=render.join,
     command=("team", "join"), positional=("url",), destructive=True, idempotent=True, mcp=False,
     needs_caller=False,

@@ -42,11 +42,11 @@ def mentioned(conn: sqlite3.Connection, text: str, now: float) -> list[str]:
     return found
 
 
-def _project_peers(conn: sqlite3.Connection, project: str, now: float) -> list[str]:
+def _project_peers(conn: sqlite3.Connection, me: sessions.Caller, now: float) -> list[str]:
     return [r[0] for r in conn.execute(
-        f"SELECT id FROM sessions WHERE project = :p AND {sessions.LIVE_SQL}"
-        " ORDER BY last_active DESC LIMIT :n",
-        {"p": project, "n": QUIET_MAX, **sessions.stale(now)})]
+        "SELECT id FROM sessions WHERE (scope = :p OR (scope = '' AND project = :root))"
+        f" AND {sessions.LIVE_SQL} ORDER BY last_active DESC LIMIT :n",
+        {"p": me.key, "root": me.project, "n": QUIET_MAX, **sessions.stale(now)})]
 
 
 def send(ctx: Ctx, a: SendMessageArgs) -> dict:
@@ -62,7 +62,7 @@ def send(ctx: Ctx, a: SendMessageArgs) -> dict:
         else:
             row = streams.active(conn)
         mid = row["id"] if row else None
-        seq = streams.post(conn, mid, me.id, me.project, category, a.message, ctx.now)
+        seq = streams.post(conn, mid, me.id, me.key, category, a.message, ctx.now)
         sender = one_line(sessions.ref(conn, me.id)["name"], 60)
         where = f"meeting {mid} {one_line(row['topic'], 40)!r}" if row else "global chat"
         how = f'read_messages(meetingId="{mid}")' if mid else "read_messages()"
@@ -82,7 +82,7 @@ def send(ctx: Ctx, a: SendMessageArgs) -> dict:
             told += quiet
             quiet = []
         if mid is None or category == "MEETING_START":
-            quiet += [s for s in _project_peers(conn, me.project, ctx.now)
+            quiet += [s for s in _project_peers(conn, me, ctx.now)
                       if s not in told and s != me.id and s not in quiet]
         for sid in quiet[:QUIET_MAX]:
             news.mark(conn, sid)  # announced after its next tool call, without waking it

@@ -40,7 +40,8 @@ def news(conn: sqlite3.Connection, me: sqlite3.Row, nexus: str = "nexus") -> str
         " AND c.seq > coalesce(r.seq, 0) AND ((c.project = :project AND (c.meeting IS NULL"
         " OR c.category = 'MEETING_START')) OR c.meeting IN"
         " (SELECT meeting FROM ws_participants WHERE session = :me)) ORDER BY c.seq",
-        {"after": row[0], "scan": SCAN, "me": sid, "project": me["project"]}).fetchall()
+        {"after": row[0], "scan": SCAN, "me": sid,
+         "project": me["scope"] or me["project"]}).fetchall()
     _set(conn, sid, top)
     if not rows:
         return None

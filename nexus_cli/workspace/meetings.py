@@ -49,7 +49,7 @@ def start(ctx: Ctx, a: StartMeetingArgs) -> dict:
         conn.execute("INSERT INTO ws_meetings (id, topic, status, initiator, started_at,"
                      " updated_at) VALUES (?, ?, 'active', ?, ?, ?)",
                      (mid, a.topic, me.id, ctx.now, ctx.now))
-        streams.post(conn, mid, me.id, me.project, "MEETING_START",
+        streams.post(conn, mid, me.id, me.key, "MEETING_START",
                      f"Meeting started: {a.topic}", ctx.now)
         record(conn, ctx, me, "meeting.start", mid, topic=a.topic)
         return _ack(conn, streams.need(conn, mid), f"Meeting started: {a.topic}")

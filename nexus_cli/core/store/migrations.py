@@ -512,6 +512,19 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        15,
+        "a session's scope: its project as every machine names it (team mode: the normalised "
+        "git remote; locally: the root path, which `project` keeps as a path)",
+        """
+        ALTER TABLE sessions ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+        UPDATE sessions SET scope = project;
+        CREATE INDEX sessions_by_scope ON sessions (scope, last_active);
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as

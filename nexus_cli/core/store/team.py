@@ -11,6 +11,8 @@ import os
 
 ENV = "NEXUS_DATABASE_URL"
 FILE = "team.url"
+NAME_FILE = "team.name"  # the person's team name (`nexus team join URL --name NAME`)
+MACHINE_FILE = "team.machine"  # this machine's short name, fixed at the first `team join`
 
 
 def url_file() -> str:
@@ -29,6 +31,40 @@ def url() -> str | None:
             return fh.read().strip() or None
     except OSError:
         return None
+
+
+def name_file() -> str:
+    return os.path.join(os.path.dirname(url_file()), NAME_FILE)
+
+
+def _setting(file: str) -> str | None:
+    """A one-line setting file beside team.url, when it holds a well-formed name."""
+    import re
+
+    try:
+        with open(os.path.join(os.path.dirname(url_file()), file), encoding="utf-8") as fh:
+            value = fh.read(200).strip()
+    except OSError:
+        return None
+    return value if re.match(r"\A[A-Za-z0-9._-]{1,40}\Z" if file == MACHINE_FILE
+                             else r"\A[A-Za-z0-9._-]{1,64}\Z", value) else None
+
+
+def machine_file() -> str:
+    return os.path.join(os.path.dirname(url_file()), MACHINE_FILE)
+
+
+def pinned_machine() -> str | None:
+    """This machine's name as the first `team join` fixed it: a host name that changes later
+    (a laptop on another network) does not make the person someone else."""
+    return _setting(MACHINE_FILE)
+
+
+def person() -> str | None:
+    """The team name the person chose at a terminal (`team join --name`), or None: then the
+    person is `<login>@<machine>`. Only a file the person wrote decides it (an agent changes no
+    setting); a name that is not well-formed counts as none."""
+    return _setting(NAME_FILE)
 
 
 def source() -> str | None:
