@@ -227,16 +227,13 @@ def _printable(sql: str) -> str:
     return sql.replace(SCHEMA, "public")
 
 
-MOVED = (("sessions", "id", None), ("tasks", "seq", "id"), ("messages", "seq", "id"))
-BATCH = 500
-
-
 def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
-    """Copy sessions, tasks and messages between the local store and the team database, in
-    batches of their own transactions: rows already there (by id) are skipped, so a run that
-    stopped half way is finished by running it again."""
+    """Copy the caller's data between the local store and the team database (team/move.py:
+    which tables, how, and what stays behind), in batches of their own transactions: a run that
+    stopped half way is finished by running it again, and nothing is copied twice."""
     from ..core.store import pg
     from ..core.store.db import LocalStore
+    from . import move
 
     people_only("team migrate")
     url = team.url()
@@ -246,26 +243,6 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
     local, remote = LocalStore(ctx.store.root), pg.PgStore(url, ctx.store.root)
     source, dest = (local, remote) if a.to == "team" else (remote, local)
     if not (source.check_dir() and source.check_file()):
-        return {"to": a.to, "tables": [{"table": t, "copied": 0, "skipped": 0} for t, _, _ in
-                                       MOVED]}
-    out = []
-    for table, key, ident in MOVED:
-        cols = [c for c in pg.tables()[table][0] if c != (key if ident else "")]
-        copied = skipped = 0
-        after: object = "" if key == "id" else -1
-        while True:
-            with source.read() as conn:
-                rows = conn.execute(f"SELECT * FROM {table} WHERE {key} > ? ORDER BY {key}"
-                                    f" LIMIT {BATCH}", (after,)).fetchall()
-            if not rows:
-                break
-            with dest.write() as conn:
-                for row in rows:
-                    n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
-                                     f" ({', '.join('?' for _ in cols)})",
-                                     tuple(row[c] for c in cols)).rowcount
-                    copied += max(n, 0)
-                    skipped += 1 - max(n, 0)
-            after = rows[-1][key]
-        out.append({"table": table, "copied": copied, "skipped": skipped})
-    return {"to": a.to, "tables": out}
+        return {"to": a.to, "tables": [{"table": t[0], "copied": 0, "skipped": 0, "refused": 0}
+                                       for t in move.TABLES]}
+    return {"to": a.to, "tables": move.copy(source, dest, a.to)}

@@ -491,6 +491,22 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        15,
+        "team migrate: which rows without an id of their own were copied from another store",
+        """
+        CREATE TABLE team_moves (
+            origin TEXT NOT NULL,
+            tbl TEXT NOT NULL,
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            PRIMARY KEY (origin, tbl, src)
+        ) WITHOUT ROWID;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements of SQLite data fix-ups that team mode (core/store/pg.py) leaves out: a team
