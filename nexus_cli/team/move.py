@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Callable
 
 BATCH = 500
+BLOBS = 20  # workspace files (up to the asset size limit each) per batch
 ORIGIN = "store_id"  # meta key: this store's identity as an origin of copied rows
 
 # table, key ("id" columns, or None: copied once through team_moves), identity column the
@@ -156,8 +157,12 @@ def copy(source, dest, to: str, progress: Callable[[str], None] | None = None) -
 def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | None, where: str,
                 params: tuple, accept: str, accept_params: tuple, source_id: str,
                 dest_id: str) -> dict:
+    from ..core.proctable import machine
+
     cols = [c for c in columns(table) if c != ident]
     order = ", ".join(key)
+    here = machine()
+    batch = BLOBS if table == "ws_blobs" else BATCH
     copied = skipped = refused = 0
     after: tuple | None = None
     moved: list[tuple[int, int]] = []
@@ -169,12 +174,12 @@ def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | Non
             page_params = after
         with source.read() as conn:
             rows = conn.execute(f"SELECT * FROM {table} WHERE 1 = 1{where}{page} ORDER BY"
-                                f" {order} LIMIT {BATCH}", params + page_params).fetchall()
+                                f" {order} LIMIT {batch}", params + page_params).fetchall()
             allowed = None
             if accept:
                 allowed = {tuple(r[k] for k in key) for r in conn.execute(
                     f"SELECT {order} FROM {table} WHERE 1 = 1{where}{page} AND 0 = 0{accept}"
-                    f" ORDER BY {order} LIMIT {BATCH}", params + page_params + accept_params)}
+                    f" ORDER BY {order} LIMIT {batch}", params + page_params + accept_params)}
         if not rows:
             break
         with dest.write() as conn:
@@ -194,6 +199,8 @@ def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | Non
                                                  f" {table}").fetchone()[0]
                 if table == "ws_cursors":
                     values["seq"] = _cursor(conn, moved, row["stream"], row["seq"])
+                if table == "sessions" and values.get("machine") is None:
+                    values["machine"] = here  # a session from before machines were recorded
                 n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
                                  f" ({', '.join('?' for _ in cols)})",
                                  tuple(values.values())).rowcount
