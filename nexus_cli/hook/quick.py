@@ -8,8 +8,10 @@ team database, before the hook's modules load: is anything waiting that a tool c
 would announce to this session? Mail not yet announced (what `mailbox.announceable` means), or
 workspace chat past what the session was told (a superset of what the full hook announces: it
 decides precisely, and moves the session's cursor). Nothing: the hook ends here, as a local one
-without a marker never started. Something, or any doubt (another driver, an error, the server
-down): the full hook runs as before, with the event already read. Stdlib only."""
+without a marker never started. Something, or any doubt (another driver, an error): the full
+hook runs as before, with the event already read. A server not reached within the budget is
+logged as the full hook logs it (`team-offline.log`) and the client goes on at once, instead of
+waiting for the full hook to fail the same way. Stdlib only."""
 
 from __future__ import annotations
 
@@ -49,10 +51,25 @@ def settled(argv: list[str], raw: bytes, url: str) -> bool:
     try:
         wire = pgwire.Wire({**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()},
                            TIMEOUT)
-        try:
-            rows = wire.query(NEWS, [f"{argv[0]}:{sid}"]).rows
-        finally:
-            wire.close()
+    except pgwire.WireError as exc:
+        if exc.sqlstate is None:  # not reached within the budget: the full hook would not be
+            down(argv[0], url, exc)  # either, and would make the client wait as long again
+            return True
+        return False  # refused (a role, a password ...): the full hook says why
+    except (OSError, ValueError):
+        return False
+    try:
+        rows = wire.query(NEWS, [f"{argv[0]}:{sid}"]).rows
     except (pgwire.WireError, OSError, ValueError):
-        return False  # the full hook reports it (offline log) or finds the way
+        return False  # the full hook finds the way, or reports it
+    finally:
+        wire.close()
     return bool(rows) and rows[0][0] is False
+
+
+def down(client: str, url: str, exc: BaseException) -> None:
+    """The server could not be reached: the line a hook writes to the local offline log."""
+    from ..core.store import paths, pg
+    from .entry import offline
+
+    offline(paths.home(), client, pg.unreachable(url, exc))
