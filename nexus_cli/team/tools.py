@@ -52,7 +52,8 @@ register(Tool(
     "message and report, an approval's run) stay intact; sequence numbers are given anew by "
     "the destination (chat read cursors follow them). Row-level security: rows the team "
     "database would not take from your role are counted as refused; --to local copies what "
-    "your role reads, and of the shared tables what your own sessions wrote or joined. Left "
+    "your role reads, and of the shared tables what your own sessions wrote or joined (a "
+    "database without row-level security, `team init` not run, has no owners: all of it). Left "
     "behind: meta, tool_uses (calls in flight), ws_buckets (rate limits), ws_indexed, ws_fts, "
     "insight_files, insight_chunks, insight_fts (indexes and caches, rebuilt), approval_routes "
     "(a live run's routing on this machine), run_policy (this machine's security setting).",
