@@ -45,3 +45,22 @@ def test_nothing_new_is_settled_before_the_hooks_write(tmp_path, home, pg_cluste
     with psycopg.connect(url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
     assert not (home / "team-offline.log").exists()
+
+
+def test_a_tls_team_database_is_asked_only_while_a_marker_is_raised(tmp_path, home):
+    """psycopg's import would cost more than the check saves: without a news marker on this
+    machine the call ends at once (as before team-mode checks); with one, the full hook runs
+    (here it finds the server refusing, and logs that)."""
+    env = {"NEXUS_HOME": str(home),
+           "NEXUS_DATABASE_URL": "postgresql://ann@127.0.0.1:1/nexus?sslmode=require"}
+    event = {"hook_event_name": "PostToolUse", "session_id": sid(1), "cwd": str(tmp_path),
+             "transcript_path": None, "tool_name": "Bash", "tool_use_id": "t1",
+             "tool_input": {}}
+    done = hook_process(event, env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert not (home / "team-offline.log").exists()  # the full hook never ran
+    (home / "news").mkdir(parents=True, exist_ok=True)
+    (home / "news" / "4242").touch()
+    done = hook_process(event, env)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "team_unreachable" in (home / "team-offline.log").read_text()

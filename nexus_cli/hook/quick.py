@@ -9,9 +9,12 @@ would announce to this session? Mail not yet announced (what `mailbox.announceab
 workspace chat past what the session was told (a superset of what the full hook announces: it
 decides precisely, and moves the session's cursor). Nothing: the hook ends here, as a local one
 without a marker never started. Something, or any doubt (another driver, an error): the full
-hook runs as before, with the event already read. A server not reached within the budget is
-logged as the full hook logs it (`team-offline.log`) and the client goes on at once, instead of
-waiting for the full hook to fail the same way. Stdlib only."""
+hook runs as before, with the event already read. A URL only psycopg serves (TLS) gets no round
+trip: the import alone would cost more than the check saves, so such a call runs the full hook
+only while a news marker of this machine is raised (mail from another machine then waits for
+the next prompt or Stop, as before). A server not reached within the budget is logged as the
+full hook logs it (`team-offline.log`) and the client goes on at once, instead of waiting for
+the full hook to fail the same way. Stdlib only."""
 
 from __future__ import annotations
 
@@ -46,8 +49,8 @@ def settled(argv: list[str], raw: bytes, url: str) -> bool:
     from ..core.store import pgwire
 
     p = pgwire.params(url)
-    if p is None:
-        return False  # TLS and the like: psycopg, in the full hook
+    if p is None:  # TLS and the like: psycopg, whose import alone costs a hook ~200 ms, so
+        return not marked()  # as before: mail from this machine only (its marker), else at Stop
     try:
         wire = pgwire.Wire({**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()},
                            TIMEOUT)
@@ -73,3 +76,13 @@ def down(client: str, url: str, exc: BaseException) -> None:
     from .entry import offline
 
     offline(paths.home(), client, pg.unreachable(url, exc))
+
+
+def marked() -> bool:
+    """Whether any client process of this machine has a news marker raised."""
+    from ..core.store import news, paths
+
+    try:
+        return bool(os.listdir(news.folder(paths.home())))
+    except OSError:
+        return False
