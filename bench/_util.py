@@ -71,12 +71,13 @@ class Client:
     its children have it in their ancestry, as an agent's commands have the real client. Every
     timed command runs through it, the interpreter floor included, so its overhead cancels out."""
 
-    def __init__(self, name: str, session: str, env: dict[str, str]) -> None:
+    def __init__(self, name: str, session: str, env: dict[str, str],
+                 nexus: str | None = None) -> None:
         from standin import StandIn
 
         self.name, self.session, self.env = name, session, env
         self.proc = StandIn(name)
-        nexus = console_script()
+        nexus = nexus or console_script()
         got = self.run([nexus, "hook", name], event("SessionStart", session, source="startup"))
         assert got["code"] == 0, got["err"]
 
@@ -106,6 +107,18 @@ def interleaved_in(client: Client, cases: dict[str, tuple[Sequence[str], bytes]]
     samples: dict[str, list[float]] = {k: [] for k in cases}
     for i in range(warmup + runs):
         for key, (cmd, stdin) in cases.items():
+            t = client.timed(cmd, stdin)
+            if i >= warmup:
+                samples[key].append(t)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def interleaved_clients(cases: dict[str, tuple[Client, Sequence[str], bytes]], runs: int,
+                        warmup: int = 3) -> dict[str, float]:
+    """`interleaved_in` over several stand-in clients (two builds of nexus side by side)."""
+    samples: dict[str, list[float]] = {k: [] for k in cases}
+    for i in range(warmup + runs):
+        for key, (client, cmd, stdin) in cases.items():
             t = client.timed(cmd, stdin)
             if i >= warmup:
                 samples[key].append(t)

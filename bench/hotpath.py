@@ -3,7 +3,11 @@
 `ps` one macOS and BSD use, forced with NEXUS_PROCESS_TABLE=ps). Every command runs as a child
 of a stand-in Claude Code process, as hooks do. Prints a table of medians and ratios.
 
-Usage: python bench/hotpath.py [--runs N] [--pending N]"""
+With --baseline, another build's console script (say main's `.venv/bin/nexus`) runs the same
+hook events interleaved with this one's, each on a store of its own: before and after, side by
+side in one run.
+
+Usage: python bench/hotpath.py [--runs N] [--pending N] [--baseline NEXUS]"""
 
 from __future__ import annotations
 
@@ -15,7 +19,16 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _util import PY, Client, compile_package, console_script, event, interleaved_in, table
+from _util import (
+    PY,
+    Client,
+    compile_package,
+    console_script,
+    event,
+    interleaved_clients,
+    interleaved_in,
+    table,
+)
 
 SID = "5e55f00d-0000-4000-8000-00000000beef"
 PS_SID = "5e55f00d-0000-4000-8000-0000000000a5"
@@ -41,7 +54,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--pending", type=int, default=1000,
                         help="unread messages pending for the hot path with mail case")
+    parser.add_argument("--baseline", help="another build's nexus console script, run "
+                        "interleaved with this one (before/after)")
     opts = parser.parse_args()
+    if opts.baseline:
+        return baseline(opts)
     nexus = console_script()
     compile_package()
     home = tempfile.mkdtemp(prefix="nexus-bench-")
@@ -82,6 +99,34 @@ def main() -> None:
     rows.append((f"hook PostToolUse, {pending} unread pending", f"{mail['hook'] * 1000:.1f} ms",
                  f"{mail['hook'] / mail['floor']:.2f}x", "<= 1.3x"))
     table(rows)
+
+
+def baseline(opts: argparse.Namespace) -> None:
+    """This build's hooks and the baseline's, interleaved, each with its own store."""
+    nexus = console_script()
+    compile_package()
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CLAUDECODE",
+        "NEXUS_DATABASE_URL")}
+    this = Client("claude", SID, {**env, "NEXUS_HOME": tempfile.mkdtemp(prefix="nexus-bench-")})
+    base = Client("claude", SID, {**env, "NEXUS_HOME": tempfile.mkdtemp(prefix="nexus-bench-")},
+                  nexus=opts.baseline)
+    try:
+        post = event("PostToolUse", SID, tool_name="Bash", tool_use_id="toolu_1", tool_input={})
+        pre = event("PreToolUse", SID, tool_name="Bash", tool_use_id="toolu_2", tool_input={})
+        floor = [PY, "-c", "import json, sqlite3"]
+        res = interleaved_clients({
+            "floor": (this, floor, b""),
+            "hook PostToolUse": (this, [nexus, "hook", "claude"], post),
+            "hook PostToolUse, baseline": (base, [opts.baseline, "hook", "claude"], post),
+            "hook PreToolUse": (this, [nexus, "hook", "claude"], pre),
+            "hook PreToolUse, baseline": (base, [opts.baseline, "hook", "claude"], pre)},
+            opts.runs)
+    finally:
+        this.close()
+        base.close()
+    f1 = res["floor"]
+    table([(k, f"{v * 1000:.1f} ms", f"{v / f1:.2f}x", "") for k, v in res.items()])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 cluster (scripts/pgcluster.py): the hook with nothing pending against the interpreter floor,
 wake latency (NOTIFY vs the FIFO bell), and 8 concurrent senders (messages per second, nothing
 lost). The team hook runs with the stdlib wire client (what a Unix socket or this machine gets)
-and, for comparison, with psycopg (what TLS connections get). Prints medians and ratios.
+and, for comparison, with psycopg (what TLS connections get); a tool call with nothing new
+settles in hook/quick.py's one round trip, shown beside the full hook it skips. Prints medians
+and ratios.
 
 Usage: python bench/team.py [--runs N] [--messages N]"""
 
@@ -24,6 +26,11 @@ SID = "7ea30000-0000-4000-8000-00000000beef"
 PG_SID = "7ea30000-0000-4000-8000-0000000000a5"
 
 
+# `nexus hook claude` without the team-mode quick check (hook/quick.py): the full hook's path
+FULL = [PY, "-c", "import os, sys; from nexus_cli.hook.entry import main; code = main(['claude'],"
+        " linger=True); sys.stdout.flush(); os._exit(code)"]
+
+
 def hooks(env: dict, url: str, runs: int) -> dict[str, float]:
     nexus = console_script()
     floor = [PY, "-c", "import json, sqlite3"]
@@ -35,9 +42,11 @@ def hooks(env: dict, url: str, runs: int) -> dict[str, float]:
         try:
             post = event("PostToolUse", sid, tool_name="Bash", tool_use_id="t1", tool_input={})
             pre = event("PreToolUse", sid, tool_name="Bash", tool_use_id="t2", tool_input={})
-            res = interleaved_in(client, {"floor": (floor, b""),
-                                          "post": ([nexus, "hook", "claude"], post),
-                                          "pre": ([nexus, "hook", "claude"], pre)}, runs)
+            cases = {"floor": (floor, b""), "post": ([nexus, "hook", "claude"], post),
+                     "pre": ([nexus, "hook", "claude"], pre)}
+            if name == "team":  # the full hook, as a tool call ran it before hook/quick.py
+                cases["full"] = (FULL, post)
+            res = interleaved_in(client, cases, runs)
         finally:
             client.close()
         out.update({f"{name} {k}": v for k, v in res.items()})
@@ -158,6 +167,10 @@ def main() -> None:
             v = res[f"{name} {key}"]
             rows.append((f"[{name}] {label}", f"{v * 1000:.1f} ms", f"{v / f:.2f}x",
                          "<= 1.3x" if name == "sqlite" else "<= 3x"))
+            if key == "post" and f"{name} full" in res:
+                v = res[f"{name} full"]
+                rows.append((f"[{name}] the same through the full hook (no quick check)",
+                             f"{v * 1000:.1f} ms", f"{v / f:.2f}x", "before"))
     rows.append(("wake latency, FIFO bell (local)", f"{wake['fifo'] * 1000:.2f} ms", "", ""))
     rows.append(("wake latency, LISTEN/NOTIFY (team)", f"{wake['notify'] * 1000:.2f} ms",
                  f"{wake['notify'] / wake['fifo']:.1f}x fifo", "<= 20 ms"))

@@ -12,9 +12,21 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["hook"]:
         import os
 
+        raw = None
+        if len(args) == 2 and args[1] in ("claude", "codex"):
+            raw = sys.stdin.buffer.read()
+            if b"PostToolUse" in raw:  # team mode, nothing new: one round trip, no more
+                from .core.store import team
+
+                url = team.url()
+                if url:
+                    from .hook.quick import settled
+
+                    if settled(args[1:], raw, url):
+                        os._exit(0)
         from .hook.entry import main as hook_main
 
-        code = hook_main(args[1:], linger=True)
+        code = hook_main(args[1:], linger=True, raw=raw)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # skip interpreter teardown; the store's connections need no close

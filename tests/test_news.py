@@ -106,17 +106,27 @@ def test_the_installed_guard_starts_the_hook_only_with_news(tmp_path, client):
     client process (here: this test process)."""
     folder = tmp_path / "news"
     folder.mkdir()
-    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{news}": str(folder)})
+    joined = tmp_path / "team.url"
+    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{news}": str(folder),
+                                    "{team}": str(joined)})
     command = table["PostToolUse"][0]["hooks"][0]["command"]
     assert hookdefs.is_ours(hookdefs.hooks(client, hookdefs.fills(None))["PostToolUse"][0]
                             ["hooks"][0])
 
-    def run() -> subprocess.CompletedProcess:
-        return subprocess.run(["sh", "-c", command], input="{}", capture_output=True, text=True)
+    def run(**env: str) -> subprocess.CompletedProcess:
+        clean = {k: v for k, v in os.environ.items() if k != "NEXUS_DATABASE_URL"}
+        return subprocess.run(["sh", "-c", command], input="{}", capture_output=True, text=True,
+                              env={**clean, **env})
 
     quiet = run()
     assert quiet.returncode == 0 and quiet.stdout == ""
+    assert run(NEXUS_DATABASE_URL="").stdout == ""  # set but empty: the local store
     (folder / str(os.getpid())).touch()
+    assert run().stdout.strip() == f"RAN hook {client}"
+    (folder / str(os.getpid())).unlink()
+    # team mode: mail from another machine raises no marker here, so the hook asks the database
+    assert run(NEXUS_DATABASE_URL="postgresql:///team").stdout.strip() == f"RAN hook {client}"
+    joined.write_text("postgresql:///team\n")
     assert run().stdout.strip() == f"RAN hook {client}"
 
 

@@ -658,3 +658,77 @@ def test_the_live_board_redraws_as_sessions_work_and_shows_their_deadlock(world)
     wait_until(lambda: subprocess.run(["tmux", "-S", world.tmux_socket, "has-session", "-t",
                                        screen], capture_output=True).returncode != 0,
                timeout=30, what="the board to quit on q")
+
+
+# -- team mode: the same clients on the team database (PostgreSQL, tests/conftest.py pg_cluster:
+# a Unix socket, reachable inside `unshare -n` as on loopback) ---------------------------------
+
+@pytest.fixture
+def team_world(tmp_path, pg_cluster):
+    from test_team import schema
+
+    _, url = schema(pg_cluster, migrate=True)
+    w = World(tmp_path)
+    w.env["NEXUS_DATABASE_URL"] = url
+    w.install()
+    w.url = url  # type: ignore[attr-defined]
+    yield w
+    w.close()
+
+
+def other_machine(world: World) -> dict:
+    """The environment of a person's shell on another machine: its own home and machine id."""
+    home = world.root / "laptop"
+    home.mkdir(exist_ok=True)
+    return {"NEXUS_HOME": str(home), "NEXUS_MACHINE_ID": "laptop-machine-id"}
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_world, client):
+    """No marker can be raised across machines: in team mode the installed PostToolUse guard
+    lets the call through and the hook asks the database (one round trip when nothing is new),
+    so the message reaches the model after the running tool call, not at the turn's end."""
+    world = team_world
+    world.script(m1=[{"shell": "echo busy"}, {"shell": "touch started; sleep 3"},
+                     {"shell": "echo more work"}, {"shell": "echo and more"}, {"text": "done"}])
+    proc = world.claude("m1", "work", session_id=str(uuid.uuid4()), background=True) \
+        if client == "claude" else world.codex("m1", "work", background=True)
+    wait_until(lambda: (world.work / "started").exists(), what="the turn's second tool call")
+    me = world.session(client)["id"]
+    assert not world.reached("m1", "[nexus] 1 unread")
+    world.nexus("send", me, "news from the laptop", "--all-workspaces",
+                env=other_machine(world))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    seen = [i for i, r in enumerate(world.requests("m1"))
+            if "news from the laptop" in json.dumps(r["body"])]
+    assert seen and seen[0] <= 3, seen  # right after the sleeping call, before the turn ended
+    assert not (world.store / "news").exists() or not list((world.store / "news").iterdir())
+    assert not (world.store / "nexus.db").exists()  # everything went to the team database
+
+
+def test_team_delegation_is_reported_to_the_listening_dispatcher(team_world):
+    import psycopg
+
+    world = team_world
+    w_id = start(world, "codex", "w1")
+    proc, d_id = start_listening(world, "claude", "d1", [
+        {"shell": f"{NEXUS} delegate {w_id} 'Write hello.txt saying hi; report the path.'"},
+        {"shell": f"{NEXUS} listen on"}, {"text": "delegated; waiting for the report"},
+        {"shell": f"{NEXUS} listen off"}, {"text": "the report is in"}], {w_id})
+    world.script(w2=[
+        {"shell": f"echo hi > hello.txt && {NEXUS} report \"$({NEXUS} tasks --open --json | "
+                  f"{FIRST_TASK})\" --status completed --result \"wrote $PWD/hello.txt\""},
+        {"text": "reported"}])
+    resume(world, w_id, "w2", "what is next?")
+    assert world.reached("w2", "TASK t-") and world.reached("w2", "You have 1 open task")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert world.reached("d1", "Report on task") and world.reached("d1", "completed")
+    with psycopg.connect(world.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+        ledger = conn.execute(
+            "SELECT t.status, t.result, m.delivered_at FROM tasks t JOIN messages m"
+            " ON m.id = t.report_message_id WHERE t.sender = %s", (d_id,)).fetchall()
+    assert [(status, bool(delivered)) for status, _, delivered in ledger] == [("completed", True)]
+    assert "hello.txt" in ledger[0][1]
+    assert not (world.store / "nexus.db").exists()

@@ -56,6 +56,18 @@ class Machine:
         return self.proc.run([*self.prefix, self.nexus, "hook", self.client], self.env,
                              json.dumps(payload), cwd=self.cwd)
 
+    def installed(self, event: str, **fields: object) -> dict:
+        """The hook command as `nexus install` writes it (its shell guard included), run by sh
+        as the client runs it."""
+        from nexus_cli.clients import hookdefs
+
+        command = hookdefs.hooks(self.client, hookdefs.fills(self.env["NEXUS_HOME"]))[event][0][
+            "hooks"][0]["command"]
+        payload = {"hook_event_name": event, "session_id": self.session, "cwd": self.cwd,
+                   "transcript_path": None, **fields}
+        return self.proc.run([*self.prefix, "sh", "-c", command], self.env, json.dumps(payload),
+                             cwd=self.cwd)
+
     def start_hook(self, event: str, **fields: object) -> int:
         payload = {"hook_event_name": event, "session_id": self.session, "cwd": self.cwd,
                    "transcript_path": None, **fields}
@@ -153,6 +165,36 @@ def test_two_machines_message_delegate_ask_and_wake_both_ways(machines):
         reply = json.loads(woke["out"])
         assert reply["decision"] == "block" and f"wake up, {sleeper.client}" in reply["reason"]
         assert sleeper.nx("listen", "off")["code"] == 0
+
+
+def test_mail_from_another_machine_is_announced_after_the_next_tool_call(machines):
+    """No news marker can be raised across machines: the installed PostToolUse guard lets a
+    team-mode call through, and with nothing new the hook ends after one round trip (it does
+    not even record the tool call, as a local hook without a marker never starts)."""
+    import psycopg
+
+    a, b, cluster = machines
+
+    def last_tool() -> str | None:
+        with psycopg.connect(cluster.url, autocommit=True) as conn:
+            return conn.execute("SELECT last_tool FROM sessions WHERE id = %s",
+                                (B_ID,)).fetchone()[0]
+
+    quiet = b.installed("PostToolUse", tool_name="Quiet", tool_use_id="q1", tool_input={})
+    assert (quiet["code"], quiet["out"], quiet["err"]) == (0, "", "")
+    assert last_tool() != "Quiet"  # settled by the quick check, before the hook's write
+    assert a.nx("send", B_ID, "news from the laptop")["code"] == 0
+    assert not os.path.exists(os.path.join(b.env["NEXUS_HOME"], "news", str(b.proc.pid)))
+    got = b.installed("PostToolUse", tool_name="Bash", tool_use_id="t1", tool_input={})
+    assert got["code"] == 0 and "news from the laptop" in got["out"], got
+    assert last_tool() == "Bash"
+    again = b.installed("PostToolUse", tool_name="Quiet", tool_use_id="q2", tool_input={})
+    assert (again["code"], again["out"]) == (0, "")  # announced once
+    assert last_tool() == "Bash"
+    # chat in the project is news too: the full hook runs and says so
+    assert a.nx("chat", "send", "standup in five")["code"] == 0
+    chat = b.installed("PostToolUse", tool_name="Bash", tool_use_id="t2", tool_input={})
+    assert chat["code"] == 0 and "global chat" in chat["out"], chat
 
 
 def test_two_machines_survive_the_server_going_away(machines):

@@ -36,15 +36,19 @@ def nexus_command() -> str:
 
 def fills(home: str | None) -> dict[str, str]:
     """What the placeholders of hooks/*.json become: {nexus}, the command (with NEXUS_HOME when
-    one is set), {news}, the store's news folder (the PostToolUse guard tests it), and
-    {reserved}, the store's reservation marker (the guard of the file-editing tools' PreToolUse)."""
-    from ..core.store import news, paths
+    one is set), {news}, the store's news folder (the PostToolUse guard tests it), {team}, the
+    file `nexus team join` writes (the same guard: in team mode mail from another machine raises
+    no marker here), and {reserved}, the store's reservation marker (the guard of the
+    file-editing tools' PreToolUse)."""
+    from ..core.store import news, paths, team
     from ..reservations import marker
 
     prefix = shlex.quote(nexus_command())
     root = os.path.abspath(os.path.expanduser(home)) if home else paths.home()
+    joined = os.path.join(root, team.FILE) if home else team.url_file()
     return {"{nexus}": f"NEXUS_HOME={shlex.quote(home)} {prefix}" if home else prefix,
-            "{news}": shlex.quote(news.folder(root)), "{reserved}": shlex.quote(marker.path(root))}
+            "{news}": shlex.quote(news.folder(root)), "{team}": shlex.quote(joined),
+            "{reserved}": shlex.quote(marker.path(root))}
 
 
 def hooks(client: str, filled: dict[str, str]) -> dict:
@@ -129,11 +133,12 @@ def installed(config: dict) -> dict[str, list[str]]:
 
 
 def guard_kind(command: str) -> str | None:
-    """What a handler's guard tests: `news` (the client process's marker), `reserved` (the
-    store's reservation marker), `run` (a `nexus run` client's variable), or None (no guard)."""
+    """What a handler's guard tests: `news` (the client process's marker; `news, team` with the
+    team database's file and variable beside it), `reserved` (the store's reservation marker),
+    `run` (a `nexus run` client's variable), or None (no guard)."""
     found = GUARD.match(command)
-    return None if found is None else "news" if found.group(1) else \
-        "run" if found.group(2) else "reserved"
+    return None if found is None else ("news, team" if found.group(2) else "news") \
+        if found.group(1) else "run" if found.group(3) else "reserved"
 
 
 def shapes(table: object) -> set[tuple]:
@@ -157,4 +162,5 @@ def outdated(config: dict, client: str) -> bool:
     older table: `nexus install` again brings it up to date)."""
     return shapes(config.get("hooks")) != shapes(hooks(client, {"{nexus}": "nexus",
                                                                 "{news}": "news",
+                                                                "{team}": "team.url",
                                                                 "{reserved}": "reserved"}))

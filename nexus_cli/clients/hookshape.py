@@ -10,10 +10,12 @@ import shlex
 
 # a handler nexus installed is exactly `[<guard>] [NEXUS_HOME=<dir>] <path>/nexus hook <client>
 # [--wait]`, the guard being one of the shell tests of hooks/*.json: the client process's news
-# marker (PostToolUse), the store's reservation marker (PreToolUse of the file-editing tools) or
+# marker (PostToolUse; with the team database's file and variable beside it), the store's
+# reservation marker (PreToolUse of the file-editing tools) or
 # a run's variable (PermissionRequest: only `nexus run` clients ask nexus)
 ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
-GUARD = re.compile(r'\A\[ (?:-e (?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?(/"\$PPID")?'
+_PATH = r'(?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?'
+GUARD = re.compile(rf'\A\[ (?:-e {_PATH}(/"\$PPID"( -o -e {_PATH} -o -n "\$NEXUS_DATABASE_URL")?)?'
                    r'|(-n "\$NEXUS_RUN")) \] \|\| exit 0; ')
 
 

@@ -69,7 +69,10 @@ EVENTS = {
         "guard": "the installed command first tests <store>/news/$PPID in the client's shell and "
                  "exits 0 without starting Python when the client process has no news (raised "
                  "by a message's INSERT, lowered by a hook once all is announced); so last_tool "
-                 "and activity are recorded only for nexus's tools and calls with news",
+                 "and activity are recorded only for nexus's tools and calls with news. In team "
+                 "mode (team.url exists or NEXUS_DATABASE_URL is set) it also passes, and the "
+                 "hook asks the team database in one round trip before anything else: nothing "
+                 "new, and it exits 0 there",
         "does": "status working; lowers the news marker once nothing is left to announce",
         "writes": {**CONTEXT, "when": "messages never announced before have arrived (tasks "
                                       "delegated in queue mode wait for the next turn)"},

@@ -140,7 +140,7 @@ def offline(root: str, client: str, exc: NexusError) -> None:
         pass
 
 
-def main(argv: list[str], linger: bool = False) -> int:
+def main(argv: list[str], linger: bool = False, raw: bytes | None = None) -> int:
     if argv[:1] in (["-h"], ["--help"]):
         from ..cli import main as cli_main
 
@@ -151,7 +151,7 @@ def main(argv: list[str], linger: bool = False) -> int:
     client = argv[0]
     store = Store(linger=linger)
     try:
-        data = parse(sys.stdin.buffer.read())
+        data = parse(sys.stdin.buffer.read() if raw is None else raw)
         reply, code, err = handle(client, data, store, os.environ, time.time(),
                                   wait="--wait" in argv)
     except NexusError as exc:

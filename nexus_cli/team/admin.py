@@ -272,35 +272,16 @@ def _printable(sql: str) -> str:
     return sql.replace(SCHEMA, "public")
 
 
-MOVED = (("sessions", "id", None), ("tasks", "seq", "id"), ("messages", "seq", "id"))
-BATCH = 500
-# where a participant id stands in the rows copied: the person's is renamed on the way
-PERSON_COLUMNS = {"sessions": ("id",), "tasks": ("sender", "target"),
-                  "messages": ("sender", "recipient", "target")}
-
-
-def _as_person(table: str, values: dict, old: str, new: str) -> None:
-    """The person running the copy is `user:<login>` locally and `user:<login>@<machine>` (or
-    their team name) in the team: their session, mail and tasks follow them across."""
-    for col in PERSON_COLUMNS[table]:
-        if values.get(col) == old:
-            values[col] = new
-    if table == "sessions" and values["id"] == new:
-        from ..core import identity
-
-        values["handle"] = identity.handle_base(new)
-        if values["name"] == identity.base_name(old, ""):
-            values["name"] = identity.base_name(new, "")
-
-
 def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
-    """Copy sessions, tasks and messages between the local store and the team database, in
-    batches of their own transactions: rows already there (by id) are skipped, so a run that
-    stopped half way is finished by running it again. The person's own id is renamed on the way
-    (`user:<login>` here, `user:<login>@<machine>` or the team name there)."""
+    """Copy the caller's data between the local store and the team database (team/move.py:
+    which tables, how, and what stays behind), in batches of their own transactions: a run that
+    stopped half way is finished by running it again, and nothing is copied twice. The person's
+    own id is renamed on the way (`user:<login>` here, `user:<login>@<machine>` or the team name
+    there)."""
     from ..core import identity
     from ..core.store import pg
     from ..core.store.db import LocalStore
+    from . import move
 
     people_only("team migrate")
     url = team.url()
@@ -313,30 +294,6 @@ def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:
     if a.to == "local":
         old, new = new, old
     if not (source.check_dir() and source.check_file()):
-        return {"to": a.to, "tables": [{"table": t, "copied": 0, "skipped": 0} for t, _, _ in
-                                       MOVED]}
-    out = []
-    for table, key, ident in MOVED:
-        cols = [c for c in pg.tables()[table][0] if c != (key if ident else "")]
-        copied = skipped = 0
-        after: object = "" if key == "id" else -1
-        while True:
-            with source.read() as conn:
-                rows = conn.execute(f"SELECT * FROM {table} WHERE {key} > ? ORDER BY {key}"
-                                    f" LIMIT {BATCH}", (after,)).fetchall()
-            if not rows:
-                break
-            with dest.write() as conn:
-                for row in rows:
-                    values = {c: row[c] for c in cols}
-                    if table == "sessions":  # a project's scope as the destination names it
-                        values["scope"] = identity.scope_of(row["project"], a.to == "team")
-                    _as_person(table, values, old, new)
-                    n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
-                                     f" ({', '.join('?' for _ in cols)})",
-                                     tuple(values.values())).rowcount
-                    copied += max(n, 0)
-                    skipped += 1 - max(n, 0)
-            after = rows[-1][key]
-        out.append({"table": table, "copied": copied, "skipped": skipped})
-    return {"to": a.to, "tables": out}
+        return {"to": a.to, "tables": [{"table": t[0], "copied": 0, "skipped": 0, "refused": 0}
+                                       for t in move.TABLES]}
+    return {"to": a.to, "tables": move.copy(source, dest, a.to, person=(old, new))}

@@ -81,7 +81,9 @@ class TeamMigrateArgs(Args):
 class Moved(Result):
     table: str
     copied: int = Field(description="Rows copied.")
-    skipped: int = Field(description="Rows already there (by id): skipped.")
+    skipped: int = Field(description="Rows already there (by id, or copied before): skipped.")
+    refused: int = Field(0, description="Rows the team database's row-level security would not "
+                         "take from this role (mail and tasks not sent as one of its sessions).")
 
 
 class TeamMigrateResult(Result):

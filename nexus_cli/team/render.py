@@ -49,6 +49,7 @@ def init(r: dict[str, Any]) -> str:
 
 def migrate(r: dict[str, Any]) -> str:
     where = "into the team database" if r["to"] == "team" else "into the local store"
-    return fields([(t["table"], f"{t['copied']} copied, {t['skipped']} already there")
+    return fields([(t["table"], f"{t['copied']} copied, {t['skipped']} already there"
+                    + (f", {t['refused']} refused by row-level security" if t["refused"] else ""))
                    for t in r["tables"]]) + \
         f"\n({where}; run it again to finish an interrupted copy)"

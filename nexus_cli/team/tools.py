@@ -47,9 +47,21 @@ register(Tool(
     mcp=False, needs_caller=False,
 ))
 register(Tool(
-    name="team_migrate", group="team", title="Copy sessions, mail and tasks in or out",
-    description="Copy the local store's sessions, messages and tasks into the team database "
-    "(--to local: back out). Idempotent: rows already there are skipped; rerun to resume.",
+    name="team_migrate", group="team", title="Copy your nexus data in or out",
+    description="Copy the local store's sessions, mail, tasks, activity, workspace, reservations "
+    "and runs into the team database (--to local: yours back out). Rerun to resume.",
+    details="Idempotent and resumable: rows go in batches of their own transactions; a row with "
+    "an id is skipped when that id is there already, a row without one (activity, chat, "
+    "strategy versions) is copied once (recorded in `team_moves`), so a run that was killed is "
+    "finished by running it again and nothing is copied twice. References by id (a task's "
+    "message and report, an approval's run) stay intact; sequence numbers are given anew by "
+    "the destination (chat read cursors follow them). Row-level security: rows the team "
+    "database would not take from your role are counted as refused; --to local copies what "
+    "your role reads, and of the shared tables what your own sessions wrote or joined (a "
+    "database without row-level security, `team init` not run, has no owners: all of it). Left "
+    "behind: meta, tool_uses (calls in flight), ws_buckets (rate limits), ws_indexed, ws_fts, "
+    "insight_files, insight_chunks, insight_fts (indexes and caches, rebuilt), approval_routes "
+    "(a live run's routing on this machine), run_policy (this machine's security setting).",
     args="TeamMigrateArgs", result="TeamMigrateResult", run=admin.migrate, render=render.migrate,
     command=("team", "migrate"), destructive=False, idempotent=True, mcp=False,
     needs_caller=False,

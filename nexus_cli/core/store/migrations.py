@@ -525,6 +525,22 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        16,
+        "team migrate: which rows without an id of their own were copied from another store",
+        """
+        CREATE TABLE team_moves (
+            origin TEXT NOT NULL,
+            tbl TEXT NOT NULL,
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            PRIMARY KEY (origin, tbl, src)
+        ) WITHOUT ROWID;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as

@@ -1,0 +1,88 @@
+"""A tool call's hook in team mode, when nothing is new: one round trip, then done.
+
+Locally a sender raises the recipient's news marker and the installed PostToolUse guard starts
+Python only while it exists (core/store/news.py). A sender on another machine cannot touch that
+file, so in team mode the guard also lets the call through when a team database is configured
+(`team.url`, or NEXUS_DATABASE_URL: tested by the shell, hooks/*.json), and this module asks the
+team database, before the hook's modules load: is anything waiting that a tool call's hook
+would announce to this session? Mail not yet announced (what `mailbox.announceable` means), or
+workspace chat past what the session was told (a superset of what the full hook announces: it
+decides precisely, and moves the session's cursor). Nothing: the hook ends here, as a local one
+without a marker never started. Something, or any doubt (another driver, an error): the full
+hook runs as before, with the event already read. A URL only psycopg serves (TLS) gets no round
+trip: the import alone would cost more than the check saves, so such a call runs the full hook
+only while a news marker of this machine is raised (mail from another machine then waits for
+the next prompt or Stop, as before). A server not reached within the budget is logged as the
+full hook logs it (`team-offline.log`) and the client goes on at once, instead of waiting for
+the full hook to fail the same way. Stdlib only."""
+
+from __future__ import annotations
+
+import json
+import os
+
+# one round trip: an unannounced message, or chat newer than the session's `@announced` cursor
+NEWS = ("SELECT EXISTS (SELECT 1 FROM messages WHERE recipient = $1 AND read_at IS NULL AND"
+        " expired_at IS NULL AND delivered_at IS NULL AND defer = 0) OR coalesce((SELECT"
+        " max(seq) FROM ws_chat), 0) > coalesce((SELECT seq FROM ws_cursors WHERE reader = $1"
+        " AND stream = '@announced'), 9223372036854775807)")
+TIMEOUT = 2  # seconds to reach the server (pg.HOOK_CONNECT_TIMEOUT)
+SETTINGS = "-c statement_timeout=2000"
+
+
+def settled(argv: list[str], raw: bytes, url: str) -> bool:
+    """Whether this hook is done already: a PostToolUse on the team database at `url` with
+    nothing to announce."""
+    if len(argv) != 1 or argv[0] not in ("claude", "codex") or b"PostToolUse" not in raw:
+        return False
+    if os.environ.get("NEXUS_PG_DRIVER") == "psycopg":
+        return False
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or data.get("hook_event_name") != "PostToolUse":
+        return False
+    sid = data.get("session_id")
+    if not isinstance(sid, str) or not 0 < len(sid) <= 200 or "\0" in sid:
+        return False
+    from ..core.store import pgwire
+
+    p = pgwire.params(url)
+    if p is None:  # TLS and the like: psycopg, whose import alone costs a hook ~200 ms, so
+        return not marked()  # as before: mail from this machine only (its marker), else at Stop
+    try:
+        wire = pgwire.Wire({**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()},
+                           TIMEOUT)
+    except pgwire.WireError as exc:
+        if exc.sqlstate is None:  # not reached within the budget: the full hook would not be
+            down(argv[0], url, exc)  # either, and would make the client wait as long again
+            return True
+        return False  # refused (a role, a password ...): the full hook says why
+    except (OSError, ValueError):
+        return False
+    try:
+        rows = wire.query(NEWS, [f"{argv[0]}:{sid}"]).rows
+    except (pgwire.WireError, OSError, ValueError):
+        return False  # the full hook finds the way, or reports it
+    finally:
+        wire.close()
+    return bool(rows) and rows[0][0] is False
+
+
+def down(client: str, url: str, exc: BaseException) -> None:
+    """The server could not be reached: the line a hook writes to the local offline log."""
+    from ..core.store import paths, pg
+    from .entry import offline
+
+    offline(paths.home(), client, pg.unreachable(url, exc))
+
+
+def marked() -> bool:
+    """Whether any client process of this machine has a news marker raised."""
+    from ..core.store import news, paths
+
+    try:
+        return bool(os.listdir(news.folder(paths.home())))
+    except OSError:
+        return False
