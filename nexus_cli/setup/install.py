@@ -42,10 +42,12 @@ def _git_hook(a: Any, install: bool) -> dict:
     from ..core.errors import NexusError
     from ..reservations import githook
 
-    if a.scope != "user" or getattr(a, "tools", "default") != "default":
-        raise NexusError("invalid_argument", "--scope" if a.scope != "user" else "--tools",
+    if a.scope != "user" or getattr(a, "tools", "default") != "default" or \
+            getattr(a, "trust", False):
+        raise NexusError("invalid_argument", "--scope" if a.scope != "user" else "--tools"
+                         if getattr(a, "tools", "default") != "default" else "--trust",
                          "git-hook is installed into the repository you are in",
-                         "leave out --scope and --tools (they are for claude and codex)")
+                         "leave out --scope, --tools and --trust (they are for claude and codex)")
     if install:
         command = hookdefs.fills(os.environ.get("NEXUS_HOME"))["{nexus}"]
         files = githook.install(command, a.dry_run)

@@ -70,7 +70,8 @@ def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
                 "nexus's hooks in Codex: start `codex`, run /hooks); or run without "
                 "--approvals nexus")
     why = {trust.CHANGED: "has changed since it was reviewed",
-           trust.DISABLED: "is turned off in Codex's /hooks"}.get(how or "", "has not been reviewed")
+           trust.DISABLED: "is turned off in Codex's /hooks"}.get(how or "",
+                                                                  "has not been reviewed")
     return (f"Codex has not trusted nexus's PermissionRequest hook ({found}): it {why}, so "
             "Codex would skip it and let its own reviewer decide",
             "run `nexus install codex --trust` at your terminal, or review nexus's hooks in "
