@@ -212,3 +212,19 @@ def test_install_trust_refuses_a_state_it_cannot_edit_cleanly(nx, fakehome, term
     r = nx("install", "codex", "--trust")
     assert r.code != 0 and "config_conflict" in r.err and "/hooks" in r.err, r.err
     assert config.read_text() == text
+
+
+def test_install_trust_of_a_project_records_it_in_the_users_config(nx, fakehome, tmp_path,
+                                                                    monkeypatch, terminal):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    r = nx("install", "codex", "--scope", "project", "--trust", "--json")
+    assert r.code == 0, r.err
+    assert [f["path"] for f in r.json["files"]] == [
+        str(proj / ".codex" / "hooks.json"), str(proj / ".codex" / "config.toml"),
+        str(fakehome / ".codex" / "config.toml")]
+    assert any("trusted projects" in n for n in r.json["notes"])
+    assert "hooks" not in tomllib.loads((proj / ".codex" / "config.toml").read_text())
+    assert len(_state(fakehome)) == 9
+    assert _trust_check(nx)["status"] == "ok"

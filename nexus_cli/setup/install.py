@@ -30,10 +30,10 @@ def notes(client: str, scope: str, project: str, install: bool,
                    "new hooks when it asks (or review them with /hooks), or run `nexus install "
                    "codex --trust` at your terminal; `nexus doctor` shows which are trusted "
                    "(automation: `codex exec --dangerously-bypass-hook-trust`)")
-        if scope == "project":
-            out.append(f"Codex reads {project}/.codex only in trusted projects: add "
-                       f"[projects.\"{project}\"] trust_level = \"trusted\" to "
-                       f"{codex.config_path('user', project)}")
+    if client == "codex" and scope == "project":
+        out.append(f"Codex reads {project}/.codex only in trusted projects: add "
+                   f"[projects.\"{project}\"] trust_level = \"trusted\" to "
+                   f"{codex.config_path('user', project)}")
     return out
 
 
