@@ -24,9 +24,10 @@ separators, UTF-8, no ASCII escaping) of the normalised declaration
                                            SessionStart, UserPromptSubmit, SubagentStart>}]}
 
 written `sha256:<lowercase hex>`. Fields Codex does not hash (`once`, `commandWindows`) are left
-out. The key names the hooks.json by the real path of its folder (Codex resolves symbolic links
-in CODEX_HOME and the project path, not the file's own), and the state of a project's hooks is
-read from the user's config.toml too: a project's own config cannot trust its hooks."""
+out. The key names the hooks.json by the real path of its folder (Codex resolves a symbolic link
+in CODEX_HOME, not a link that is the file itself; nexus resolves a project's folder the same
+way, not checked against Codex), and the state of a project's hooks is read from the user's
+config.toml too (checked): a project's own config cannot trust its hooks."""
 
 from __future__ import annotations
 
