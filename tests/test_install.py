@@ -243,7 +243,7 @@ def test_doctor_sees_which_codex_hooks_were_reviewed(nx, fakehome):
     hooks = fakehome / ".codex" / "hooks.json"
     by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
     assert by_name["codex hook trust"]["status"] == "warn"
-    assert "9 of 9" in by_name["codex hook trust"]["detail"]
+    assert "of 9 nexus hooks, 9 not reviewed" in by_name["codex hook trust"]["detail"]
     state = "".join(f'\n[hooks.state."{hooks}:{e}:{g}:{n}"]\ntrusted_hash = "sha256:x"\n'
                     for e, g, n in (("session_start", 0, 0), ("user_prompt_submit", 0, 0),
                                     ("pre_tool_use", 0, 0), ("pre_tool_use", 1, 0),
@@ -251,6 +251,16 @@ def test_doctor_sees_which_codex_hooks_were_reviewed(nx, fakehome):
                                     ("permission_request", 0, 0), ("session_end", 0, 0)))
     config = fakehome / ".codex" / "config.toml"
     config.write_text(config.read_text() + state)
+    by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    # a key alone is not trust: Codex runs a handler whose recorded hash matches it
+    assert by_name["codex hook trust"]["status"] == "warn"
+    assert "9 changed since review" in by_name["codex hook trust"]["detail"]
+    from nexus_cli.clients.codex import trust
+
+    for _, key, value in trust.hashes(str(hooks), json.loads(hooks.read_text())):
+        config.write_text(config.read_text().replace(
+            f'[hooks.state."{key}"]\ntrusted_hash = "sha256:x"',
+            f'[hooks.state."{key}"]\ntrusted_hash = "{value}"'))
     by_name = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
     assert by_name["codex hook trust"]["status"] == "ok"
     assert nx("install", "codex", "--json").json["files"][1]["action"] == "unchanged"

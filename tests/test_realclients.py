@@ -732,3 +732,100 @@ def test_team_delegation_is_reported_to_the_listening_dispatcher(team_world):
     assert [(status, bool(delivered)) for status, _, delivered in ledger] == [("completed", True)]
     assert "hello.txt" in ledger[0][1]
     assert not (world.store / "nexus.db").exists()
+
+
+# -- Codex hook trust: the hash nexus records is the one Codex checks ----------------------------
+
+
+def codex_hooks_list(world: World) -> dict[str, str]:
+    """Codex's own view of its hooks (app-server `hooks/list`): key -> trust status."""
+    import select
+
+    proc = subprocess.Popen([world.codex_bin, "app-server"], env=world.env, cwd=world.work,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdin and proc.stdout
+        for message in ({"id": 1, "method": "initialize",
+                         "params": {"clientInfo": {"name": "nexus-test", "version": "1"}}},
+                        {"method": "initialized"},
+                        {"id": 2, "method": "hooks/list", "params": {"cwds": [str(world.work)]}}):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        fd, pending = proc.stdout.fileno(), b""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if not select.select([fd], [], [], 1)[0]:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, "codex app-server ended before answering hooks/list"
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                reply = json.loads(line)
+                if reply.get("id") == 2:
+                    return {h["key"]: h["trustStatus"]
+                            for h in reply["result"]["data"][0]["hooks"]}
+        raise AssertionError("codex app-server did not answer hooks/list")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def codex_reviewed(world: World, run: str) -> None:
+    """`codex exec` as a user runs it: hooks run only when reviewed (no bypass flag)."""
+    world.run([world.codex_bin, "exec", "--skip-git-repo-check", f"[run:{run}] hello"])
+
+
+def as_person(world: World, *args: str) -> subprocess.CompletedProcess:
+    """`nexus ARGS` typed by the person at a terminal (a pty from script(1), in its foreground)."""
+    return subprocess.run(["script", "-qec", shlex.join([NEXUS, *args]), "/dev/null"],
+                          env=world.env, cwd=world.work, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+
+
+def test_codex_runs_the_hooks_install_trust_recorded_and_skips_a_changed_one(world):
+    """Without --dangerously-bypass-hook-trust, Codex runs nexus's hooks once `nexus install
+    codex --trust` recorded their hashes (Codex itself reports every handler trusted), skips them
+    while unreviewed and again once a handler changed since; doctor says which."""
+    world.script(c1=[{"text": "one"}], c2=[{"text": "two"}], c3=[{"text": "three"}],
+                 c4=[{"text": "four"}])
+    hooks_file = world.home / ".codex" / "hooks.json"
+    assert set(codex_hooks_list(world).values()) == {"untrusted"}
+    codex_reviewed(world, "c1")
+    assert not [s for s in world.sessions() if s["client"] == "codex"]  # skipped, silently
+    refused = world.nexus("install", "codex", "--trust", check=False)  # no terminal
+    assert refused.returncode == 5 and "people_only" in refused.stderr, refused.stderr
+    done = as_person(world, "install", "codex", "--trust")
+    assert done.returncode == 0, done.stdout
+    listed = codex_hooks_list(world)
+    assert len(listed) == 9 and set(listed.values()) == {"trusted"}, listed
+    codex_reviewed(world, "c2")
+    first = world.session("codex")["id"]  # SessionStart and the prompt hook ran
+    trust = {c["name"]: c for c in json.loads(world.nexus("doctor", "--quick", "--json").stdout)[
+        "checks"]}["codex hook trust"]
+    assert trust["status"] == "ok", trust
+    # a reinstall that changed nexus's handlers (here a timeout each): trusted no more
+    table = json.loads(hooks_file.read_text())
+    for groups in table["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["timeout"] += 1 if handler["timeout"] < 3 else -1
+    hooks_file.write_text(json.dumps(table))
+    listed = codex_hooks_list(world)
+    assert set(listed.values()) == {"modified"}, listed
+    codex_reviewed(world, "c3")
+    assert [s["id"] for s in world.sessions() if s["client"] == "codex"] == [first]
+    trust = {c["name"]: c for c in json.loads(world.nexus("doctor", "--quick", "--json").stdout)[
+        "checks"]}["codex hook trust"]
+    assert trust["status"] == "warn" and "9 changed since review" in trust["detail"], trust
+    # recording the new hashes makes them run again
+    reviewed = (world.home / ".codex" / "config.toml").read_text()
+    from nexus_cli.clients.codex import config
+
+    conf = config.trust_state(str(world.home / ".codex" / "config.toml"), reviewed,
+                              str(hooks_file), table)
+    assert conf is not None
+    (world.home / ".codex" / "config.toml").write_text(conf)
+    assert set(codex_hooks_list(world).values()) == {"trusted"}
+    codex_reviewed(world, "c4")
+    assert len([s for s in world.sessions() if s["client"] == "codex"]) == 2

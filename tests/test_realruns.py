@@ -266,3 +266,21 @@ def test_codex_approvals_are_refused_while_the_hook_is_untrusted(fresh):
     assert not fresh.requests("u1") and not (fresh.work / "marker.txt").exists()
     listed = json.loads(fresh.nexus("run", "list", "--json").stdout)
     assert listed["total"] == 0
+
+
+def test_codex_approvals_reach_nexus_through_the_hook_install_trust_recorded(fresh):
+    """No bypass flag: once the person ran `nexus install codex --trust`, Codex runs nexus's
+    PermissionRequest hook (its hash is the one Codex checks) and the request waits for
+    `nexus approve`."""
+    assert person(fresh, "install", "codex", "--trust").wait(60) == 0
+    fresh.script(t1=[ESCALATE, {"text": "after the call"}])
+    out = run(fresh, "codex", "[run:t1] needs permission", "--sandbox", "workspace-write",
+              "--approvals", "nexus", "--detach")
+    item = wait_request(fresh)
+    assert item["run_id"] == out["id"]
+    answered = person(fresh, "approve", item["id"], "allow-once", "--session",
+                      item["session_id"], "--json")
+    assert json.loads(answered.communicate(timeout=60)[0])["receipt"] == "accepted"
+    done = result(fresh, out["id"])
+    assert done["status"] == "done", done
+    assert (fresh.work / "marker.txt").read_text().strip() == "RAN"

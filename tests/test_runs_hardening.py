@@ -367,11 +367,17 @@ def codex_hooks(nx, monkeypatch, tmp_path, trust: bool) -> Path:
         from nexus_cli.clients.codex import config
 
         info = config.inspect("user", str(home))
-        state = "".join(f'\n[hooks.state."{k}"]\ntrusted_hash = "sha256:x"\n'
-                        for k in info["untrusted"])
+        state = "".join(f'\n[hooks.state."{j["key"]}"]\ntrusted_hash = "{j["hash"]}"\n'
+                        for j in info["trust"])
         conf = home / ".codex" / "config.toml"
         conf.write_text(conf.read_text() + state)
     return home
+
+
+def config_info(home: Path) -> dict:
+    from nexus_cli.clients.codex import config
+
+    return config.inspect("user", str(home))
 
 
 def test_codex_approvals_need_the_hook_installed_and_trusted(nx, clients, chdir_work,
@@ -395,6 +401,14 @@ def test_codex_approvals_need_the_hook_installed_and_trusted(nx, clients, chdir_
     codex_hooks(nx, monkeypatch, tmp_path, trust=True)
     r = nx("run", "codex", "x", "--json")
     assert r.code == 0 and r.json["approvals"] == "nexus", r.err
+    # recorded for another definition of the handler (changed since review): Codex skips it
+    conf = home / ".codex" / "config.toml"
+    reviewed = conf.read_text()
+    key = next(j for j in config_info(home)["trust"] if j["event"] == "PermissionRequest")
+    conf.write_text(reviewed.replace(key["hash"], "sha256:" + "0" * 64))
+    r = nx("run", "codex", "x")
+    assert r.code == 8 and "changed since it was reviewed" in r.err, r.err
+    conf.write_text(reviewed)
     # a project's own .codex/hooks.json counts only where reviewed as well
 
 

@@ -229,14 +229,30 @@ def install_checks(name: str, module: Any, project: str) -> list[dict]:
             out.append(check(f"{name} mcp", "ok", f"{info['mcp_file']}: {mcp['command']} mcp, "
                              f"tool groups {served}"))
     if name == "codex":
-        untrusted = info["untrusted"]
-        out.append(check("codex hook trust", "warn" if untrusted else "ok",
-                         f"{len(untrusted)} of {info['handlers']} nexus hooks not reviewed: Codex "
-                         "skips them" if untrusted
-                         else f"all {info['handlers']} nexus hooks reviewed",
-                         "start `codex` and trust the nexus hooks when it asks (or run /hooks)"
-                         if untrusted else ""))
+        out.append(codex_trust(info, scope))
     return out
+
+
+def codex_trust(info: dict, scope: str) -> dict:
+    """How Codex treats each of nexus's hooks: trusted (the hash it recorded at review matches the
+    handler), changed since review, not reviewed, or turned off; Codex skips all but the first."""
+    from ..clients.codex import trust
+
+    judged = info["trust"]
+    count = {s: [j["event"] for j in judged if j["status"] == s]
+             for s in (trust.CHANGED, trust.UNREVIEWED, trust.DISABLED)}
+    if not any(count.values()):
+        return check("codex hook trust", "ok", f"all {len(judged)} nexus hooks trusted")
+    parts = [f"{len(events)} {what} ({', '.join(dict.fromkeys(events))})"
+             for what, events in (("changed since review", count[trust.CHANGED]),
+                                  ("not reviewed", count[trust.UNREVIEWED]),
+                                  ("turned off", count[trust.DISABLED])) if events]
+    fix = (f"run `nexus install codex --scope {scope} --trust` at your terminal, or review "
+           "them in Codex (start `codex`, run /hooks)")
+    if count[trust.DISABLED]:
+        fix += "; turn the ones that are off back on in /hooks"
+    return check("codex hook trust", "warn", f"of {len(judged)} nexus hooks, {'; '.join(parts)}: "
+                 "Codex skips them", fix)
 
 
 def timed_hook(runs: int = 7) -> dict:

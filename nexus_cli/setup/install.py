@@ -15,20 +15,25 @@ from ..core.settings import DEFAULT_GROUPS
 CLIENTS = {"claude": claude, "codex": codex}
 
 
-def notes(client: str, scope: str, project: str, install: bool) -> list[str]:
+def notes(client: str, scope: str, project: str, install: bool,
+          trusted: bool = False) -> list[str]:
     if not install:
         return ["restart the client so it stops calling nexus"]
     out = ["restart the client (new sessions pick the hooks up; `/hooks` in a running Claude "
            "Code session reloads them)" if client == "claude" else
            "restart Codex so it loads the hooks and the MCP server"]
-    if client == "codex":
+    if client == "codex" and trusted:
+        out.append(f"nexus's hooks are recorded as trusted in {codex.trust.state_path()} (as "
+                   "Codex's /hooks review records them); `nexus doctor` shows their state")
+    elif client == "codex":
         out.append("Codex skips hooks you have not reviewed: start `codex` and choose to trust the "
-                   "new hooks when it asks (or review them with /hooks); `nexus doctor` shows "
-                   "which are trusted (automation: `codex exec --dangerously-bypass-hook-trust`)")
-        if scope == "project":
-            out.append(f"Codex reads {project}/.codex only in trusted projects: add "
-                       f"[projects.\"{project}\"] trust_level = \"trusted\" to "
-                       f"{codex.config_path('user', project)}")
+                   "new hooks when it asks (or review them with /hooks), or run `nexus install "
+                   "codex --trust` at your terminal; `nexus doctor` shows which are trusted "
+                   "(automation: `codex exec --dangerously-bypass-hook-trust`)")
+    if client == "codex" and scope == "project":
+        out.append(f"Codex reads {project}/.codex only in trusted projects: add "
+                   f"[projects.\"{project}\"] trust_level = \"trusted\" to "
+                   f"{codex.config_path('user', project)}")
     return out
 
 
@@ -37,10 +42,12 @@ def _git_hook(a: Any, install: bool) -> dict:
     from ..core.errors import NexusError
     from ..reservations import githook
 
-    if a.scope != "user" or getattr(a, "tools", "default") != "default":
-        raise NexusError("invalid_argument", "--scope" if a.scope != "user" else "--tools",
+    if a.scope != "user" or getattr(a, "tools", "default") != "default" or \
+            getattr(a, "trust", False):
+        raise NexusError("invalid_argument", "--scope" if a.scope != "user" else "--tools"
+                         if getattr(a, "tools", "default") != "default" else "--trust",
                          "git-hook is installed into the repository you are in",
-                         "leave out --scope and --tools (they are for claude and codex)")
+                         "leave out --scope, --tools and --trust (they are for claude and codex)")
     if install:
         command = hookdefs.fills(os.environ.get("NEXUS_HOME"))["{nexus}"]
         files = githook.install(command, a.dry_run)
@@ -57,6 +64,30 @@ def _git_hook(a: Any, install: bool) -> dict:
             "installed": install, "files": files, "notes": notes}
 
 
+def _trust_allowed(a: Any) -> None:
+    """Trusting hooks is the person's review: an agent may not trust the hooks it runs under,
+    and a script or detached process may not either (it needs the person's terminal)."""
+    from ..core import caller
+    from ..core.errors import NexusError
+    from ..core.proctable import table
+
+    if a.client != "codex":
+        raise NexusError("invalid_argument", "--trust", "only Codex asks for hooks to be trusted",
+                         f"run `nexus install {a.client}` without --trust")
+    if a.dry_run:
+        return  # shows the edit, writes nothing
+    if any(p.name in identity.CLIENTS for p in table().ancestors()):
+        raise NexusError("people_only", "--trust", "an agent may not trust hooks for itself: "
+                         "Codex's review of them is the person's",
+                         "ask the person to run `nexus install codex --trust` in their terminal")
+    if not caller.at_terminal():
+        raise NexusError("people_only", "--trust", "trusting hooks needs the person at an "
+                         "interactive terminal with the command in its foreground; scripts and "
+                         "detached processes may not",
+                         "run `nexus install codex --trust` yourself at a terminal, or review "
+                         "the hooks in Codex (/hooks)")
+
+
 def _run(ctx: Ctx, a: Any, install: bool) -> dict:
     if a.client == "git-hook":
         return _git_hook(a, install)
@@ -66,7 +97,12 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
     if install:
         chosen = registry.chosen_groups(a.tools)
         tools = None if chosen == DEFAULT_GROUPS else ",".join(chosen)
-    changes = CLIENTS[a.client].changes(a.scope, project, install, home, tools)
+    trusted = install and bool(getattr(a, "trust", False))
+    if trusted:
+        _trust_allowed(a)
+    changes = (codex.changes(a.scope, project, install, home, tools, trusted=trusted)
+               if a.client == "codex" else
+               CLIENTS[a.client].changes(a.scope, project, install, home, tools))
     backups = [None] * len(changes) if a.dry_run else configfile.apply_all(changes)
     extra = []
     if install and not a.dry_run:
@@ -90,7 +126,8 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
                       "diff": change.diff() if change.changed else ""})
     return {"client": a.client, "scope": a.scope, "dry_run": a.dry_run,
             "installed": install, "files": files,
-            "notes": [*notes(a.client, a.scope, project, install), *extra] if not a.dry_run
+            "notes": [*notes(a.client, a.scope, project, install, trusted), *extra]
+            if not a.dry_run
             else []}
 
 

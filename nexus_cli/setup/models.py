@@ -26,6 +26,9 @@ class InstallArgs(UninstallArgs):
                        description="MCP tool groups to serve: comma-separated names, `default` "
                        "(sessions, messages, tasks) or `all`.", json_schema_extra={
                            "x-metavar": "GROUPS"})
+    trust: bool = Field(False, description="codex: also record that you trust nexus's own hooks "
+                        "(Codex skips hooks you have not reviewed), as its /hooks review does. "
+                        "Only at your own terminal; an agent may not.")
 
 
 class FileChange(Result):

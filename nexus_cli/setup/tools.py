@@ -12,7 +12,10 @@ register(Tool(
     details="git-hook: the commit guard, in the git repository you are in: its pre-commit hook "
     "runs `nexus guard --staged` and refuses a commit touching a file another session holds "
     "exclusively; a pre-commit hook already there is chained (kept as pre-commit.nexus-chained "
-    "and run after the check). --scope and --tools are for claude and codex.",
+    "and run after the check). --scope and --tools are for claude and codex. codex --trust: "
+    "also record nexus's handlers as reviewed in ~/.codex/config.toml (the `trusted_hash` "
+    "Codex's /hooks review writes; Codex skips hooks not reviewed or changed since), only at "
+    "your own interactive terminal, never for an agent.",
     args="InstallArgs", result="InstallResult", run=install.install, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
 ))

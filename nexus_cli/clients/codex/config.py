@@ -3,6 +3,7 @@ is rendered (with tomli-w); every other byte, comments included, stays as it was
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 
@@ -104,13 +105,114 @@ def edit_hooks(path: str, text: str | None, install: bool, filled: dict[str, str
 
 
 def changes(scope: str, project: str, install: bool, home: str | None,
-            tools: str | None = None) -> list[Change]:
+            tools: str | None = None, trusted: bool = False) -> list[Change]:
+    """The edits of an install (with `trusted`, also the trust of nexus's handlers in the
+    user's config.toml) or an uninstall."""
     command = hookdefs.nexus_command()
     filled = hookdefs.fills(home)
     hooks = hooks_path(scope, project)
     config = config_path(scope, project)
-    return [plan(hooks, lambda t: edit_hooks(hooks, t, install, filled)),
-            plan(config, lambda t: edit_config(config, t, install, command, home, tools))]
+    out = [plan(hooks, lambda t: edit_hooks(hooks, t, install, filled)),
+           plan(config, lambda t: edit_config(config, t, install, command, home, tools))]
+    if install and trusted:
+        if os.path.realpath(trust.state_path()) == os.path.realpath(config):
+            out[1] = trust_change(out[0], out[1])
+        else:
+            out.append(trust_change(out[0], None))
+    return out
+
+
+def trust_state(path: str, text: str | None, hooks_file: str, hook_conf: dict) -> str | None:
+    """config.toml with `trusted_hash` recorded for each of nexus's handlers in `hook_conf` (as
+    Codex's /hooks review records it), every other byte as it was. Another tool's handlers and
+    their state are never touched; a state nexus cannot edit without touching other settings
+    (an inline table, dotted keys) is refused."""
+    import tomli_w
+
+    original = parse(path, text or "")
+    wanted = {key: value for _, key, value in trust.hashes(hooks_file, hook_conf)}
+    done = trust.state(original)
+    todo = {k: v for k, v in wanted.items()
+            if not (isinstance(done.get(k), dict) and done[k].get("trusted_hash") == v)}
+    if not todo:
+        return text
+    lines = (text or "").splitlines(keepends=True)
+    headers = {}  # key -> index of its `[hooks.state."<key>"]` header line
+    for i, line in enumerate(lines):
+        if HEADER.match(line) and not line.lstrip().startswith("[["):
+            try:
+                path_of = tomllib.loads(line)
+            except tomllib.TOMLDecodeError:
+                continue
+            inner = path_of.get("hooks", {}).get("state") if len(path_of) == 1 else None
+            if isinstance(inner, dict) and len(inner) == 1:
+                (key,) = inner
+                if key in todo:
+                    headers[key] = i
+    for key, index in sorted(headers.items(), key=lambda kv: -kv[1]):
+        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
+                   len(lines))
+        body = [line for line in lines[index + 1:end] if not _sets_trusted_hash(line)]
+        lines[index + 1:end] = [f"trusted_hash = {tomli_w.dumps({'v': todo.pop(key)})[4:]}",
+                                *body]
+    rest = "".join(lines)
+    if todo:
+        if rest and not rest.endswith("\n"):
+            rest += "\n"
+        rest += ("\n" if rest else "") + tomli_w.dumps(
+            {"hooks": {"state": {k: {"trusted_hash": v} for k, v in todo.items()}}})
+    try:
+        result: dict | None = tomllib.loads(rest)
+    except tomllib.TOMLDecodeError:
+        result = None
+    if result is None or _without_trust(result, wanted) != _without_trust(original, wanted) or \
+            any((trust.state(result).get(k) or {}).get("trusted_hash") != v
+                for k, v in wanted.items()):
+        raise NexusError(
+            "config_conflict", path,
+            "Codex's hook state (`hooks.state`) is written there in a form nexus cannot edit "
+            "without touching other settings (an inline table or dotted keys)",
+            "review nexus's hooks in Codex instead: start `codex`, run /hooks and trust them")
+    return rest
+
+
+def _sets_trusted_hash(line: str) -> bool:
+    try:
+        return set(tomllib.loads(line)) == {"trusted_hash"}
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def _without_trust(data: dict, wanted: dict) -> dict:
+    """The data with the `trusted_hash` of the given keys taken out."""
+    import copy
+
+    out = copy.deepcopy(data)
+    table = trust.state(out)
+    for key in wanted:
+        entry = table.get(key)
+        if isinstance(entry, dict):
+            entry.pop("trusted_hash", None)
+            if not entry:
+                table.pop(key)
+    if isinstance(out.get("hooks"), dict) and out["hooks"].get("state") == {}:
+        out["hooks"].pop("state")
+        if not out["hooks"]:
+            out.pop("hooks")
+    return out
+
+
+def trust_change(hooks: Change, config: Change | None) -> Change:
+    """The edit of the user's config.toml recording trust for nexus's handlers as `hooks` leaves
+    them; `config` is that file's own change when the install edits it too (user scope)."""
+    from ..configfile import read_text
+
+    after = load_json(hooks.path, hooks.after)
+    path = trust.state_path()
+    if config is not None:
+        return Change(path, config.before, trust_state(path, config.after, hooks.path, after))
+    before = read_text(path)
+    return Change(path, before, trust_state(path, before, hooks.path, after))
 
 
 def inspect(scope: str, project: str) -> dict:
@@ -123,8 +225,13 @@ def inspect(scope: str, project: str) -> dict:
     servers = conf["mcp_servers"] if isinstance(conf.get("mcp_servers"), dict) else {}
     hook_conf = load_json(hooks, read_text(hooks))
     hookdefs.check_shape(hooks, hook_conf)
+    if trust.state_path() != config:  # a project's hooks are trusted in the user's config
+        state_text = read_text(trust.state_path())
+        conf = parse(trust.state_path(), state_text) if state_text else {}
+    judged = trust.judge(hooks, hook_conf, conf)
     return {"hooks_file": hooks, "hooks": hookdefs.installed(hook_conf),
             "outdated": hookdefs.outdated(hook_conf, "codex"),
             "mcp_file": config, "mcp": servers.get("nexus"),
-            "untrusted": trust.untrusted(hooks, hook_conf, conf),
-            "handlers": len(trust.keys(hooks, hook_conf))}
+            "trust": judged, "untrusted": [j["key"] for j in judged
+                                           if j["status"] != trust.TRUSTED],
+            "handlers": len(judged)}

@@ -61,17 +61,22 @@ def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
     from . import trust
 
     bypass = BYPASS in shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
-    found, runs = trust.permission_hook(project, bypass)
-    if runs:
+    found, how = trust.permission_hook(project, bypass)
+    if how == trust.TRUSTED:
         return None
     if not found:
         return ("nexus's PermissionRequest hook is not installed for Codex",
-                "run `nexus install codex`, then review nexus's hooks in Codex (start `codex`, "
-                "run /hooks and trust them); or run without --approvals nexus")
-    return (f"Codex has not trusted nexus's PermissionRequest hook ({found}): "
-            "it would skip it and let its own reviewer decide",
-            "review nexus's hooks in Codex: start `codex` in a terminal, run /hooks and trust "
-            "the nexus hooks (`nexus doctor` lists them); or run without --approvals nexus")
+                "run `nexus install codex --trust` at your terminal (or install, then review "
+                "nexus's hooks in Codex: start `codex`, run /hooks); or run without "
+                "--approvals nexus")
+    why = {trust.CHANGED: "has changed since it was reviewed",
+           trust.DISABLED: "is turned off in Codex's /hooks"}.get(how or "",
+                                                                  "has not been reviewed")
+    return (f"Codex has not trusted nexus's PermissionRequest hook ({found}): it {why}, so "
+            "Codex would skip it and let its own reviewer decide",
+            "run `nexus install codex --trust` at your terminal, or review nexus's hooks in "
+            "Codex (start `codex` in a terminal, run /hooks and trust them; `nexus doctor` "
+            "lists them); or run without --approvals nexus")
 
 
 def read(events: list[tuple[float, dict]]) -> dict:

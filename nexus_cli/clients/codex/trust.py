@@ -1,16 +1,51 @@
-"""Which of nexus's hooks Codex has trusted (stdlib only). Codex runs a hook only after the user
-reviewed it (`/hooks`), and records each reviewed handler as
-`[hooks.state."<hooks.json>:<event>:<group>:<handler>"]` in config.toml; an unreviewed one is
-skipped silently. Doctor reports the untrusted ones; a run with approvals routed to nexus needs
-the PermissionRequest one (else `--approve-for-me` lets Codex's own reviewer decide)."""
+"""Whether Codex runs nexus's hooks (stdlib only). Codex runs a hook from hooks.json only after
+the user reviewed it (`/hooks`), and records each reviewed handler in the user's config.toml as
+`[hooks.state."<hooks.json>:<event>:<group>:<handler>"] trusted_hash = "sha256:<hex>"`. A handler
+never reviewed, or whose definition changed since (the hash differs), is skipped silently; so is
+one the user turned off (`enabled = false`). Doctor reports each state; a run with approvals
+routed to nexus needs the PermissionRequest handler trusted (else `--approve-for-me` lets
+Codex's own reviewer decide); `nexus install codex --trust` records the hashes for nexus's
+handlers itself.
+
+The hash (`hook_hash`), verified against the pinned Codex 0.171.0 (`codex app-server`
+`hooks/list` reports the same `currentHash`, and `codex exec` without
+--dangerously-bypass-hook-trust runs a handler trusted with it and skips one trusted with another:
+tests/test_realclients.py): SHA-256 over the canonical JSON (keys sorted at every level, compact
+separators, UTF-8, no ASCII escaping) of the normalised declaration
+
+    {"event_name": <snake_case event: "post_tool_use">,
+     "matcher": <the group's matcher, only when set; never for UserPromptSubmit and Stop>,
+     "hooks": [{"type": "command", "command": <as written, before any ${VAR} expansion>,
+                "timeout": <seconds: unset 600, at least 1; SessionEnd: unset 1, clamped 1..3>,
+                "async": <false when unset>,
+                "statusMessage": <only when set>,
+                "additionalContextLimit": <only when set, not the default 2500, and the event
+                                           can add context: PreToolUse, PostToolUse,
+                                           SessionStart, UserPromptSubmit, SubagentStart>}]}
+
+written `sha256:<lowercase hex>`. Fields Codex does not hash (`once`, `commandWindows`) are left
+out. The key names the hooks.json by the real path of its folder (Codex resolves a symbolic link
+in CODEX_HOME, not a link that is the file itself; nexus resolves a project's folder the same
+way, not checked against Codex), and the state of a project's hooks is read from the user's
+config.toml too (checked): a project's own config cannot trust its hooks."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 
 from ..hookshape import positions
+
+TRUSTED, CHANGED, UNREVIEWED, DISABLED = "trusted", "changed", "unreviewed", "disabled"
+
+DEFAULT_TIMEOUT = 600
+SESSION_END_TIMEOUT = (1, 3)  # (unset, the most Codex allows)
+NO_MATCHER = ("UserPromptSubmit", "Stop")
+CONTEXT_EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit",
+                  "SubagentStart")
+CONTEXT_LIMIT = 2500
 
 
 def home_dir() -> str:
@@ -27,21 +62,99 @@ def config_path(scope: str, project: str) -> str:
     return os.path.join(base, "config.toml")
 
 
+def state_path() -> str:
+    """Where Codex keeps what the user reviewed, for user and project hooks alike."""
+    return os.path.join(home_dir(), "config.toml")
+
+
+def label(event: str) -> str:
+    """Codex's name of an event in keys and hashes: PreToolUse -> pre_tool_use."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def key_source(hooks_file: str) -> str:
+    return os.path.join(os.path.realpath(os.path.dirname(hooks_file) or "."),
+                        os.path.basename(hooks_file))
+
+
 def keys(hooks_file: str, hook_conf: dict) -> list[tuple[str, str]]:
     """(event, the key Codex records when it is reviewed) of each nexus handler."""
-    return [(event, f"{hooks_file}:{re.sub(r'(?<!^)(?=[A-Z])', '_', event).lower()}:{gi}:{hi}")
+    source = key_source(hooks_file)
+    return [(event, f"{source}:{label(event)}:{gi}:{hi}")
             for event, gi, hi in positions(hook_conf)]
 
 
-def reviewed(conf: dict) -> set[str]:
+def _timeout(event: str, value: object) -> object:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        return value  # not a number of seconds: Codex would not take it; never matches
+    if event == "SessionEnd":
+        low, high = SESSION_END_TIMEOUT
+        return min(max(low if value is None else value, 1), high)
+    return max(DEFAULT_TIMEOUT if value is None else value, 1)
+
+
+def identity(event: str, group: dict, handler: dict) -> dict:
+    """The declaration Codex hashes: one handler with Codex's defaults filled in."""
+    normal: dict = {"type": "command", "command": handler.get("command"),
+                    "timeout": _timeout(event, handler.get("timeout")),
+                    "async": handler.get("async", False)}
+    if handler.get("statusMessage") is not None:
+        normal["statusMessage"] = handler["statusMessage"]
+    limit = handler.get("additionalContextLimit")
+    if limit is not None and limit != CONTEXT_LIMIT and event in CONTEXT_EVENTS:
+        normal["additionalContextLimit"] = limit
+    out = {"event_name": label(event), "hooks": [normal]}
+    if group.get("matcher") is not None and event not in NO_MATCHER:
+        out["matcher"] = group["matcher"]
+    return out
+
+
+def hook_hash(event: str, group: dict, handler: dict) -> str:
+    text = json.dumps(identity(event, group, handler), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hashes(hooks_file: str, hook_conf: dict) -> list[tuple[str, str, str]]:
+    """(event, key, the hash Codex expects) of each nexus handler in a hooks.json."""
+    source = key_source(hooks_file)
+    out = []
+    for event, gi, hi in positions(hook_conf):
+        group = hook_conf["hooks"][event][gi]
+        out.append((event, f"{source}:{label(event)}:{gi}:{hi}",
+                    hook_hash(event, group, group["hooks"][hi])))
+    return out
+
+
+def state(conf: dict) -> dict:
     hooks = conf.get("hooks")
-    state = hooks.get("state") if isinstance(hooks, dict) else None
-    return set(state) if isinstance(state, dict) else set()
+    table = hooks.get("state") if isinstance(hooks, dict) else None
+    return table if isinstance(table, dict) else {}
+
+
+def status(entry: object, expected: str) -> str:
+    """trusted / changed (reviewed, but the handler is not what was reviewed) / unreviewed /
+    disabled (turned off in /hooks)."""
+    if not isinstance(entry, dict):
+        return UNREVIEWED
+    if entry.get("enabled") is False:
+        return DISABLED
+    recorded = entry.get("trusted_hash")
+    if recorded is None:
+        return UNREVIEWED
+    return TRUSTED if recorded == expected else CHANGED
+
+
+def judge(hooks_file: str, hook_conf: dict, conf: dict) -> list[dict]:
+    """Each nexus handler in a hooks.json with how Codex treats it, given the user's config."""
+    table = state(conf)
+    return [{"event": event, "key": key, "hash": expected,
+             "status": status(table.get(key), expected)}
+            for event, key, expected in hashes(hooks_file, hook_conf)]
 
 
 def untrusted(hooks_file: str, hook_conf: dict, conf: dict) -> list[str]:
-    done = reviewed(conf)
-    return [k for _, k in keys(hooks_file, hook_conf) if k not in done]
+    return [j["key"] for j in judge(hooks_file, hook_conf, conf) if j["status"] != TRUSTED]
 
 
 def _load(path: str, parse) -> dict:
@@ -53,21 +166,25 @@ def _load(path: str, parse) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def permission_hook(project: str, bypass: bool) -> tuple[str | None, bool]:
-    """(the hooks file holding nexus's PermissionRequest handler, whether Codex runs it): user
-    scope, then the project's `.codex/`. With `bypass` (--dangerously-bypass-hook-trust) an
-    installed handler runs unreviewed."""
+def permission_hook(project: str, bypass: bool) -> tuple[str | None, str | None]:
+    """(the hooks file holding nexus's PermissionRequest handler, how Codex treats it: TRUSTED,
+    CHANGED, UNREVIEWED or DISABLED; None when not installed): user scope, then the project's
+    `.codex/`. With `bypass` (--dangerously-bypass-hook-trust) an installed, enabled handler runs
+    unreviewed."""
     import tomllib
 
-    found = None
+    found: tuple[str | None, str | None] = (None, None)
+    conf = _load(state_path(), lambda b: tomllib.loads(b.decode("utf-8")))
     for scope in ("user", "project"):
         hooks_file = hooks_path(scope, project)
         hook_conf = _load(hooks_file, json.loads)
-        mine = [k for event, k in keys(hooks_file, hook_conf) if event == "PermissionRequest"]
+        mine = [j for j in judge(hooks_file, hook_conf, conf)
+                if j["event"] == "PermissionRequest"]
         if not mine:
             continue
-        found = found or hooks_file
-        conf = _load(config_path(scope, project), lambda b: tomllib.loads(b.decode("utf-8")))
-        if bypass or all(k in reviewed(conf) for k in mine):
-            return hooks_file, True
-    return found, False
+        states = {j["status"] for j in mine}
+        if states == {TRUSTED} or (bypass and DISABLED not in states):
+            return hooks_file, TRUSTED
+        worst = next(s for s in (DISABLED, CHANGED, UNREVIEWED) if s in states)
+        found = found if found[0] else (hooks_file, worst)
+    return found

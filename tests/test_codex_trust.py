@@ -1,0 +1,230 @@
+"""Codex's hook trust: the hash nexus computes is the one the pinned Codex computes (vectors it
+reported), doctor tells trusted / changed since review / not reviewed / turned off apart, and
+`nexus install codex --trust` records the hashes for nexus's handlers only, only for the person
+at a terminal, keeping every other byte of config.toml."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from helpers import codex_env, sid
+from nexus_cli.clients.codex import trust
+from nexus_cli.core import caller
+
+VECTORS = json.loads((Path(__file__).parent / "data" / "codex_hook_hashes.json").read_text())
+
+
+@pytest.fixture
+def fakehome(tmp_path, monkeypatch):
+    h = tmp_path / "userhome"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    return h
+
+
+@pytest.mark.parametrize("vectors", VECTORS["sets"], ids=lambda v: v["what"].split(":")[0][:24])
+def test_the_hash_is_the_one_the_pinned_codex_computes(vectors):
+    ours = {}
+    for event, groups in vectors["hooks"].items():
+        for gi, group in enumerate(groups):
+            for hi, handler in enumerate(group["hooks"]):
+                ours[f"{trust.label(event)}:{gi}:{hi}"] = trust.hook_hash(event, group, handler)
+    assert ours == vectors["hashes"]
+
+
+def test_every_field_codex_hashes_changes_the_hash_and_the_others_do_not():
+    group, handler = {"matcher": "^mcp__nexus__"}, {"type": "command", "command": "x",
+                                                   "timeout": 10}
+    base = trust.hook_hash("PreToolUse", group, handler)
+    for changed in ({**handler, "command": "y"}, {**handler, "timeout": 11},
+                    {**handler, "async": True}, {**handler, "statusMessage": "s"}):
+        assert trust.hook_hash("PreToolUse", group, changed) != base
+    assert trust.hook_hash("PreToolUse", {"matcher": "Bash"}, handler) != base
+    assert trust.hook_hash("PreToolUse", group, {**handler, "once": True}) == base
+    assert trust.hook_hash("PreToolUse", group, {**handler, "commandWindows": "z"}) == base
+    # Codex ignores a matcher on Stop and UserPromptSubmit, and the default timeout is 600
+    assert trust.hook_hash("Stop", {"matcher": "x"}, {"command": "a"}) == \
+        trust.hook_hash("Stop", {}, {"command": "a", "timeout": 600, "async": False})
+
+
+def test_keys_name_the_real_folder_of_the_hooks_file(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert trust.key_source(str(tmp_path / "link" / "hooks.json")) == \
+        str(tmp_path / "real" / "hooks.json")
+
+
+def _state(fakehome: Path) -> dict:
+    return tomllib.loads((fakehome / ".codex" / "config.toml").read_text())["hooks"]["state"]
+
+
+def _trust_check(nx) -> dict:
+    return {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}[
+        "codex hook trust"]
+
+
+def _record(fakehome: Path, hashes: dict[str, str]) -> None:
+    config = fakehome / ".codex" / "config.toml"
+    config.write_text(config.read_text() + "".join(
+        f'\n[hooks.state."{k}"]\ntrusted_hash = "{v}"\n' for k, v in hashes.items()))
+
+
+def test_doctor_tells_trusted_changed_unreviewed_and_turned_off_apart(nx, fakehome):
+    assert nx("install", "codex").code == 0
+    hooks_file = fakehome / ".codex" / "hooks.json"
+    check = _trust_check(nx)
+    assert check["status"] == "warn" and "9 not reviewed" in check["detail"]
+    assert "nexus install codex --scope user --trust" in check["fix"] and "/hooks" in check["fix"]
+    table = json.loads(hooks_file.read_text())
+    expected = {k: h for _, k, h in trust.hashes(str(hooks_file), table)}
+    # the presence of a key is not trust: a hash recorded for another definition is "changed"
+    _record(fakehome, {k: ("sha256:" + "0" * 64 if ":stop:" in k else h)
+                       for k, h in expected.items() if ":session_end:" not in k})
+    check = _trust_check(nx)
+    assert check["status"] == "warn", check
+    assert "2 changed since review (Stop)" in check["detail"], check
+    assert "1 not reviewed (SessionEnd)" in check["detail"], check
+    assert "Codex skips them" in check["detail"]
+    # all recorded as Codex would: trusted
+    config = fakehome / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace("sha256:" + "0" * 64, expected[
+        next(k for k in expected if k.endswith(":stop:0:0"))], 1))
+    config.write_text(config.read_text().replace("sha256:" + "0" * 64, expected[
+        next(k for k in expected if k.endswith(":stop:0:1"))], 1))
+    _record(fakehome, {k: h for k, h in expected.items() if ":session_end:" in k})
+    check = _trust_check(nx)
+    assert check["status"] == "ok" and check["detail"] == "all 9 nexus hooks trusted", check
+    # a reinstall that changes a handler (here its timeout) makes it "changed since review"
+    table["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"] = 601
+    hooks_file.write_text(json.dumps(table))
+    check = _trust_check(nx)
+    assert "1 changed since review (PermissionRequest)" in check["detail"], check
+    # turned off in /hooks: skipped whatever its hash
+    config.write_text(config.read_text().replace(
+        f'[hooks.state."{next(k for k in expected if ":session_start:" in k)}"]\n',
+        f'[hooks.state."{next(k for k in expected if ":session_start:" in k)}"]\n'
+        "enabled = false\n"))
+    check = _trust_check(nx)
+    assert "1 turned off (SessionStart)" in check["detail"] and "back on" in check["fix"], check
+
+
+def test_project_hooks_are_trusted_in_the_users_config(nx, fakehome, tmp_path, monkeypatch):
+    """Codex reads the review of a project's .codex/hooks.json from the user's config.toml; the
+    project's own config cannot trust its hooks."""
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    assert nx("install", "codex", "--scope", "project").code == 0
+    hooks_file = proj / ".codex" / "hooks.json"
+    expected = {k: h for _, k, h in trust.hashes(str(hooks_file),
+                                                   json.loads(hooks_file.read_text()))}
+    own = proj / ".codex" / "config.toml"
+    own.write_text(own.read_text() + "".join(f'\n[hooks.state."{k}"]\ntrusted_hash = "{v}"\n'
+                                             for k, v in expected.items()))
+    assert "9 not reviewed" in _trust_check(nx)["detail"]
+    (fakehome / ".codex").mkdir(exist_ok=True)
+    (fakehome / ".codex" / "config.toml").write_text("")
+    _record(fakehome, expected)
+    assert _trust_check(nx)["status"] == "ok"
+
+
+def test_install_trust_is_refused_without_a_terminal_and_to_an_agent(nx, hook, fakehome,
+                                                                   monkeypatch):
+    monkeypatch.setattr(caller, "at_terminal", lambda: False)  # a script, a pipe, setsid
+    r = nx("install", "codex", "--trust")
+    assert r.code == 5 and "people_only" in r.err and "interactive terminal" in r.err, r.err
+    assert not (fakehome / ".codex").exists()  # nothing written, not even the install
+    monkeypatch.setattr(caller, "at_terminal", lambda: True)  # an agent's pty is no person
+    hook("codex", "SessionStart", sid(2), source="startup")
+    r = nx("install", "codex", "--trust", env=codex_env(sid(2)))
+    assert r.code == 5 and "people_only" in r.err and "may not trust hooks" in r.err, r.err
+    assert not (fakehome / ".codex").exists()
+    r = nx("install", "claude", "--trust")
+    assert r.code == 2 and "invalid_argument" in r.err, r.err
+    # a dry run writes nothing: it may show the edit to anyone
+    monkeypatch.setattr(caller, "at_terminal", lambda: False)
+    r = nx("install", "codex", "--trust", "--dry-run", "--json")
+    assert r.code == 0 and "trusted_hash" in r.json["files"][1]["diff"], r.err
+    assert not (fakehome / ".codex").exists()
+
+
+def test_install_trust_records_nexus_hooks_only_and_keeps_every_other_byte(nx, fakehome,
+                                                                         terminal):
+    codex = fakehome / ".codex"
+    codex.mkdir()
+    hooks_file = codex / "hooks.json"
+    mine = {"type": "command", "command": "audit.sh && nexus hook codex", "timeout": 5}
+    hooks_file.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [mine]}]}}))
+    key_of_mine = f"{trust.key_source(str(hooks_file))}:stop:0:0"
+    before = ('# my settings\nmodel = "gpt-5"   # keep this comment\n\n'
+              '[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"\n\n'
+              f'[hooks.state."{key_of_mine}"]\nenabled = true\n'
+              'trusted_hash = "sha256:old"  # reviewed long ago\n\n[analytics]\nenabled = false\n')
+    (codex / "config.toml").write_text(before)
+    r = nx("install", "codex", "--trust", "--json")
+    assert r.code == 0, r.err
+    assert any("recorded as trusted" in n for n in r.json["notes"])
+    assert "nexus install codex --trust" not in " ".join(r.json["notes"])
+    after = (codex / "config.toml").read_text()
+    assert after.startswith(before[:before.index(f'[hooks.state."{key_of_mine}"]')])
+    assert '[analytics]\nenabled = false\n' in after
+    state = _state(fakehome)
+    # the user's own handler keeps what the user reviewed; the other file's key is untouched
+    assert state[key_of_mine] == {"enabled": True, "trusted_hash": "sha256:old"}
+    assert state["/elsewhere/hooks.json:stop:0:0"] == {"trusted_hash": "sha256:abc"}
+    table = json.loads(hooks_file.read_text())
+    ours = trust.hashes(str(hooks_file), table)
+    assert len(ours) == 9 and all(state[k] == {"trusted_hash": h} for _, k, h in ours)
+    assert _trust_check(nx)["status"] == "ok"
+    # again: nothing to do, every byte stays
+    r = nx("install", "codex", "--trust", "--json")
+    assert [f["action"] for f in r.json["files"]] == ["unchanged", "unchanged"]
+    assert (codex / "config.toml").read_text() == after
+    # a handler changed since: --trust replaces that one hash in its own table, in place
+    for _, key, _ in ours:
+        if key.endswith(":permission_request:0:0"):
+            after = after.replace(f'[hooks.state."{key}"]\ntrusted_hash = "sha256:',
+                                  f'[hooks.state."{key}"]\nenabled = true\n'
+                                  'trusted_hash = "sha256:0', 1)
+    (codex / "config.toml").write_text(after)
+    assert "changed since review" in _trust_check(nx)["detail"]
+    assert nx("install", "codex", "--trust").code == 0
+    assert _trust_check(nx)["status"] == "ok"
+    assert len((codex / "config.toml").read_text()) == len(after) - 1
+    assert os.path.exists(str(codex / "config.toml") + ".nexus-backup")
+
+
+def test_install_trust_refuses_a_state_it_cannot_edit_cleanly(nx, fakehome, terminal):
+    assert nx("install", "codex").code == 0
+    config = fakehome / ".codex" / "config.toml"
+    key = trust.hashes(str(fakehome / ".codex" / "hooks.json"),
+                       json.loads((fakehome / ".codex" / "hooks.json").read_text()))[0][1]
+    text = config.read_text() + f'\n[hooks]\nstate = {{ "{key}" = {{ enabled = true }} }}\n'
+    config.write_text(text)
+    r = nx("install", "codex", "--trust")
+    assert r.code != 0 and "config_conflict" in r.err and "/hooks" in r.err, r.err
+    assert config.read_text() == text
+
+
+def test_install_trust_of_a_project_records_it_in_the_users_config(nx, fakehome, tmp_path,
+                                                                    monkeypatch, terminal):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    r = nx("install", "codex", "--scope", "project", "--trust", "--json")
+    assert r.code == 0, r.err
+    assert [f["path"] for f in r.json["files"]] == [
+        str(proj / ".codex" / "hooks.json"), str(proj / ".codex" / "config.toml"),
+        str(fakehome / ".codex" / "config.toml")]
+    assert any("trusted projects" in n for n in r.json["notes"])
+    assert "hooks" not in tomllib.loads((proj / ".codex" / "config.toml").read_text())
+    assert len(_state(fakehome)) == 9
+    assert _trust_check(nx)["status"] == "ok"
