@@ -11,7 +11,6 @@ terminal: plain text that fits `--width` (default: the terminal's, else $COLUMNS
 from __future__ import annotations
 
 import os
-import select
 import sys
 import time
 
@@ -186,8 +185,7 @@ def _live(store, fetch, focus: str | None, width: int | None) -> None:
                 text = Text("\n".join(lines))
                 text.stylize("bold", 0, len(lines[0]))
                 live.update(text, refresh=True)
-                ready, _, _ = select.select([fd, *(c.fd for c in channels.values())], [], [],
-                                            TICK)
+                ready = wake.ready([fd, *(c.fd for c in channels.values())], TICK)
                 for c in channels.values():
                     if c.fd in ready:
                         c.wait(0)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 import time
+
+from ..core.store import wake
 
 BATCH = 256  # texts per batch
 BATCH_CHARS = 1 << 20  # characters per batch
@@ -72,7 +73,7 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            ready = wake.ready([fd], min(left, 1.0))
             if ready:
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:

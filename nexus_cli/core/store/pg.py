@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import select
 import sys
 import threading
 import time
@@ -32,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from ..errors import NexusError
-from . import migrations, paths, pgwire, team
+from . import migrations, paths, pgwire, team, wake
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
 HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
@@ -872,7 +871,7 @@ class Channel:
             if remaining <= 0:
                 return False
             try:
-                select.select([raw.fileno()], [], [], remaining)
+                wake.ready([raw.fileno()], remaining)
             except (OSError, ValueError):
                 return False
 

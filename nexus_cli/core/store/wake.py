@@ -15,6 +15,16 @@ from collections.abc import Iterable
 from . import paths
 
 
+def ready(fds: Iterable[int], timeout: float) -> list[int]:
+    """Which of `fds` can be read (or reached their end) within `timeout` seconds. poll(), not
+    select(): select() refuses descriptors numbered 1024 and above, which a long-lived process
+    (the MCP server, a board left open) reaches."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(max(0.0, timeout) * 1000)]
+
+
 def key(session_id: str) -> str:
     """A file-name-safe form of a session id (ids are `client:[A-Za-z0-9._-]+`)."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", session_id)
@@ -84,8 +94,7 @@ class Channel:
 
     def wait(self, timeout: float) -> bool:
         """Block until poked or `timeout` seconds pass; True when poked."""
-        ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
-        if not ready:
+        if not ready([self.fd], timeout):
             return False
         try:
             while os.read(self.fd, 512):
