@@ -324,7 +324,6 @@ def test_waits_work_with_descriptors_past_1023(home):
     wait built on wake.ready) uses poll(), never select(), which refuses such numbers."""
     import resource
 
-    from nexus_cli.core.store import wake
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 1200:

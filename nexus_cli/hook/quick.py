@@ -21,11 +21,13 @@ from __future__ import annotations
 import json
 import os
 
-# one round trip: an unannounced message, or chat newer than the session's `@announced` cursor
-NEWS = ("SELECT EXISTS (SELECT 1 FROM messages WHERE recipient = $1 AND read_at IS NULL AND"
-        " expired_at IS NULL AND delivered_at IS NULL AND defer = 0) OR coalesce((SELECT"
-        " max(seq) FROM ws_chat), 0) > coalesce((SELECT seq FROM ws_cursors WHERE reader = $1"
-        " AND stream = '@announced'), 9223372036854775807)")
+from ..messages import ANNOUNCEABLE
+
+# one round trip: an unannounced message (mailbox.announceable), or chat newer than the
+# session's `@announced` cursor
+NEWS = (f"SELECT EXISTS (SELECT 1 FROM messages WHERE recipient = $1 AND {ANNOUNCEABLE}) OR"
+        " coalesce((SELECT max(seq) FROM ws_chat), 0) > coalesce((SELECT seq FROM ws_cursors"
+        " WHERE reader = $1 AND stream = '@announced'), 9223372036854775807)")
 TIMEOUT = 2  # seconds to reach the server (pg.HOOK_CONNECT_TIMEOUT)
 SETTINGS = "-c statement_timeout=2000"
 

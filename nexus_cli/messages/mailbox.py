@@ -10,9 +10,9 @@ from ..core import identity, sessions
 from ..core.settings import ANNOUNCE_LISTED
 from ..core.store import news
 from ..core.store.db import present
+from . import ANNOUNCEABLE, UNREAD
 
 # a message still waiting in its recipient's inbox
-UNREAD = "read_at IS NULL AND expired_at IS NULL"
 
 
 def new_id() -> str:
@@ -126,8 +126,8 @@ def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sql
 
 def announceable(conn: sqlite3.Connection, sid: str) -> bool:
     """Whether a tool call's hook would announce something to `sid` (what its news marker means)."""
-    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND {UNREAD} AND delivered_at"
-                        " IS NULL AND defer = 0 LIMIT 1", (sid,)).fetchone() is not None
+    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND {ANNOUNCEABLE} LIMIT 1",
+                        (sid,)).fetchone() is not None
 
 
 def has_news(conn: sqlite3.Connection, sid: str) -> bool:
