@@ -344,3 +344,18 @@ def test_waits_work_with_descriptors_past_1023(home):
         for fd in spare:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_the_inbox_lookups_of_a_tool_call_use_the_partial_indexes(home):
+    """A hook looks for unannounced and unread mail on every tool call with news: those lookups
+    go through the partial indexes (unread, unannounced), never through every message the
+    session ever received (what SQLite chose without statistics)."""
+    from nexus_cli.messages import ANNOUNCEABLE, UNREAD
+
+    db = make_store(home)
+    conn = sqlite3.connect(db)
+    for where, index in ((ANNOUNCEABLE, "messages_undelivered"), (UNREAD, "messages_unread")):
+        plan = " ".join(r[3] for r in conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT * FROM messages WHERE recipient = 'x' AND {where}"
+            " ORDER BY seq LIMIT 10"))
+        assert f"USING INDEX {index} " in plan, plan

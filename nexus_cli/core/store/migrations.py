@@ -541,6 +541,24 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        17,
+        "the inbox's partial indexes are the ones used: without statistics SQLite took the full "
+        "(recipient, seq) index for unread and unannounced mail and read every message a session "
+        "ever received (a tool call's hook with 1,000 unread read all 1,000); statistics of the "
+        "shape `ANALYZE` would write tell it which is smaller (a later `ANALYZE` replaces them)",
+        """
+        ANALYZE sqlite_schema;
+        INSERT OR REPLACE INTO sqlite_stat1 (tbl, idx, stat) VALUES
+            ('messages', 'messages_by_recipient', '100000 1000 1'),
+            ('messages', 'messages_unread', '1000 10 1'),
+            ('messages', 'messages_undelivered', '100 2 1');
+        ANALYZE sqlite_schema;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
@@ -554,6 +572,7 @@ POSTGRESQL: dict[int, str] = {
 # database is always migrated from empty, so they have nothing to fix (and use SQLite's rowid).
 SQLITE_ONLY: dict[int, tuple[str, ...]] = {
     3: ("UPDATE sessions SET handle",),
+    17: ("ANALYZE", "INSERT OR REPLACE INTO sqlite_stat1"),  # PostgreSQL keeps its own statistics
 }
 
 
