@@ -23,7 +23,7 @@ ME = "5e55f00d-0000-4000-8000-00000000beef"
 PEER = "7e57c0de-0000-4000-8000-00000000cafe"
 
 SENDER = textwrap.dedent("""
-    import sys
+    import sys, time
     from nexus_cli.catalog import load
     from nexus_cli.core.context import Ctx, cli_resolver
     from nexus_cli.core.registry import invoke
@@ -32,14 +32,19 @@ SENDER = textwrap.dedent("""
     send, store, n, target = load()["send"], Store(reuse=True), int(sys.argv[1]), sys.argv[2]
     print("ready", flush=True)
     sys.stdin.readline()
+    waits = []
     for i in range(int(sys.argv[3])):
+        began = time.perf_counter()
         invoke(send, Ctx(store, cli_resolver(None), upkeep=expiry.LAZY),
                {"target": target, "text": f"{n}:{i}", "all_workspaces": True})
+        waits.append(time.perf_counter() - began)
+    print(" ".join(map(str, waits)), flush=True)
 """)
 
 
-def throughput(env: dict, senders: int, per: int) -> tuple[float, int, int]:
-    """Messages per second with `senders` processes at once, and (stored, distinct) counts."""
+def throughput(env: dict, senders: int, per: int) -> tuple[float, int, int, list[float]]:
+    """Messages per second with `senders` processes at once, (stored, distinct) counts, and
+    every send's latency (the writers' queue keeps the slowest near the typical)."""
     from standin import client_wrapper, hook_events
 
     folder = tempfile.mkdtemp(prefix="nexus-senders-")
@@ -58,13 +63,15 @@ def throughput(env: dict, senders: int, per: int) -> tuple[float, int, int]:
     for p in procs:
         p.stdin.write("go\n")
         p.stdin.flush()
+    latencies: list[float] = []
     for p in procs:
         p.stdin.close()
+        latencies += map(float, p.stdout.readline().split())
         assert p.wait() == 0
     elapsed = time.perf_counter() - start
     conn = sqlite3.connect(os.path.join(env["NEXUS_HOME"], "nexus.db"))
     texts = [r[0] for r in conn.execute("SELECT text FROM messages WHERE text LIKE '%:%'")]
-    return senders * per / elapsed, len(texts), len(set(texts))
+    return senders * per / elapsed, len(texts), len(set(texts)), sorted(latencies)
 
 
 def main() -> None:
@@ -92,7 +99,7 @@ def main() -> None:
     finally:
         me.close()
         peer.close()
-    rate, stored, distinct = throughput(env, opts.senders, opts.per_sender)
+    rate, stored, distinct, lat = throughput(env, opts.senders, opts.per_sender)
     f = res["floor"]
     rows = [("python -c 'import json, sqlite3'", f"{f * 1000:.1f} ms", "1.00x", "")]
     for key, target in (("nexus send", "<= 5x"), ("nexus read", "<= 5x"),
@@ -103,6 +110,10 @@ def main() -> None:
                  ">= 5,000/s"))
     rows.append(("  stored / distinct / sent", f"{stored} / {distinct} / {total}", "",
                  "all equal"))
+    med, p99 = (lat[int(len(lat) * q)] * 1000 for q in (0.5, 0.99))
+    rows.append(("  one send: median / p99 / slowest",
+                 f"{med:.2f} / {p99:.1f} / {lat[-1] * 1000:.0f} ms",
+                 f"{lat[-1] * 1000 / med:.0f}x", "report"))
     table(rows)
     json.dump({"rate": rate}, sys.stderr)
 
