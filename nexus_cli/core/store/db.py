@@ -416,6 +416,7 @@ class Store:
         try:
             turn = self._queue.enter(BUSY_TIMEOUT_MS / 1000)
         except queue.Timeout:
+            self._release(conn)
             raise _busy(self.path) from None
         self._active.conn = conn
         try:
