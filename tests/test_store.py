@@ -359,3 +359,35 @@ def test_the_inbox_lookups_of_a_tool_call_use_the_partial_indexes(home):
             f"EXPLAIN QUERY PLAN SELECT * FROM messages WHERE recipient = 'x' AND {where}"
             " ORDER BY seq LIMIT 10"))
         assert f"USING INDEX {index} " in plan, plan
+
+
+def test_a_send_reads_each_row_once_inside_its_write(hook, home, monkeypatch):
+    """What a send does while it holds the write lock: its own row looked up and touched, the
+    recipient found, the message stored. The recipient's row is read once (routing and its news
+    marker use it), and who calls was settled before the lock (a snapshot)."""
+    from helpers import ctx_for
+    from nexus_cli.catalog import load
+    from nexus_cli.core.registry import invoke
+    from nexus_cli.core.store import db as dbmod
+
+    hook("codex", "SessionStart", sid(100), source="startup")
+    hook("claude", "SessionStart", sid(1), source="startup")
+    load()
+    statements: list[str] = []
+    connect = dbmod.Store._connect
+
+    def traced(self, *a, **k):
+        conn = connect(self, *a, **k)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(dbmod.Store, "_connect", traced)
+    ctx = ctx_for(home, {"CLAUDE_CODE_SESSION_ID": sid(1)})
+    invoke(load()["send"], ctx, {"target": f"codex:{sid(100)}", "text": "hi"})
+    begin = statements.index("BEGIN IMMEDIATE")
+    inside = statements[begin + 1:statements.index("COMMIT", begin)]
+    inside = [s for s in inside if "maintained_at" not in s]  # upkeep's own question, once a minute
+    recipient = [s for s in inside if f"codex:{sid(100)}" in s and s.startswith("SELECT")]
+    assert len(recipient) == 1, inside
+    assert not any("client_pid =" in s for s in inside), inside  # the caller: before the lock
+    assert len(inside) <= 4, inside

@@ -284,15 +284,18 @@ def hand_over(conn: sqlite3.Connection, old: sqlite3.Row, new_id: str, now: floa
                  (old["name"], old["note"], old["listening"], old["id"], now, new_id))
 
 
-def route(conn: sqlite3.Connection, sid: str) -> str:
-    """Where something addressed to `sid` goes: its successor, when it was handed over."""
+def route(conn: sqlite3.Connection, sid: str, row: sqlite3.Row | None = None) -> str:
+    """Where something addressed to `sid` goes: its successor, when it was handed over. `row`:
+    the session's row when the caller has just read it in this transaction (no second look)."""
     seen = {sid}
     while True:
-        row = conn.execute("SELECT successor, handoff_at FROM sessions WHERE id = ?",
-                           (sid,)).fetchone()
-        if not row or not row[0] or row[1] is None or row[0] in seen:
+        if row is None or row["id"] != sid:
+            row = conn.execute("SELECT id, successor, handoff_at FROM sessions WHERE id = ?",
+                               (sid,)).fetchone()
+        if not row or not row["successor"] or row["handoff_at"] is None \
+                or row["successor"] in seen:
             return sid
-        sid = row[0]
+        sid = row["successor"]
         seen.add(sid)
 
 

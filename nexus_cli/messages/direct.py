@@ -61,7 +61,8 @@ def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to: sqlite3.R
           notify_when_idle: bool = False) -> dict:
     to_id = to if isinstance(to, str) else to["id"]
     mid = insert(conn, sender=me.id, recipient=to_id, text=text, now=ctx.now, target=target,
-                 reply_to=reply_to, request_id=request_id, notify_when_idle=notify_when_idle)
+                 reply_to=reply_to, request_id=request_id, notify_when_idle=notify_when_idle,
+                 known=None if isinstance(to, str) else to)
     ctx.wake_later(to_id)
     known = None
     if not isinstance(to, str) and not to["successor"]:  # not handed over: it went to `to`

@@ -54,9 +54,14 @@ def history(conn: sqlite3.Connection, me: str, peer: str | None, sent: bool, rec
 def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, now: float,
            kind: str = "message", target: str | None = None, reply_to: str | None = None,
            request_id: str | None = None, notify_when_idle: bool = False,
-           task_id: str | None = None, defer: bool = False) -> str:
+           task_id: str | None = None, defer: bool = False,
+           known: sqlite3.Row | None = None) -> str:
+    """A message stored (and its recipient's news marker raised); `known`: the recipient's
+    session row when the caller has just read it in this transaction (no second look)."""
     mid = new_id()
-    recipient = sessions.route(conn, recipient)  # a handed-over conversation's mail follows it
+    routed = sessions.route(conn, recipient, known)  # a handed-over conversation's mail follows it
+    if routed != recipient:
+        recipient, known = routed, None
     conn.execute(
         "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
         " created_at, notify_when_idle, task_id, defer)"
@@ -65,7 +70,7 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
          int(notify_when_idle), task_id, int(defer)),
     )
     if not defer:
-        news.mark(conn, recipient)
+        news.mark(conn, recipient, known)
     return mid
 
 

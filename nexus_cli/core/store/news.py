@@ -27,18 +27,22 @@ def _root(conn: sqlite3.Connection) -> str | None:
     return getattr(conn, "local_root", None)
 
 
-def mark(conn: sqlite3.Connection, recipient: str) -> None:
+def mark(conn: sqlite3.Connection, recipient: str, row: sqlite3.Row | None = None) -> None:
     """Inside the write that stored a message for `recipient`: raise its client's marker. Best
-    effort (a full disk costs only the shortcut: the Stop hook still announces)."""
+    effort (a full disk costs only the shortcut: the Stop hook still announces). `row`: the
+    recipient's session row, read in this transaction, when the caller has it."""
     from ..proctable import machine
 
-    # only for a client process of this machine (the team store: others learn at their Stop)
-    row = conn.execute("SELECT client_pid FROM sessions WHERE id = ? AND (machine IS NULL OR"
-                       " machine = ?)", (recipient, machine())).fetchone()
     root = _root(conn)
-    if not row or not row[0] or root is None:
+    if root is None:
         return
-    path = os.path.join(folder(root), str(int(row[0])))
+    if row is None or row["id"] != recipient:
+        row = conn.execute("SELECT client_pid, machine FROM sessions WHERE id = ?",
+                           (recipient,)).fetchone()
+    # only for a client process of this machine (the team store: others learn after a tool call)
+    if not row or not row["client_pid"] or row["machine"] not in (None, machine()):
+        return
+    path = os.path.join(folder(root), str(int(row["client_pid"])))
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
     except FileNotFoundError:
