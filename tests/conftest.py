@@ -184,6 +184,19 @@ FAKE_CLIENT = Path(__file__).with_name("fake_client.py")
 
 
 @pytest.fixture
+def fakehome(tmp_path, monkeypatch):
+    """A home of the test's own with no client configuration, and no real client on PATH
+    (install and doctor must cope)."""
+    h = tmp_path / "userhome"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    return h
+
+
+@pytest.fixture
 def clients(tmp_path, monkeypatch):
     """`claude` and `codex` stand-ins first on PATH; returns the argv log they append to."""
     folder = tmp_path / "bin"

@@ -226,3 +226,26 @@ def raw_db(home: Path | str):  # type: ignore[no-untyped-def]
 # a run and its worker session, for the approval tests
 RUN = "r-0123456789ab"
 WORKER = sid(5)
+
+
+@contextmanager
+def descriptors_past(number: int = 1030) -> Iterator[None]:
+    """Hold open descriptors until the next one opened is numbered past `number` (a long-lived
+    process holding many files); skips when the limit forbids it. select() cannot watch those."""
+    import resource
+
+    import pytest
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < number + 100:
+        pytest.skip(f"the descriptor limit is below {number + 100} here")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, number + 100), hard))
+    held: list[int] = []
+    try:
+        while not held or held[-1] < number:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

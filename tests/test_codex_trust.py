@@ -19,17 +19,6 @@ from nexus_cli.core import caller
 VECTORS = json.loads((Path(__file__).parent / "data" / "codex_hook_hashes.json").read_text())
 
 
-@pytest.fixture
-def fakehome(tmp_path, monkeypatch):
-    h = tmp_path / "userhome"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    return h
-
-
 @pytest.mark.parametrize("vectors", VECTORS["sets"], ids=lambda v: v["what"].split(":")[0][:24])
 def test_the_hash_is_the_one_the_pinned_codex_computes(vectors):
     ours = {}

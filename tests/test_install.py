@@ -17,17 +17,6 @@ EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop
           "PermissionRequest"}
 
 
-@pytest.fixture
-def fakehome(tmp_path, monkeypatch):
-    h = tmp_path / "userhome"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no real clients: doctor must cope
-    return h
-
-
 def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes()
             for p in sorted(root.rglob("*")) if p.is_file()}

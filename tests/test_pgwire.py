@@ -506,17 +506,9 @@ def test_a_pgpass_file_others_can_read_is_ignored_as_libpq_does(serve, monkeypat
 
 def test_waiting_for_notifications_works_on_a_descriptor_past_1023(serve):
     """A long-lived process (the MCP server) may hold many files: select() cannot watch them."""
-    import resource
+    from helpers import descriptors_past
 
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 1200:
-        pytest.skip("too few file descriptors allowed")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
-    filler = []
-    try:
-        while not filler or filler[-1] < 1030:
-            filler.append(os.open(os.devnull, os.O_RDONLY))
-
+    with descriptors_past():
         def script(peer: Peer) -> None:
             peer.ready()
             time.sleep(0.2)
@@ -529,10 +521,6 @@ def test_waiting_for_notifications_works_on_a_descriptor_past_1023(serve):
             wire.wait_notify(1.0)
         assert [n.payload for n in wire.notes] == ["ring"]
         wire.close()
-    finally:
-        for fd in filler:
-            os.close(fd)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_notification_that_came_in_behind_a_reply_is_not_left_in_the_buffer(serve):

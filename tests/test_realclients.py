@@ -273,8 +273,9 @@ def start_listening(world: World, client: str, run: str, steps: list[dict], othe
     return proc, sid
 
 
-@pytest.mark.parametrize("dispatcher,worker", [("claude", "codex"), ("codex", "claude")])
-def test_delegation_is_reported_and_continues_the_listening_dispatcher(world, dispatcher, worker):
+def delegated_and_reported(world: World, dispatcher: str, worker: str) -> str:
+    """A listening dispatcher delegates to a worker, which reports at its next prompt: the
+    dispatcher's turn continues with the report. Its session id."""
     w_id = start(world, worker, "w1")
     proc, d_id = start_listening(world, dispatcher, "d1", [
         {"shell": f"{NEXUS} delegate {w_id} 'Write hello.txt saying hi; report the path.'"},
@@ -289,6 +290,12 @@ def test_delegation_is_reported_and_continues_the_listening_dispatcher(world, di
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert world.reached("d1", "Report on task") and world.reached("d1", "completed")
+    return d_id
+
+
+@pytest.mark.parametrize("dispatcher,worker", [("claude", "codex"), ("codex", "claude")])
+def test_delegation_is_reported_and_continues_the_listening_dispatcher(world, dispatcher, worker):
+    d_id = delegated_and_reported(world, dispatcher, worker)
     ledger = world.db().execute(
         "SELECT t.status, t.result, m.delivered_at FROM tasks t JOIN messages m"
         " ON m.id = t.report_message_id WHERE t.sender = ?", (d_id,)).fetchall()
@@ -711,20 +718,7 @@ def test_team_delegation_is_reported_to_the_listening_dispatcher(team_world):
     import psycopg
 
     world = team_world
-    w_id = start(world, "codex", "w1")
-    proc, d_id = start_listening(world, "claude", "d1", [
-        {"shell": f"{NEXUS} delegate {w_id} 'Write hello.txt saying hi; report the path.'"},
-        {"shell": f"{NEXUS} listen on"}, {"text": "delegated; waiting for the report"},
-        {"shell": f"{NEXUS} listen off"}, {"text": "the report is in"}], {w_id})
-    world.script(w2=[
-        {"shell": f"echo hi > hello.txt && {NEXUS} report \"$({NEXUS} tasks --open --json | "
-                  f"{FIRST_TASK})\" --status completed --result \"wrote $PWD/hello.txt\""},
-        {"text": "reported"}])
-    resume(world, w_id, "w2", "what is next?")
-    assert world.reached("w2", "TASK t-") and world.reached("w2", "You have 1 open task")
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    assert world.reached("d1", "Report on task") and world.reached("d1", "completed")
+    d_id = delegated_and_reported(world, "claude", "codex")
     with psycopg.connect(world.url, autocommit=True) as conn:  # type: ignore[attr-defined]
         ledger = conn.execute(
             "SELECT t.status, t.result, m.delivered_at FROM tasks t JOIN messages m"

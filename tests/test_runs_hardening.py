@@ -257,13 +257,18 @@ def test_an_agent_may_not_change_the_default_preset(nx, hook, clients, chdir_wor
     assert out["sandbox"] == "read-only" and out["preset"] == "standard", out
 
 
-def test_a_worker_may_not_widen_its_own_tier(nx, hook, clients, chdir_work):
+def review_worker(nx, hook) -> tuple[str, dict]:
+    """A worker a session started under the `review` preset: its id and its environment."""
     hook("claude", "SessionStart", sid(1), source="startup")
     first = nx("run", "claude", "review it", "--preset", "review", "--json", env=A).json
     worker = first["session_id"]
     raw = worker.split(":", 1)[1]
     hook("claude", "SessionStart", raw, source="resume")
-    w = claude_env(raw)
+    return worker, claude_env(raw)
+
+
+def test_a_worker_may_not_widen_its_own_tier(nx, hook, clients, chdir_work):
+    worker, w = review_worker(nx, hook)
     r = nx("policy", "set", "danger-full-access", "--session", worker, env=w)
     assert r.code == 5 and "widen its own" in r.err, r.err
     r = nx("preset", "set", "code", "--scope", "session", "--session", worker, env=w)
@@ -582,12 +587,7 @@ def test_the_board_shows_pending_approvals(nx, routed):
 
 
 def test_a_worker_may_not_start_or_resume_a_wider_run(nx, hook, clients, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    first = nx("run", "claude", "review it", "--preset", "review", "--json", env=A).json
-    worker = first["session_id"]
-    raw = worker.split(":", 1)[1]
-    hook("claude", "SessionStart", raw, source="resume")
-    w = claude_env(raw)
+    worker, w = review_worker(nx, hook)
     for args in (("--sandbox", "danger-full-access"), ("--preset", "code"),
                  ("--resume", worker, "--sandbox", "workspace-write")):
         r = nx("run", "claude", "escape", *args, env=w)

@@ -322,17 +322,9 @@ def test_a_write_holds_the_lock_for_the_write_alone(home):
 def test_waits_work_with_descriptors_past_1023(home):
     """A long-lived process can hold more than 1,024 descriptors: a wake channel (and every
     wait built on wake.ready) uses poll(), never select(), which refuses such numbers."""
-    import resource
+    from helpers import descriptors_past
 
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 1200:
-        pytest.skip("the descriptor limit is below 1,200 here")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
-    spare = []
-    try:
-        while not spare or spare[-1] < 1100:
-            spare.append(os.open(os.devnull, os.O_RDONLY))
+    with descriptors_past():
         store = Store(str(home))
         store.open_write()
         with store.channel(f"claude:{sid(1)}") as channel:
@@ -340,10 +332,6 @@ def test_waits_work_with_descriptors_past_1023(home):
             assert channel.wait(0.05) is False
             store.poke([f"claude:{sid(1)}"])
             assert channel.wait(5) is True
-    finally:
-        for fd in spare:
-            os.close(fd)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_the_inbox_lookups_of_a_tool_call_use_the_partial_indexes(home):
