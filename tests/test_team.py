@@ -533,3 +533,61 @@ def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
     r = nx("team", "join", as_bob, "--name", "alice-w")
     assert r.code != 0 and "name_taken" in r.err and "Traceback" not in r.err
     assert identity.user_id() == pb  # nothing was kept
+
+
+def test_a_transaction_begins_with_its_first_statement_and_an_empty_one_sends_nothing(
+        pg_cluster, home, monkeypatch):
+    """With the wire client, BEGIN and the writers' lock travel with a transaction's first
+    statement: a one-statement write is two round trips (statement, COMMIT), not three."""
+    from nexus_cli.core.store import pgwire
+    from nexus_cli.core.store.pg import PgStore
+
+    monkeypatch.setenv("NEXUS_PG_DRIVER", "wire")
+    store = PgStore(schema(pg_cluster, migrate=True)[1], str(home))
+    with store.read() as conn:  # both connections open
+        conn.execute("SELECT 1")
+    store.open_write()
+    sent: list[bytes] = []
+    real = pgwire.Wire._send
+    monkeypatch.setattr(pgwire.Wire, "_send", lambda self, data: (sent.append(data),
+                                                                  real(self, data))[1])
+    with store.write() as conn:
+        conn.execute("INSERT INTO meta (key, value) VALUES ('k', 'v')")
+    assert len(sent) == 2 and b"pg_advisory_xact_lock" in sent[0], sent
+    sent.clear()
+    with store.write():
+        pass
+    with store.read():
+        pass
+    assert sent == []
+    with store.read() as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'k'").fetchone()[0] == "v"
+
+
+def test_a_writers_lock_held_elsewhere_is_store_busy_and_the_connection_stays_in_step(
+        pg_cluster, home, monkeypatch):
+    """The lock's wait fails inside the round trip of the first statement: the error is the
+    lock's (store_busy), nothing is written, and the connection answers the next write."""
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.core.store import pg
+    from nexus_cli.core.store.pg import PgStore
+
+    monkeypatch.setenv("NEXUS_PG_DRIVER", "wire")
+    url = schema(pg_cluster, migrate=True)[1]
+    store = PgStore(url, str(home))
+    store.open_write().raw.execute("SET lock_timeout = 300")
+    holder = psycopg.connect(url, autocommit=True)  # another writer, in its transaction
+    try:
+        holder.execute("BEGIN")
+        holder.execute(pg.LOCK)
+        with pytest.raises(NexusError) as err, store.write() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('busy', 'x')")
+        assert err.value.code == "store_busy", err.value
+        holder.execute("ROLLBACK")
+    finally:
+        holder.close()
+    with store.write() as conn:
+        conn.execute("INSERT INTO meta (key, value) VALUES ('after', 'y')")
+    with store.read() as conn:
+        assert [r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN ('busy', 'after')"
+                                           ).fetchall()] == ["after"]

@@ -57,11 +57,14 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
            task_id: str | None = None, defer: bool = False,
            known: sqlite3.Row | None = None) -> str:
     """A message stored (and its recipient's news marker raised); `known`: the recipient's
-    session row when the caller has just read it in this transaction (no second look)."""
+    session row when the caller has just read it in this transaction (no look at all)."""
     mid = new_id()
-    routed = sessions.route(conn, recipient, known)  # a handed-over conversation's mail follows it
-    if routed != recipient:
-        recipient, known = routed, None
+    # one look at the recipient serves routing and the news marker (a round trip on PostgreSQL)
+    row = known if known is not None and known["id"] == recipient else sessions.get(conn, recipient)
+    if row is not None:
+        routed = sessions.route(conn, recipient, row)  # a handed-over conversation's mail follows
+        if routed != recipient:
+            recipient, row = routed, sessions.get(conn, routed)
     conn.execute(
         "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
         " created_at, notify_when_idle, task_id, defer)"
@@ -69,8 +72,8 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
         (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
          int(notify_when_idle), task_id, int(defer)),
     )
-    if not defer:
-        news.mark(conn, recipient, known)
+    if not defer and row is not None:  # (no session, no client to tell)
+        news.mark(conn, recipient, row)
     return mid
 
 

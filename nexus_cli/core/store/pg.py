@@ -170,7 +170,7 @@ class _WireInfo:
 
     @property
     def transaction_status(self) -> int:  # as psycopg's: 0 idle, 2 in a transaction, 3 failed
-        return {"I": 0, "T": 2, "E": 3}.get(self.wire.status, 0)
+        return 2 if self.wire.deferring else {"I": 0, "T": 2, "E": 3}.get(self.wire.status, 0)
 
     def parameter_status(self, name: str) -> str | None:
         return self.wire.parameters.get(name)
@@ -684,23 +684,34 @@ _savepoints = itertools.count(1)
 
 @contextmanager
 def _transaction(conn: Conn, write: bool) -> Iterator[None]:
+    """BEGIN (and the writers' lock) ... COMMIT. With the wire client the BEGIN travels with the
+    transaction's first statement (a round trip fewer), and a transaction that ran nothing ends
+    without a word to the server."""
     raw = conn.raw
+    begin = f"BEGIN; {LOCK}" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     try:
-        raw.execute(f"BEGIN; {LOCK}" if write else  # type: ignore[arg-type]
-                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        if isinstance(raw, WireRaw):
+            raw.wire.defer(begin)
+        else:
+            raw.execute(begin)
     except ERRORS as exc:
         raise translate_error(exc, conn.url) from None
     try:
         yield
-        raw.execute("COMMIT")
+        _end(raw, "COMMIT")
     except BaseException as exc:
         try:
-            raw.execute("ROLLBACK")
+            _end(raw, "ROLLBACK")
         except ERRORS:
             pass
         if isinstance(exc, ERRORS):
             raise translate_error(exc, conn.url) from None
         raise
+
+
+def _end(raw: object, sql: str) -> None:
+    if not (isinstance(raw, WireRaw) and raw.wire.drop_deferred()):
+        raw.execute(sql)  # type: ignore[attr-defined]
 
 
 _CURRENT: set[str] = set()  # team URLs this process found at the current schema

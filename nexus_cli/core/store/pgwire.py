@@ -272,6 +272,7 @@ class Wire:
         self._buf = bytearray()
         self._prepared: dict[tuple, bytes] = {}
         self._serial = 0
+        self._deferred = b""  # a simple query that travels with the next statement (`defer`)
         self._deadline: float | None = time.monotonic() + timeout
         family = socket.AF_UNIX if p["host"].startswith("/") else None
         try:
@@ -458,12 +459,29 @@ class Wire:
             self._lose()
             raise WireError(f"the server broke the protocol ({exc})") from None
 
+    def defer(self, sql: str) -> None:
+        """Send `sql` (a simple query: BEGIN and the writers' lock) together with the next
+        statement, one round trip for both; its error, if any, is the one that statement
+        raises. Dropped unsent if the transaction ends first (`drop_deferred`)."""
+        self._deferred = self._msg(b"Q", _cstr(sql, "the statement"))
+
+    @property
+    def deferring(self) -> bool:
+        """A deferred BEGIN is waiting: the transaction has begun, as far as callers know."""
+        return bool(self._deferred)
+
+    def drop_deferred(self) -> bool:
+        """Whether a deferred query was waiting (now dropped: nothing ran after it)."""
+        waiting, self._deferred = bool(self._deferred), b""
+        return waiting
+
     def _query(self, sql: str, values: list | tuple | None) -> Result:
         text = _cstr(sql, "the statement")
+        deferred, self._deferred = self._deferred, b""
         key: tuple = ()
         name = b""
         if values is None:
-            self._send(self._msg(b"Q", text))
+            self._send(deferred + self._msg(b"Q", text))
         else:
             typed = [_param(v) for v in values]
             if len(typed) > 65535:
@@ -485,9 +503,19 @@ class Wire:
                 bind.append(struct.pack("!i", -1) if data is None else
                             struct.pack("!i", len(data)) + data)
             bind.append(struct.pack("!h", 0))
-            self._send(parse + self._msg(b"B", b"".join(bind))
+            self._send(deferred + parse + self._msg(b"B", b"".join(bind))
                        + self._msg(b"D", b"P\0") + self._msg(b"E", b"\0\0\0\0\0")
                        + self._msg(b"S", b""))
+        if deferred:
+            try:
+                self._results((), b"")
+            except WireError as first:  # the statement ran in an aborted transaction, if at all
+                if not self.broken:
+                    try:
+                        self._results(key, name)
+                    except WireError:
+                        pass
+                raise first
         return self._results(key, name)
 
     def _results(self, key: tuple, name: bytes) -> Result:
