@@ -349,6 +349,16 @@ def test_the_inbox_lookups_of_a_tool_call_use_the_partial_indexes(home):
         assert f"USING INDEX {index} " in plan, plan
 
 
+def test_no_index_holds_a_column_every_tool_call_rewrites(home):
+    """Every hook event and every send rewrites its session's last_active: an index holding it
+    would move an entry (and write a page more to the WAL) each time."""
+    conn = sqlite3.connect(make_store(home))
+    for (index,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'"
+                                 " AND tbl_name = 'sessions'").fetchall():
+        columns = [r[2] for r in conn.execute(f"PRAGMA index_info({index})")]
+        assert "last_active" not in columns, (index, columns)
+
+
 def test_a_send_reads_each_row_once_inside_its_write(hook, home, monkeypatch):
     """What a send does while it holds the write lock: its own row looked up and touched, the
     recipient found, the message stored. The recipient's row is read once (routing and its news

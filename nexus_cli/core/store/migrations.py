@@ -559,6 +559,21 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        18,
+        "the sessions' project and scope indexes without last_active: every tool call's hook and "
+        "every send rewrites last_active, which moved two index entries each time (two pages "
+        "more in the WAL per send); peers are sorted after the lookup instead",
+        """
+        DROP INDEX sessions_by_project;
+        CREATE INDEX sessions_by_project ON sessions (project);
+        DROP INDEX sessions_by_scope;
+        CREATE INDEX sessions_by_scope ON sessions (scope);
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
