@@ -389,3 +389,23 @@ def test_a_send_reads_each_row_once_inside_its_write(hook, home, monkeypatch):
     assert len(recipient) == 1, inside
     assert not any("client_pid =" in s for s in inside), inside  # the caller: before the lock
     assert len(inside) <= 4, inside
+
+
+def test_a_tool_calls_hook_reads_and_writes_its_session_once(hook, home, monkeypatch):
+    """A PostToolUse of a known session: one look at its row (admission and the event use it),
+    one UPDATE of it (the event's; no separate touch), one read back for the handlers."""
+    from nexus_cli.core.store import db as dbmod
+
+    hook("claude", "SessionStart", sid(1), source="startup")
+    statements: list[str] = []
+    connect = dbmod.Store._connect
+
+    def traced(self, *a, **k):
+        conn = connect(self, *a, **k)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(dbmod.Store, "_connect", traced)
+    assert hook("claude", "PostToolUse", sid(1), tool_name="Bash", tool_use_id="t1").code == 0
+    mine = [s for s in statements if "FROM sessions" in s or s.startswith("UPDATE sessions")]
+    assert [s.split()[0] for s in mine] == ["SELECT", "UPDATE", "SELECT"], mine

@@ -292,13 +292,13 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
 
 
 def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc: Proc | None,
-               chain: Sequence[Proc], now: float) -> str | None:
-    """Whether a hook event for `sid`, run below `proc`, may be believed; returns the session that
-    started this one's client (a nested agent's parent), if any. Raises `hook_refused`."""
+               chain: Sequence[Proc], now: float, row: sqlite3.Row | None) -> str | None:
+    """Whether a hook event for `sid` (its row: `row`, None when new), run below `proc`, may be
+    believed; returns the session that started this one's client (a nested agent's parent), if
+    any. Raises `hook_refused`."""
     if proc is None:
         raise NexusError("hook_refused", sid, f"no {client} process runs this hook",
                          f"hooks are for {client} to call; nothing was recorded")
-    row = sessions.get(conn, sid)
     if row is not None and row["client_pid"] is not None and \
             (row["client_pid"], row["client_start"]) != (proc.pid, proc.start):
         if sessions.client_alive(row):

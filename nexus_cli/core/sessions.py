@@ -204,17 +204,22 @@ def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> None:
 
 
 def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
-                 client: Proc, parent: str | None = None) -> sqlite3.Row | None:
+                 client: Proc, parent: str | None = None,
+                 row: sqlite3.Row | None = None) -> sqlite3.Row | None:
     """Apply one hook event, run by the client process `client`, to its session's row. Returns
-    the row, or None when the event is one nexus does not track (nothing is written then)."""
+    the row, or None when the event is one nexus does not track (nothing is written then).
+    `row`: the session's row as the caller has just read it in this transaction."""
     event = data["hook_event_name"]
     status = EVENT_STATUS.get(event)
     if status is None:
         return None
-    if event == "SessionEnd" and get(conn, sid) is None:
+    if row is None:
+        row = get(conn, sid)
+    if event == "SessionEnd" and row is None:
         return None  # the end of a conversation nexus never saw (`claude mcp list` sends one)
     cwd = data.get("cwd") or ""
-    row = ensure(conn, sid, cwd, now, client, parent=parent)
+    if row is None or effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
+        row = ensure(conn, sid, cwd, now, client, parent=parent)  # new, revived or moved
     sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now,
                                "client_pid": client.pid, "client_start": client.start}
     if row["machine"] != machine():  # its client process runs here (now)

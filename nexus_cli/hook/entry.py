@@ -90,11 +90,12 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     chain = table().ancestors()
     proc = clients.ADAPTERS[client].hook_client(chain, env)
     with store.write() as conn:
-        if event == "SessionEnd" and sessions.get(conn, sid) is None:
+        known = sessions.get(conn, sid)
+        if event == "SessionEnd" and known is None:
             return QUIET  # the end of a conversation nexus never saw (`claude mcp list` sends one)
-        parent = caller.admit_hook(conn, sid, event, client, proc, chain, now)
+        parent = caller.admit_hook(conn, sid, event, client, proc, chain, now, known)
         assert proc is not None
-        row = sessions.record_event(conn, sid, data, now, proc, parent)
+        row = sessions.record_event(conn, sid, data, now, proc, parent, known)
         if row is None:
             return QUIET
         if wait:  # the idle wait records the Stop too (the synchronous one may not have run yet)

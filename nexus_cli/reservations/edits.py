@@ -179,8 +179,8 @@ def auto_reserve(client: str, sid: str, located: list[tuple[str, list[str], bool
     proc = clients.ADAPTERS[client].hook_client(chain, env)
     told: list[str] = []
     with store.write() as conn:
-        caller.admit_hook(conn, sid, "PreToolUse", client, proc, chain, now)
         me = sessions.get(conn, sid)
+        caller.admit_hook(conn, sid, "PreToolUse", client, proc, chain, now, me)
         if me is None:
             return QUIET  # a conversation nexus has not seen start: nothing to hold it for
         marker.raise_(store.root)
