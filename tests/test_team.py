@@ -591,3 +591,44 @@ def test_a_writers_lock_held_elsewhere_is_store_busy_and_the_connection_stays_in
     with store.read() as conn:
         assert [r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN ('busy', 'after')"
                                            ).fetchall()] == ["after"]
+
+
+def test_a_write_nobody_reads_travels_with_the_next_statement_and_its_error_fails_the_write(
+        pg_cluster, home, monkeypatch):
+    """store.db.later on the team database: the statement is sent with the next one (a read
+    after it sees it), an error it meets fails the transaction (nothing of it committed, the
+    connection in step), and outside a transaction it runs at once."""
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.core.store import pgwire
+    from nexus_cli.core.store.db import later
+    from nexus_cli.core.store.pg import PgStore
+
+    monkeypatch.setenv("NEXUS_PG_DRIVER", "wire")
+    store = PgStore(schema(pg_cluster, migrate=True)[1], str(home))
+    sent: list[bytes] = []
+    real = pgwire.Wire._send
+    monkeypatch.setattr(pgwire.Wire, "_send", lambda self, data: (sent.append(data),
+                                                                  real(self, data))[1])
+    store.open_write()
+    sent.clear()
+    with store.write() as conn:
+        later(conn, "INSERT INTO meta (key, value) VALUES ('a', '1')")
+        later(conn, "INSERT INTO meta (key, value) VALUES ('b', '2')")
+        assert sent == []
+        assert conn.execute("SELECT count(*) FROM meta WHERE key IN ('a', 'b')"
+                            ).fetchone()[0] == 2
+    assert len(sent) == 2, sent  # the read (with BEGIN and both writes), then COMMIT
+    sent.clear()
+    with store.write() as conn:
+        later(conn, "INSERT INTO meta (key, value) VALUES ('c', '3')")
+    assert len(sent) == 1  # BEGIN, the write and COMMIT in one round trip
+    with pytest.raises(NexusError) as err, store.write() as conn:
+        later(conn, "INSERT INTO meta (key, value) VALUES ('d', '4')")
+        later(conn, "INSERT INTO meta (key, value) VALUES ('a', 'again')")  # the key is taken
+    assert err.value.code == "internal_error" and "duplicate" in err.value.reason
+    with store.snapshot() as conn:  # outside a transaction: at once
+        later(conn, "INSERT INTO meta (key, value) VALUES ('e', '5')")
+    with store.read() as conn:
+        keys = [r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN"
+                                           " ('a', 'b', 'c', 'd', 'e') ORDER BY key").fetchall()]
+    assert keys == ["a", "b", "c", "e"]

@@ -11,7 +11,7 @@ from . import identity
 from .errors import NexusError, invalid
 from .proctable import Proc, machine, table
 from .settings import BINDING_PURGE, BINDING_TTL, RECENT_OFFLINE, STALE_AFTER
-from .store.db import present
+from .store.db import later, present
 
 PROMPT_TAIL = 1500
 ASSISTANT_TAIL = 5000
@@ -189,7 +189,7 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
                 conn.execute("UPDATE sessions SET cwd = ?, project = ?, scope = ? WHERE id = ?",
                              (cwd, root, scope_of(conn, root), sid))
         else:  # the common case: one write (the row returned shows last_active as it was)
-            conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+            later(conn, "UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
             return row
         conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
     return get(conn, sid)  # type: ignore[return-value]

@@ -9,7 +9,7 @@ import sqlite3
 from ..core import identity, sessions
 from ..core.settings import ANNOUNCE_LISTED
 from ..core.store import news
-from ..core.store.db import present
+from ..core.store.db import later, present
 from . import ANNOUNCEABLE, UNREAD
 
 # a message still waiting in its recipient's inbox
@@ -65,7 +65,8 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
         routed = sessions.route(conn, recipient, row)  # a handed-over conversation's mail follows
         if routed != recipient:
             recipient, row = routed, sessions.get(conn, routed)
-    conn.execute(
+    later(
+        conn,
         "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
         " created_at, notify_when_idle, task_id, defer)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -488,6 +488,17 @@ class Connection(sqlite3.Connection):
     local_root: str | None = None
 
 
+def later(conn: sqlite3.Connection, sql: str, params: object = ()) -> None:
+    """A write whose result nobody reads (a touch, a new message, a notification). SQLite runs
+    it now; the team database sends it with the transaction's next statement (pg.Conn), and an
+    error it meets fails that statement, and so the transaction, as if it had been sent alone."""
+    run = getattr(conn, "execute_later", None)
+    if run is None:
+        conn.execute(sql, params)  # type: ignore[arg-type]
+    else:
+        run(sql, params)
+
+
 @contextmanager
 def savepoint(conn: sqlite3.Connection, path: str) -> Iterator[None]:
     name = f"nx{next(_savepoints)}"

@@ -170,7 +170,9 @@ class _WireInfo:
 
     @property
     def transaction_status(self) -> int:  # as psycopg's: 0 idle, 2 in a transaction, 3 failed
-        return 2 if self.wire.deferring else {"I": 0, "T": 2, "E": 3}.get(self.wire.status, 0)
+        if self.wire.in_transaction and self.wire.status == "I":
+            return 2  # its BEGIN waits to travel with the first statement
+        return {"I": 0, "T": 2, "E": 3}.get(self.wire.status, 0)
 
     def parameter_status(self, name: str) -> str | None:
         return self.wire.parameters.get(name)
@@ -230,15 +232,26 @@ class WireRaw:
     def broken(self) -> bool:
         return self.wire.broken
 
-    def execute(self, sql: str, params: object = None) -> _WireCursor:
+    @staticmethod
+    def _bound(sql: str, params: object) -> tuple[str, list | None]:
+        """The statement with `$n` placeholders, and its values in order (None: none)."""
         if params is None:
-            return _WireCursor(self, self.wire.query(sql))
+            return sql, None
         text, names = dollars(sql)
         if names is not None:
-            values = [params[n] for n in names]  # type: ignore[index]
+            return text, [params[n] for n in names]  # type: ignore[index]
+        return text, list(params)  # type: ignore[call-overload]
+
+    def execute(self, sql: str, params: object = None) -> _WireCursor:
+        return _WireCursor(self, self.wire.query(*self._bound(sql, params)))
+
+    def execute_later(self, sql: str, params: object) -> None:
+        """`execute` for a write whose result nobody reads: inside a transaction it travels with
+        the next statement (see pgwire.Wire.defer); outside one, it runs now."""
+        if self.wire.in_transaction:
+            self.wire.defer(*self._bound(sql, params))
         else:
-            values = list(params)  # type: ignore[call-overload]
-        return _WireCursor(self, self.wire.query(text, values))
+            self.execute(sql, params)
 
     def cursor(self) -> _WireCursor:
         return _WireCursor(self, None)
@@ -572,6 +585,19 @@ class _ConnCursor:
         return self.conn.executemany(sql, seq)
 
 
+def _prepared(sql: str, params: object) -> tuple[str, object, bool]:
+    """A statement in SQLite's dialect as PostgreSQL takes it: (text, values, returning)."""
+    values, style = _params(params)
+    if style == 1 and _numbered(sql):  # SQLite's `?1`: the same value in several places
+        sql = _NUMBERED.sub(lambda m: f":p{m.group(1)}", sql)
+        values = {f"p{i + 1}": v for i, v in enumerate(values)}  # type: ignore[arg-type, var-annotated]
+        style = 2
+    text, returning = translate(sql, style)
+    if not text:
+        raise unsupported("a SQLite full-text (FTS5) table")
+    return text, values, returning
+
+
 class Conn:
     """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
 
@@ -582,19 +608,25 @@ class Conn:
         self.version_checked = False
 
     def execute(self, sql: str, params: object = ()) -> Cursor:
-        values, style = _params(params)
-        if style == 1 and _numbered(sql):  # SQLite's `?1`: the same value in several places
-            sql = _NUMBERED.sub(lambda m: f":p{m.group(1)}", sql)
-            values = {f"p{i + 1}": v for i, v in enumerate(values)}  # type: ignore[arg-type, var-annotated]
-            style = 2
-        text, returning = translate(sql, style)
-        if not text:
-            raise unsupported("a SQLite full-text (FTS5) table")
+        text, values, returning = _prepared(sql, params)
         try:
             return Cursor(self.raw.execute(text, values), returning)  # type: ignore[call-overload]
         except ERRORS as exc:
             if os.environ.get("NEXUS_DEBUG_SQL"):
                 print("SQL:", text, values, file=sys.stderr)
+            raise translate_error(exc, self.url) from None
+
+    def execute_later(self, sql: str, params: object = ()) -> None:
+        """A write whose result nobody reads (store.db.later): with the wire client it travels
+        with the transaction's next statement, a round trip fewer; its error, if any, fails
+        that statement and so the transaction."""
+        if not isinstance(self.raw, WireRaw):
+            self.execute(sql, params)
+            return
+        text, values, _ = _prepared(sql, params)
+        try:
+            self.raw.execute_later(text, values)
+        except ERRORS as exc:
             raise translate_error(exc, self.url) from None
 
     def executemany(self, sql: str, seq: Iterable) -> Cursor:
@@ -691,7 +723,7 @@ def _transaction(conn: Conn, write: bool) -> Iterator[None]:
     begin = f"BEGIN; {LOCK}" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     try:
         if isinstance(raw, WireRaw):
-            raw.wire.defer(begin)
+            raw.wire.defer_begin(begin)
         else:
             raw.execute(begin)
     except ERRORS as exc:
@@ -710,7 +742,9 @@ def _transaction(conn: Conn, write: bool) -> Iterator[None]:
 
 
 def _end(raw: object, sql: str) -> None:
-    if not (isinstance(raw, WireRaw) and raw.wire.drop_deferred()):
+    """COMMIT, ROLLBACK or ROLLBACK TO: what waits to travel goes with a COMMIT and is dropped
+    by a rollback; a transaction the server never saw begin ends without a word."""
+    if not (isinstance(raw, WireRaw) and raw.wire.settle(commit=sql == "COMMIT")):
         raw.execute(sql)  # type: ignore[attr-defined]
 
 
@@ -796,7 +830,7 @@ class PgStore:
             try:
                 yield outer
             except BaseException:
-                outer.raw.execute(f"ROLLBACK TO {name}")  # type: ignore[arg-type]
+                _end(outer.raw, f"ROLLBACK TO {name}")
                 outer.raw.execute(f"RELEASE {name}")  # type: ignore[arg-type]
                 raise
             outer.raw.execute(f"RELEASE {name}")  # type: ignore[arg-type]

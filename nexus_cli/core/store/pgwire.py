@@ -272,7 +272,8 @@ class Wire:
         self._buf = bytearray()
         self._prepared: dict[tuple, bytes] = {}
         self._serial = 0
-        self._deferred = b""  # a simple query that travels with the next statement (`defer`)
+        self._deferred: list[tuple[bytes, tuple, bytes]] = []  # (messages, key, name): `defer`
+        self._begin_waits = False  # the first of them is the transaction's BEGIN
         self._deadline: float | None = time.monotonic() + timeout
         family = socket.AF_UNIX if p["host"].startswith("/") else None
         try:
@@ -459,64 +460,89 @@ class Wire:
             self._lose()
             raise WireError(f"the server broke the protocol ({exc})") from None
 
-    def defer(self, sql: str) -> None:
-        """Send `sql` (a simple query: BEGIN and the writers' lock) together with the next
-        statement, one round trip for both; its error, if any, is the one that statement
-        raises. Dropped unsent if the transaction ends first (`drop_deferred`)."""
-        self._deferred = self._msg(b"Q", _cstr(sql, "the statement"))
+    # Statements that travel with the next one (one round trip for several): a transaction's
+    # BEGIN, and writes whose result nobody reads (a touch, a new message, a notification). Their
+    # replies are read in order when the next statement's are; the first error among them is the
+    # one raised (later statements ran in an aborted transaction, if at all), so a failed write
+    # fails its transaction exactly as if it had been sent alone.
+
+    def defer_begin(self, sql: str) -> None:
+        """BEGIN (a simple query), sent with the transaction's first statement."""
+        self._deferred = [(self._msg(b"Q", _cstr(sql, "the statement")), (), b"")]
+        self._begin_waits = True
+
+    def defer(self, sql: str, values: list | tuple | None) -> None:
+        """A statement inside a transaction, sent with the next one. Raises where `query` would
+        fail to build the message (bad parameters), never later."""
+        if self.closed or self.broken:
+            raise WireError("the connection is closed")
+        self._deferred.append(self._message(sql, values))
 
     @property
-    def deferring(self) -> bool:
-        """A deferred BEGIN is waiting: the transaction has begun, as far as callers know."""
-        return bool(self._deferred)
+    def in_transaction(self) -> bool:
+        """Inside a transaction as callers see it (its BEGIN may still be waiting)."""
+        return self._begin_waits or self.status in ("T", "E")
 
-    def drop_deferred(self) -> bool:
-        """Whether a deferred query was waiting (now dropped: nothing ran after it)."""
-        waiting, self._deferred = bool(self._deferred), b""
-        return waiting
+    def settle(self, commit: bool) -> bool:
+        """Before COMMIT (`commit`) or a rollback: True when nothing need be said (the server
+        never saw the transaction begin; what waited is dropped). A rollback drops what waits;
+        a COMMIT sends it along."""
+        if self._begin_waits and (not commit or len(self._deferred) == 1):
+            self._deferred, self._begin_waits = [], False
+            return True
+        if not commit:
+            self._deferred = []
+        return False
+
+    def _message(self, sql: str, values: list | tuple | None) -> tuple[bytes, tuple, bytes]:
+        """The protocol messages of one statement, its prepared-statement key and name."""
+        text = _cstr(sql, "the statement")
+        if values is None:
+            return self._msg(b"Q", text), (), b""
+        typed = [_param(v) for v in values]
+        if len(typed) > 65535:
+            raise WireError("a statement takes 65535 parameters at most", {"C": "54000"})
+        key = (sql, tuple(oid for oid, _ in typed))
+        known = self._prepared.get(key)
+        if known is None and len(self._prepared) >= PREPARED_MAX and self.status == "I" \
+                and not self._deferred:
+            self._forget()  # statements built on the fly: keep the server's share bounded
+        parse = b""
+        if known is not None:
+            name = known
+        else:  # prepared once per connection: the server parses and plans once
+            self._serial += 1
+            name = f"n{self._serial}".encode()
+            parse = self._msg(b"P", name + b"\0" + text + struct.pack("!H", len(typed))
+                              + b"".join(struct.pack("!I", oid) for oid, _ in typed))
+        bind = [b"\0" + name + b"\0", struct.pack("!hH", 0, len(typed))]
+        for _, data in typed:
+            bind.append(struct.pack("!i", -1) if data is None else
+                        struct.pack("!i", len(data)) + data)
+        bind.append(struct.pack("!h", 0))
+        return (parse + self._msg(b"B", b"".join(bind)) + self._msg(b"D", b"P\0")
+                + self._msg(b"E", b"\0\0\0\0\0") + self._msg(b"S", b"")), key, name
 
     def _query(self, sql: str, values: list | tuple | None) -> Result:
-        text = _cstr(sql, "the statement")
-        deferred, self._deferred = self._deferred, b""
-        key: tuple = ()
-        name = b""
-        if values is None:
-            self._send(deferred + self._msg(b"Q", text))
-        else:
-            typed = [_param(v) for v in values]
-            if len(typed) > 65535:
-                raise WireError("a statement takes 65535 parameters at most", {"C": "54000"})
-            key = (sql, tuple(oid for oid, _ in typed))
-            known = self._prepared.get(key)
-            if known is None and len(self._prepared) >= PREPARED_MAX and self.status == "I":
-                self._forget()  # statements built on the fly: keep the server's share bounded
-            parse = b""
-            if known is not None:
-                name = known
-            else:  # prepared once per connection: the server parses and plans once
-                self._serial += 1
-                name = f"n{self._serial}".encode()
-                parse = self._msg(b"P", name + b"\0" + text + struct.pack("!H", len(typed))
-                                  + b"".join(struct.pack("!I", oid) for oid, _ in typed))
-            bind = [b"\0" + name + b"\0", struct.pack("!hH", 0, len(typed))]
-            for _, data in typed:
-                bind.append(struct.pack("!i", -1) if data is None else
-                            struct.pack("!i", len(data)) + data)
-            bind.append(struct.pack("!h", 0))
-            self._send(deferred + parse + self._msg(b"B", b"".join(bind))
-                       + self._msg(b"D", b"P\0") + self._msg(b"E", b"\0\0\0\0\0")
-                       + self._msg(b"S", b""))
-        if deferred:
+        message, key, name = self._message(sql, values)
+        waiting, self._deferred, self._begin_waits = self._deferred, [], False
+        self._send(b"".join(m for m, _, _ in waiting) + message)
+        first: WireError | None = None
+        for _, k, n in waiting:
             try:
-                self._results((), b"")
-            except WireError as first:  # the statement ran in an aborted transaction, if at all
-                if not self.broken:
-                    try:
-                        self._results(key, name)
-                    except WireError:
-                        pass
-                raise first
-        return self._results(key, name)
+                self._results(k, n)
+            except WireError as exc:
+                if self.broken:
+                    raise
+                first = first or exc
+        try:
+            result = self._results(key, name)
+        except WireError:
+            if first is None or self.broken:
+                raise
+        if first is not None:
+            raise first
+        return result
 
     def _results(self, key: tuple, name: bytes) -> Result:
         result, error, parsed = Result(), None, False
