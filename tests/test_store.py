@@ -389,6 +389,8 @@ def test_a_send_reads_each_row_once_inside_its_write(hook, home, monkeypatch):
     assert len(recipient) == 1, inside
     assert not any("client_pid =" in s for s in inside), inside  # the caller: before the lock
     assert len(inside) <= 4, inside
+    before = [s for s in statements[:begin] if "FROM sessions" in s]
+    assert len(before) == 1 and "client_pid =" in before[0], before  # one look finds the caller
 
 
 def test_a_tool_calls_hook_reads_and_writes_its_session_once(hook, home, monkeypatch):

@@ -112,9 +112,12 @@ def refuse(claimed: str, reason: str,
     return NexusError("impersonation_refused", claimed, reason, action)
 
 
-def caller_for(conn: sqlite3.Connection, sid: str, source: str, cwd: str) -> Caller:
-    """A Caller for a known id: its scope is its registered project (or where it stands now)."""
-    row = sessions.get(conn, sid)
+def caller_for(conn: sqlite3.Connection, sid: str, source: str, cwd: str,
+               row: sqlite3.Row | None = None) -> Caller:
+    """A Caller for a known id: its scope is its registered project (or where it stands now).
+    `row`: a row already read in this transaction (used when it is that session's)."""
+    if row is None or row["id"] != sid:
+        row = sessions.get(conn, sid)
     if row is not None and row["project"] and identity.split_id(sid)[0] != identity.USER:
         return Caller(sid, row["cwd"], row["project"], source, row["scope"] or row["project"])
     return standing(conn, sid, cwd, source)
@@ -127,9 +130,10 @@ def standing(conn: sqlite3.Connection, sid: str, cwd: str, source: str) -> Calle
 
 
 def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
-           chain: Sequence[Proc]) -> tuple[str, str] | None:
-    """(session id, how it was found) of the client process this one runs below, or None when it
-    runs below no client. Raises when the environment names a session that is not it."""
+           chain: Sequence[Proc]) -> tuple[str, str, sqlite3.Row | None] | None:
+    """(session id, how it was found, its row when read on the way) of the client process this
+    one runs below, or None when it runs below no client. Raises when the environment names a
+    session that is not it."""
     found = nearest_client(conn, chain, now)
     claims = env_claims(env)
     if found is None:
@@ -142,6 +146,8 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
     if found.current is not None:
         me = found.current["id"]
         for claim in claims:
+            if claim[1] == found.current["id"]:
+                continue  # the session it runs now (current_of followed its successors)
             if claim[1] in found.hosted:
                 me = sessions.follow_successors(conn, claim[1])  # it names one of ours: that one
                 continue
@@ -149,7 +155,7 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
                 continue  # inherited from the agent that started this one: not ours, not an error
             raise refuse(claim[1], f"this process runs inside {me} (the {found.client} process "
                          f"{found.proc.pid}), but {claim[2]} names {claim[1]}")
-        return me, "ancestry" if not claims else "env"
+        return me, "ancestry" if not claims else "env", found.current
     # a client nexus has not registered (no hooks ran yet): its own variable names it
     own = [c for c in claims
            if c[0] == found.client and not further_up(conn, c, chain, found.depth)]
@@ -163,7 +169,7 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
     if row is not None and sessions.client_alive(row) and row["client_pid"] != found.proc.pid:
         raise refuse(sid, f"{sid} runs in process {row['client_pid']}, not in the "
                      f"{found.client} process {found.proc.pid} this runs below")
-    return sessions.follow_successors(conn, sid), "env"
+    return sessions.follow_successors(conn, sid), "env", None
 
 
 def at_terminal() -> bool:
@@ -216,7 +222,7 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
     chain = table().ancestors() if chain is None else chain
     found = inside(conn, now, env, chain)
     if found is not None:
-        me, source = found
+        me, source, row = found
         if explicit:
             wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
             if wanted != me:
@@ -224,7 +230,7 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
                              f"this process runs inside session {me} and may only act as itself",
                              "drop --as; a session can only send, read and reply as itself")
             source = "option"
-        return caller_for(conn, me, source, cwd)
+        return caller_for(conn, me, source, cwd, row)
     person = identity.user_id()
     if explicit:
         wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
@@ -267,7 +273,7 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
             if claimed not in found.hosted:
                 raise refuse(claimed, f"this MCP server belongs to {found.current['id']} (the "
                              f"{found.client} process {found.proc.pid}), not to that session")
-            return caller_for(conn, claimed, "mcp", cwd)
+            return caller_for(conn, claimed, "mcp", cwd, found.current)
         row = sessions.get(conn, claimed)
         if row is not None and sessions.client_alive(row) and \
                 (found is None or row["client_pid"] != found.proc.pid):
@@ -279,7 +285,7 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
         return caller_for(conn, claimed, "mcp", cwd)
     me = inside(conn, now, env, chain)
     if me is not None:
-        return caller_for(conn, me[0], me[1], cwd)
+        return caller_for(conn, *me[:2], cwd, me[2])
     raise NexusError(
         "caller_unknown", "tools/call",
         "the calling conversation could not be identified (no hook binding, session id or "
