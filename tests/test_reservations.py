@@ -883,6 +883,11 @@ def test_a_reservation_covers_the_same_file_in_another_clone_of_the_project_in_t
         assert theirs[0]["machine"]
     guard = nx("guard", "src/parser.py", "--json", env=B).json
     assert guard["ok"] is not team
+    # a session starting in the other clone is greeted with it
+    out = hook("claude", "SessionStart", sid(7), source="startup", cwd=str(b)).out
+    greeted = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+    name, handle = name_of(nx, A)
+    assert (f"src/parser.py (exclusive, {name} ({handle}) until" in greeted) == team, greeted
 
 
 def test_globs_and_directories_cover_other_clones_and_another_project_is_not_covered(

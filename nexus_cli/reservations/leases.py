@@ -327,9 +327,13 @@ def covering_project(conn: sqlite3.Connection, root: str, rows: list[sqlite3.Row
 def sample(conn: sqlite3.Connection, root: str, sid: str, mine: bool, now: float,
            limit: int) -> tuple[list[sqlite3.Row], int]:
     """Up to `limit` live reservations under `root` held by `sid` (or by others), oldest first,
-    and how many there are (a greeting names a few, whatever the store holds)."""
-    where = f"root = :root AND {LIVE} AND session_id {'=' if mine else '!='} :sid"
-    params = {"root": root, "now": now, "sid": sid, "limit": limit}
+    and how many there are (a greeting names a few, whatever the store holds); in team mode also
+    those taken in the project's other clones (its scope)."""
+    scope = sessions.scope_of(conn, root)
+    here = "root = :root" if scope == root else "(root = :root OR scope = :scope)"
+    where = f"{here} AND {LIVE} AND session_id {'=' if mine else '!='} :sid"
+    params = {"root": root, "now": now, "sid": sid, "limit": limit,
+              **({} if scope == root else {"scope": scope})}
     rows = conn.execute(f"SELECT * FROM reservations WHERE {where} ORDER BY created_at, pattern"
                         " LIMIT :limit", params).fetchall()
     if len(rows) < limit:
