@@ -198,8 +198,10 @@ def near_elsewhere(conn: sqlite3.Connection, spec: Spec, now: float) -> list[dic
     above = [a[1:] for a in patterns.ancestors("/" + spot)] if spot else [""]
     prefix = spot + "/" if spot else ""
     marks = ",".join("?" * len(above))
-    below = " OR (place >= ? AND place < ?)" if prefix else " OR place != ''"
-    params = (prefix, prefix[:-1] + "0") if prefix else ()
+    # below it: compared by its head, not by a range (a team database's collation need not
+    # order `/` as bytes do); the scope's index narrows the rows first
+    below = " OR substr(place, 1, ?) = ?" if prefix else " OR place != ''"
+    params = (len(prefix), prefix) if prefix else ()
     rows = conn.execute(
         f"SELECT * FROM reservations WHERE scope = ? AND root != ? AND expires_at > ? AND"
         f" (place IN ({marks}){below})", (scope, spec.root, now, *above, *params)).fetchall()
