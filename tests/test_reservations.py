@@ -946,12 +946,14 @@ def test_the_holders_machine_is_shown_where_it_is_another(nx, hook, clones, back
     assert "on laptop" in err and "\x1b" not in err
 
 
-def test_migration_18_gives_old_rows_their_root_as_scope_and_their_place(nx, hook, trio, home):
-    """Rows from before migration 18: its UPDATE gives each its root as scope and its anchor
-    relative to the root; such a row still refuses an edit of its file."""
+def test_the_migration_gives_old_rows_their_root_as_scope_and_their_place(nx, hook, trio, home):
+    """Rows from before the migration that added a reservation's scope and place: its UPDATE
+    gives each its root as scope and its anchor relative to the root; such a row still refuses
+    an edit of its file."""
     from nexus_cli.core.store import migrations
 
-    script = next(sql for n, _, sql in migrations.MIGRATIONS if n == 18)
+    script = next(sql for _, _, sql in migrations.MIGRATIONS
+                  if "ALTER TABLE reservations ADD COLUMN scope" in sql)
     update = next(s for s in migrations.statements(script) if s.startswith("UPDATE"))
     root = os.path.realpath(trio)
     conn = raw_db(home)
