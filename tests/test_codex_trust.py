@@ -217,3 +217,80 @@ def test_install_trust_of_a_project_records_it_in_the_users_config(nx, fakehome,
     assert "hooks" not in tomllib.loads((proj / ".codex" / "config.toml").read_text())
     assert len(_state(fakehome)) == 9
     assert _trust_check(nx)["status"] == "ok"
+
+
+# -- uninstall takes out what --trust recorded -----------------------------------------------------
+
+
+def test_uninstall_takes_out_nexus_trust_records_and_keeps_every_other_byte(nx, fakehome,
+                                                                           terminal):
+    codex = fakehome / ".codex"
+    codex.mkdir()
+    hooks_file = codex / "hooks.json"
+    mine = {"type": "command", "command": "audit.sh", "timeout": 5}
+    hooks_file.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [mine]}]}}))
+    key_of_mine = f"{trust.key_source(str(hooks_file))}:stop:0:0"
+    before = ('# my settings\nmodel = "gpt-5"   # keep this comment\n\n'
+              '[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"\n\n'
+              f'[hooks.state."{key_of_mine}"]\nenabled = true\n'
+              'trusted_hash = "sha256:mine"  # reviewed long ago\n\n[analytics]\nenabled = false\n')
+    (codex / "config.toml").write_text(before)
+    assert nx("install", "codex", "--trust").code == 0
+    ours = [k for _, k, _ in trust.hashes(str(hooks_file), json.loads(hooks_file.read_text()))]
+    assert len(ours) == 9 and set(ours) <= set(_state(fakehome))
+    # the person turned one of nexus's handlers off in /hooks since: its record goes too
+    text = (codex / "config.toml").read_text().replace(
+        f'[hooks.state."{ours[0]}"]\n', f'[hooks.state."{ours[0]}"]\nenabled = false\n', 1)
+    (codex / "config.toml").write_text(text)
+    r = nx("uninstall", "codex", "--json")
+    assert r.code == 0, r.err
+    assert (codex / "config.toml").read_text() == before  # byte for byte what was there
+    assert not any("left" in n for n in r.json["notes"])
+    assert json.loads(hooks_file.read_text()) == {"hooks": {"Stop": [{"hooks": [mine]}]}}
+    # again: nothing left to take out
+    r = nx("uninstall", "codex", "--json")
+    assert [f["action"] for f in r.json["files"]] == ["unchanged", "unchanged"]
+
+
+def test_uninstall_of_a_project_takes_its_records_out_of_the_users_config(nx, fakehome, tmp_path,
+                                                                          monkeypatch, terminal):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    assert nx("install", "codex", "--trust").code == 0  # the user scope's records stay
+    user_records = dict(_state(fakehome))
+    assert nx("install", "codex", "--scope", "project", "--trust").code == 0
+    assert len(_state(fakehome)) == 18
+    r = nx("uninstall", "codex", "--scope", "project", "--json")
+    assert r.code == 0, r.err
+    assert [f["path"] for f in r.json["files"]] == [
+        str(proj / ".codex" / "hooks.json"), str(proj / ".codex" / "config.toml"),
+        str(fakehome / ".codex" / "config.toml")]
+    assert r.json["files"][2]["action"] == "updated"
+    assert _state(fakehome) == user_records
+    assert _trust_check(nx)["status"] == "ok"
+    # and the user scope's: the file held only nexus's part, so it goes
+    assert nx("uninstall", "codex").code == 0
+    assert not (fakehome / ".codex" / "config.toml").exists()
+
+
+@pytest.mark.parametrize("damage", ["unparsable", "inline"])
+def test_uninstall_leaves_a_state_it_cannot_read_or_edit_cleanly_and_says_so(
+        nx, fakehome, tmp_path, monkeypatch, terminal, damage):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    assert nx("install", "codex", "--scope", "project", "--trust").code == 0
+    config = fakehome / ".codex" / "config.toml"
+    key = next(iter(_state(fakehome)))
+    text = config.read_text()
+    text = text + "this is = = not toml\n" if damage == "unparsable" else \
+        text.replace(f'[hooks.state."{key}"]\n', "", 1).replace(
+            "trusted_hash", f'hooks.state."{key}".trusted_hash', 1)
+    config.write_text(text)
+    r = nx("uninstall", "codex", "--scope", "project", "--json")
+    assert r.code == 0, r.err
+    assert config.read_text() == text  # never rewritten
+    assert not (proj / ".codex" / "hooks.json").exists()  # the rest of the uninstall is done
+    assert [n for n in r.json["notes"] if n.startswith(f"left Codex's records of nexus's hooks "
+                                                       f"in {config} as they are")], r.json

@@ -819,3 +819,160 @@ def test_the_greeting_names_a_few_whatever_the_store_holds(nx, hook, trio):
         "hookSpecificOutput"]["additionalContext"]
     assert "src/m0.py (exclusive" in text and "and 7 more" in text
     assert "You hold: docs/**;" in text
+
+
+# -- one project in two clones (team mode: the same scope on another machine) --------------------
+
+REMOTE = "git@github.com:acme/widget.git"
+
+
+def _clone(path: Path, remote: str = REMOTE) -> Path:
+    (path / ".git").mkdir(parents=True)
+    (path / ".git" / "config").write_text(f'[remote "origin"]\n\turl = {remote}\n')
+    (path / "src" / "deep").mkdir(parents=True)
+    (path / "src" / "parser.py").write_text("x = 1\n")
+    (path / "docs").mkdir()
+    return Path(os.path.realpath(path))
+
+
+@pytest.fixture
+def clones(hook, tmp_path):
+    """Two clones of one project at different paths, as on two machines sharing the team
+    database (simulated in one store): A's session works in the first, B's in the second."""
+    a = _clone(tmp_path / "laptop" / "home" / "a" / "widget")
+    b = _clone(tmp_path / "server" / "srv" / "b" / "proj")
+    hook("claude", "SessionStart", sid(1), source="startup", cwd=str(a))
+    hook("codex", "SessionStart", sid(2), source="startup", cwd=str(b))
+    return a, b
+
+
+def edit_in(hook, n: int, client: str, path: Path, cwd: Path) -> str | None:
+    """A file edit by session n in `cwd`: the denial's reason, None when allowed."""
+    r = hook(client, "PreToolUse", sid(n), tool_name="Write", tool_use_id=f"t{time.time_ns()}",
+             tool_input={"file_path": str(path)}, cwd=str(cwd))
+    assert r.code == 0, r.err
+    return json.loads(r.out)["hookSpecificOutput"]["permissionDecisionReason"] if r.out else None
+
+
+def test_a_reservation_covers_the_same_file_in_another_clone_of_the_project_in_team_mode(
+        nx, hook, clones, backend, monkeypatch):
+    a, b = clones
+    monkeypatch.chdir(a)
+    assert nx("reserve", "src/parser.py", "--reason", "parser", env=A).code == 0
+    team = backend == "pg"
+    refused = edit_in(hook, 2, "codex", b / "src" / "parser.py", b)
+    if team:  # the same file of the same project, at another path: refused, naming the holder
+        name, handle = name_of(nx, A)
+        assert refused is not None and refused.startswith("[nexus] src/parser.py is reserved by")
+        assert name in refused and handle in refused and '"parser"' in refused
+    else:  # locally a project is its root path: another checkout is another project, as ever
+        assert refused is None
+    assert edit_in(hook, 2, "codex", b / "docs" / "x.md", b) is None  # another file: free
+    assert edit_in(hook, 1, "claude", a / "src" / "parser.py", a) is None  # its own holder
+    monkeypatch.chdir(b)
+    r = nx("reserve", "src/parser.py", "--json", env=B)
+    if team:
+        assert r.code != 0 and r.json["error"]["code"] == "reservation_conflict", r.err
+    else:
+        assert r.code == 0, r.err
+    listed = nx("reservations", "--json", env=B).json["items"]
+    theirs = [x for x in listed if x["holder"]["handle"] == name_of(nx, A)[1]]
+    assert bool(theirs) == team
+    if team:
+        assert theirs[0]["root"] == str(a) and theirs[0]["pattern"] == "src/parser.py"
+        assert theirs[0]["machine"]
+    guard = nx("guard", "src/parser.py", "--json", env=B).json
+    assert guard["ok"] is not team
+    # a session starting in the other clone is greeted with it
+    out = hook("claude", "SessionStart", sid(7), source="startup", cwd=str(b)).out
+    greeted = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+    name, handle = name_of(nx, A)
+    assert (f"src/parser.py (exclusive, {name} ({handle}) until" in greeted) == team, greeted
+
+
+def test_globs_and_directories_cover_other_clones_and_another_project_is_not_covered(
+        nx, hook, clones, backend, monkeypatch, tmp_path):
+    if backend != "pg":
+        pytest.skip("clones share a scope only in team mode")
+    a, b = clones
+    other = _clone(tmp_path / "elsewhere" / "gadget", "git@github.com:acme/gadget.git")
+    hook("claude", "SessionStart", sid(3), source="startup", cwd=str(other))
+    monkeypatch.chdir(a)
+    assert nx("reserve", "src/deep/", "src/*.toml", env=A).code == 0
+    assert edit_in(hook, 2, "codex", b / "src" / "deep" / "new" / "x.py", b) is not None
+    assert edit_in(hook, 2, "codex", b / "src" / "pyproject.toml", b) is not None
+    assert edit_in(hook, 2, "codex", b / "src" / "parser.py", b) is None
+    assert edit_in(hook, 3, "claude", other / "src" / "deep" / "x.py", other) is None
+    monkeypatch.chdir(b)
+    # overlapping from above (src/), below (src/deep/x.py), and two globs; not a free file
+    for raw in ("src/", "src/deep/x.py", "src/c*.toml"):
+        assert nx("reserve", raw, env=B).code != 0, raw
+    assert nx("reserve", "src/parser.py", "--json", env=B).code == 0
+    assert nx("reserve", "--shared", "docs/", env=B).code == 0
+    # and back: A cannot take what B holds in its clone
+    monkeypatch.chdir(a)
+    assert nx("reserve", "src/parser.py", env=A).code != 0
+    assert nx("reserve", "--shared", "docs/a.md", env=A).code == 0  # shared with shared
+    monkeypatch.chdir(other)
+    assert nx("reserve", "src/", env=C).code == 0  # another project: nothing in the way
+    # a release in one clone wakes the other: A's edit of parser.py passes once B releases
+    monkeypatch.chdir(b)
+    assert nx("release", "src/parser.py", env=B).code == 0
+    assert edit_in(hook, 1, "claude", a / "src" / "parser.py", a) is None
+
+
+def test_the_holders_machine_is_shown_where_it_is_another(nx, hook, clones, backend,
+                                                          monkeypatch, home):
+    if backend != "pg":
+        pytest.skip("clones share a scope only in team mode")
+    a, b = clones
+    monkeypatch.chdir(a)
+    assert nx("reserve", "src/parser.py", env=A).code == 0
+    conn = raw_db(home)
+    try:
+        conn.execute("UPDATE sessions SET machine = ? WHERE id = ?",
+                     ("laptop\x1b[31m/0123456789ab", f"claude:{sid(1)}"))
+        conn.commit()
+    finally:
+        conn.close()
+    refused = edit_in(hook, 2, "codex", b / "src" / "parser.py", b)
+    assert refused is not None and " on laptop\\x1b[31m/0123456789ab until" in refused, refused
+    monkeypatch.chdir(b)
+    human = nx("reservations", env=B).out
+    assert "on laptop" in human and "\x1b" not in human and str(a) in human
+    item = nx("reservations", "--json", env=B).json["items"][0]
+    assert item["machine"] == "laptop\x1b[31m/0123456789ab"
+    err = nx("reserve", "src/parser.py", env=B).err
+    assert "on laptop" in err and "\x1b" not in err
+
+
+def test_the_migration_gives_old_rows_their_root_as_scope_and_their_place(nx, hook, trio, home):
+    """Rows from before the migration that added a reservation's scope and place: its UPDATE
+    gives each its root as scope and its anchor relative to the root; such a row still refuses
+    an edit of its file."""
+    from nexus_cli.core.store import migrations
+
+    script = next(sql for _, _, sql in migrations.MIGRATIONS
+                  if "ALTER TABLE reservations ADD COLUMN scope" in sql)
+    update = next(s for s in migrations.statements(script) if s.startswith("UPDATE"))
+    root = os.path.realpath(trio)
+    conn = raw_db(home)
+    try:
+        for rid, at, pattern, anchor in (
+                ("r-file", root, "src/parser.py", f"{root}/src/parser.py"),
+                ("r-root", root, "**", root),
+                ("r-dir", root, "docs/**", f"{root}/docs"),
+                ("r-slash", "/", "etc/x", "/etc/x")):
+            conn.execute("INSERT INTO reservations (id, session_id, root, pattern, anchor, exact,"
+                         " exclusive, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)",
+                         (rid, f"claude:{sid(1)}", at, pattern, anchor, int("*" not in pattern),
+                          time.time(), time.time() + 600))
+        conn.execute(update)
+        conn.commit()
+        got = {r["id"]: (r["scope"], r["place"]) for r in
+               conn.execute("SELECT id, scope, place FROM reservations").fetchall()}
+    finally:
+        conn.close()
+    assert got == {"r-file": (root, "src/parser.py"), "r-root": (root, ""),
+                   "r-dir": (root, "docs"), "r-slash": ("/", "etc/x")}
+    assert "src/parser.py is reserved by" in reason(edit(hook, B, str(trio / "src" / "parser.py")))

@@ -300,3 +300,42 @@ def test_two_clones_on_two_machines_are_one_project_and_one_login_is_two_people(
     task = a.nx("delegate", pb["id"], "a job for the devbox person", "--json")["json"]["id"]
     assert [t["id"] for t in person(b, "tasks", "--json")["json"]["items"]] == [task]
     assert person(a, "tasks", "--json")["json"]["total"] == 0
+
+
+def test_a_reservation_in_one_clone_stops_the_edit_of_the_same_file_in_the_other(clones):
+    """The same project at other paths on two machines: a reservation taken in the laptop's clone
+    covers the same relative file in the devbox's clone, and back."""
+    a, b = clones
+    for m in (a, b):
+        os.makedirs(os.path.join(m.cwd, "src"), exist_ok=True)
+    r = a.nx("reserve", "src/parser.py", "--reason", "refactor")
+    assert r["code"] == 0, r["err"]
+    theirs = os.path.join(b.cwd, "src", "parser.py")
+    got = b.hook("PreToolUse", tool_name="apply_patch", tool_use_id="t1",
+                 tool_input={"command": "*** Begin Patch\n*** Update File: src/parser.py\n"})
+    assert got["code"] == 0 and '"permissionDecision": "deny"' in got["out"], got
+    reason = json.loads(got["out"])["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("[nexus] src/parser.py is reserved by") and "refactor" in reason
+    assert " on " in reason and "/laptop-machi" in reason  # the holder's machine
+    free = b.hook("PreToolUse", tool_name="apply_patch", tool_use_id="t2",
+                  tool_input={"command": "*** Begin Patch\n*** Add File: src/other.py\n"})
+    assert (free["code"], free["out"]) == (0, ""), free
+    r = b.nx("reserve", "src/", "--json")
+    assert r["code"] != 0 and "reservation_conflict" in r["out"] + r["err"], r
+    listed = b.nx("reservations", "--json")["json"]["items"]
+    assert [(x["holder"]["id"], x["root"], x["pattern"]) for x in listed] == [
+        (A_ID, a.cwd, "src/parser.py")]
+    assert listed[0]["machine"].endswith("/laptop-machi")
+    guard = b.nx("guard", theirs, "--json")
+    assert guard["code"] != 0 and json.loads(guard["out"])["ok"] is False, guard
+    # and back: the devbox's reservation stops the laptop's edit; released, it passes
+    assert a.nx("release", "src/parser.py")["code"] == 0
+    assert b.nx("reserve", "src/parser.py")["code"] == 0
+    mine = os.path.join(a.cwd, "src", "parser.py")
+    got = a.hook("PreToolUse", tool_name="Write", tool_use_id="t3",
+                 tool_input={"file_path": mine, "content": "x"})
+    assert '"permissionDecision": "deny"' in got["out"] and "/devbox-machi" in got["out"], got
+    assert b.nx("release", "--all")["code"] == 0
+    got = a.hook("PreToolUse", tool_name="Write", tool_use_id="t4",
+                 tool_input={"file_path": mine, "content": "x"})
+    assert (got["code"], got["out"]) == (0, ""), got

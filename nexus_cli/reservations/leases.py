@@ -6,7 +6,14 @@ conflicts with another session's exclusive; a session never conflicts with itsel
 
 Whoever waits for a reservation to end (`reserve --wait`) listens on the wake channel WAKE; every
 write that ends reservations pokes it after COMMIT (an expiry is foreseen by the waiter itself,
-which wakes at the earliest `expires_at` in its way)."""
+which wakes at the earliest `expires_at` in its way).
+
+Across machines (team mode) one project sits at a different path on each machine: a row also
+keeps its project's `scope` (sessions.scope_of: the normalised git remote) and its `place` (the
+anchor relative to the root). A file is covered by the rows of its own root (the indexed anchor
+lookup, as locally) and by the rows of the same scope taken at another root, which `elsewhere`
+reads by (scope, place) and hands back as if taken at this root (`localise`). On the local store
+the scope is the root itself: nothing more is read."""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ import os
 import sqlite3
 import time
 
-from ..core import sessions
+from ..core import identity, sessions
 from ..core.text import one_line, visible
 from . import patterns
 from .patterns import Spec
@@ -37,7 +44,7 @@ def any_active(conn: sqlite3.Connection, now: float) -> bool:
 
 
 def under(conn: sqlite3.Connection, anchors: list[str], now: float,
-          reals: list[str] | None = None) -> list[sqlite3.Row]:
+          reals: list[str] | None = None) -> list:
     """The live reservations anchored at any of `anchors` (a file's path and its ancestors): the
     one indexed lookup of the edit check. With `reals` (the files), only those naming one of
     them: the candidates are read lean (four columns, plain tuples) and only the few that match
@@ -46,6 +53,13 @@ def under(conn: sqlite3.Connection, anchors: list[str], now: float,
     if reals is None:
         return conn.execute(f"SELECT * FROM reservations WHERE anchor IN ({marks}) AND "
                             "expires_at > ?", (*anchors, now)).fetchall()
+    if sessions.in_team(conn):
+        return [*_under(conn, marks, anchors, now, reals), *elsewhere(conn, reals, now)]
+    return _under(conn, marks, anchors, now, reals)
+
+
+def _under(conn: sqlite3.Connection, marks: str, anchors: list[str], now: float,
+           reals: list[str]) -> list[sqlite3.Row]:
     cur = conn.cursor()
     cur.row_factory = None
     lean = cur.execute(f"SELECT rowid, root, pattern, folded FROM reservations WHERE anchor IN "
@@ -82,6 +96,79 @@ def _names(row: tuple, real: str, rels: dict[str, str | None]) -> bool:
         patterns.matches(root, pattern, False, real)
 
 
+def place(root: str, anchor: str) -> str:
+    """An anchor relative to its root ("" for the root itself)."""
+    base = root.rstrip("/") + "/"
+    return anchor[len(base):] if len(anchor) >= len(base) else ""
+
+
+def taken_root(row: sqlite3.Row | dict) -> str:
+    """The root a reservation was taken at (on its holder's machine)."""
+    return row["taken_at"] if isinstance(row, dict) else row["root"]
+
+
+def where(holder: sqlite3.Row) -> str:
+    """` on <machine>` when a holder's session runs on another machine (team mode), else ""."""
+    from ..core.proctable import machine
+
+    there = holder["machine"]
+    return f" on {one_line(there)}" if there and there != machine() else ""
+
+
+def localise(row: sqlite3.Row, root: str) -> dict:
+    """A reservation taken in another clone of the project, as if taken at `root` (this
+    machine's clone): its `root` and `anchor` rewritten, where it was taken kept in `taken_at`."""
+    out = dict(zip(row.keys(), row, strict=True))
+    out["taken_at"] = row["root"]
+    out["root"] = root
+    spot = os.path.join(root, row["place"]) if row["place"] else root
+    out["anchor"] = spot.lower() if row["folded"] else spot
+    return out
+
+
+def _project(real: str, seen: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """(the real root of the project holding `real`, its scope in team mode)."""
+    folder = os.path.dirname(real)
+    if folder not in seen:
+        root = os.path.realpath(identity.project_root(folder))
+        seen[folder] = (root, identity.scope_of(root, True))
+    return seen[folder]
+
+
+def elsewhere(conn: sqlite3.Connection, reals: list[str], now: float) -> list[dict]:
+    """Team mode: the live reservations of these files' projects taken in another clone (the same
+    scope, another root: another machine, or another checkout), localised to this clone; those
+    naming none of the files are left out. Nothing on the local store (the scope is the root)."""
+    if not sessions.in_team(conn):
+        return []
+    seen: dict[str, tuple[str, str]] = {}
+    wanted: dict[tuple[str, str], list[str]] = {}
+    for real in reals:
+        root, scope = _project(real, seen)
+        if scope == root:
+            continue
+        base = root.rstrip("/") + "/"
+        if not real.startswith(base):
+            continue
+        rel = real[len(base):]
+        spots = wanted.setdefault((scope, root), [])
+        for a in patterns.ancestors("/" + rel):
+            for spot in dict.fromkeys((a[1:], a[1:].lower())):
+                if spot not in spots:
+                    spots.append(spot)
+    out: dict[str, dict] = {}
+    for (scope, root), spots in wanted.items():
+        marks = ",".join("?" * len(spots))
+        for row in conn.execute(f"SELECT * FROM reservations WHERE scope = ? AND root != ? AND"
+                                f" place IN ({marks}) AND expires_at > ?",
+                                (scope, root, *spots, now)).fetchall():
+            here = localise(row, root)
+            if any(patterns.matches(root, here["pattern"], bool(here["folded"]), real)
+                   for real in reals):
+                out.setdefault(here["id"], here)
+    return sorted(out.values(), key=lambda r: (r["created_at"], r["id"]))
+
+
 def covering(rows: list[sqlite3.Row], real: str) -> list[sqlite3.Row]:
     """Of `rows`, those that name the file at the real path `real`."""
     return [r for r in rows if patterns.matches(r["root"], r["pattern"], bool(r["folded"]), real)]
@@ -92,10 +179,33 @@ def near(conn: sqlite3.Connection, spec: Spec, now: float) -> list[sqlite3.Row]:
     above = patterns.ancestors(spec.anchor)
     prefix = spec.anchor.rstrip("/") + "/"
     marks = ",".join("?" * len(above))
-    return conn.execute(
+    rows = conn.execute(
         f"SELECT * FROM reservations WHERE expires_at > ? AND (anchor IN ({marks})"
         " OR (anchor >= ? AND anchor < ?))",
         (now, *above, prefix, prefix[:-1] + "0")).fetchall()
+    if not sessions.in_team(conn):
+        return rows
+    return [*rows, *near_elsewhere(conn, spec, now)]
+
+
+def near_elsewhere(conn: sqlite3.Connection, spec: Spec, now: float) -> list[dict]:
+    """Team mode: `near` in the other clones of the spec's project (the same scope, another
+    root), localised to the spec's root."""
+    scope = identity.scope_of(spec.root, True)
+    if scope == spec.root:
+        return []
+    spot = place(spec.root, spec.anchor)
+    above = [a[1:] for a in patterns.ancestors("/" + spot)] if spot else [""]
+    prefix = spot + "/" if spot else ""
+    marks = ",".join("?" * len(above))
+    # below it: compared by its head, not by a range (a team database's collation need not
+    # order `/` as bytes do); the scope's index narrows the rows first
+    below = " OR substr(place, 1, ?) = ?" if prefix else " OR place != ''"
+    params = (len(prefix), prefix) if prefix else ()
+    rows = conn.execute(
+        f"SELECT * FROM reservations WHERE scope = ? AND root != ? AND expires_at > ? AND"
+        f" (place IN ({marks}){below})", (scope, spec.root, now, *above, *params)).fetchall()
+    return [localise(r, spec.root) for r in rows]
 
 
 def overlaps(row: sqlite3.Row, spec: Spec, steps: list[int] | None = None) -> bool:
@@ -139,10 +249,11 @@ def take(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool, reason
         rid = new_id()
         conn.execute(
             "INSERT INTO reservations (id, session_id, root, pattern, anchor, exact, folded,"
-            " exclusive, auto, reason, created_at, expires_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " exclusive, auto, reason, created_at, expires_at, scope, place)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (rid, sid, spec.root, spec.pattern, spec.anchor, int(spec.exact), int(spec.folded),
-             int(exclusive), int(auto), reason, now, now + ttl))
+             int(exclusive), int(auto), reason, now, now + ttl,
+             sessions.scope_of(conn, spec.root), place(spec.root, spec.anchor)))
         return get(conn, rid), "taken"  # type: ignore[return-value]
     if auto and not mine["auto"]:
         conn.execute("UPDATE reservations SET expires_at = max(expires_at, ?) WHERE id = ?",
@@ -175,10 +286,16 @@ def held_by(conn: sqlite3.Connection, sid: str, now: float) -> list[sqlite3.Row]
 
 
 def listed(conn: sqlite3.Connection, root: str | None, now: float) -> list[sqlite3.Row]:
-    """Live reservations under one project root (every one with None), oldest first."""
+    """Live reservations under one project root (every one with None), oldest first; in team
+    mode also those taken in the project's other clones (its scope)."""
     if root is None:
         return conn.execute(f"SELECT * FROM reservations WHERE {LIVE}"
                             " ORDER BY created_at, root, pattern", {"now": now}).fetchall()
+    scope = sessions.scope_of(conn, root)
+    if scope != root:
+        return conn.execute(f"SELECT * FROM reservations WHERE (root = :root OR scope = :scope)"
+                            f" AND {LIVE} ORDER BY created_at, pattern, root",
+                            {"root": root, "scope": scope, "now": now}).fetchall()
     return conn.execute(f"SELECT * FROM reservations WHERE root = :root AND {LIVE}"
                         " ORDER BY created_at, pattern", {"root": root, "now": now}).fetchall()
 
@@ -212,9 +329,13 @@ def covering_project(conn: sqlite3.Connection, root: str, rows: list[sqlite3.Row
 def sample(conn: sqlite3.Connection, root: str, sid: str, mine: bool, now: float,
            limit: int) -> tuple[list[sqlite3.Row], int]:
     """Up to `limit` live reservations under `root` held by `sid` (or by others), oldest first,
-    and how many there are (a greeting names a few, whatever the store holds)."""
-    where = f"root = :root AND {LIVE} AND session_id {'=' if mine else '!='} :sid"
-    params = {"root": root, "now": now, "sid": sid, "limit": limit}
+    and how many there are (a greeting names a few, whatever the store holds); in team mode also
+    those taken in the project's other clones (its scope)."""
+    scope = sessions.scope_of(conn, root)
+    here = "root = :root" if scope == root else "(root = :root OR scope = :scope)"
+    where = f"{here} AND {LIVE} AND session_id {'=' if mine else '!='} :sid"
+    params = {"root": root, "now": now, "sid": sid, "limit": limit,
+              **({} if scope == root else {"scope": scope})}
     rows = conn.execute(f"SELECT * FROM reservations WHERE {where} ORDER BY created_at, pattern"
                         " LIMIT :limit", params).fetchall()
     if len(rows) < limit:
@@ -289,7 +410,8 @@ def refusal(conn: sqlite3.Connection, path: str, row: sqlite3.Row, now: float, n
     """Why an edit (or a commit) of `path` is refused: who holds it, until when, why, and what
     to do. The holder's name, the path and the reason are peer text: escaped, the reason quoted."""
     holder = sessions.get(conn, row["session_id"])
-    who = f"{one_line(holder['name'])} ({holder['handle']})" if holder else row["session_id"]
+    who = f"{one_line(holder['name'])} ({holder['handle']}){where(holder)}" if holder else \
+        row["session_id"]
     handle = holder["handle"] if holder else row["session_id"]
     what = shown(path) if row["exact"] else f"{shown(path)} (in {shown(row['pattern'])})"
     why = f" for {said(row['reason'], 120)}" if row["reason"] else ""

@@ -27,7 +27,8 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str | Non
         shown = []
         for r in theirs:
             holder = sessions.get(conn, r["session_id"])
-            who = f"{one_line(holder['name'])} ({holder['handle']})" if holder else r["session_id"]
+            who = f"{one_line(holder['name'])} ({holder['handle']}){leases.where(holder)}" \
+                if holder else r["session_id"]
             why = f", {leases.said(r['reason'], 60)}" if r["reason"] else ""
             kind = "exclusive" if r["exclusive"] else "shared"
             shown.append(f"{leases.shown(r['pattern'])} ({kind}"

@@ -63,7 +63,11 @@ class GuardArgs(Args):
 class Reservation(Result):
     id: str = Field(description="r-...")
     holder: PeerRef
-    root: str = Field(description="The project root the pattern is relative to.")
+    machine: str | None = Field(None, description="The machine the holder runs on (team mode: "
+                                "a reservation covers the same files in every clone of the "
+                                "project).")
+    root: str = Field(description="The project root the pattern is relative to (on the holder's "
+                      "machine).")
     pattern: str = Field(description="The path or glob in normal form, relative to root.")
     exclusive: bool = Field(description="Exclusive: others' edits of its files are refused.")
     auto: bool = Field(description="Taken by an edit (autoReserve), not by `reserve`.")

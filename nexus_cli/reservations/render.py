@@ -7,12 +7,21 @@ import time
 from typing import Any
 
 from ..core.human import Part, Table, ago, page_footer, who
+from ..core.text import visible
 from ..core.timefmt import human_duration
 from .leases import said, shown, until
 
 
 def _left(r: dict[str, Any]) -> str:
     return human_duration(r["expires_at_epoch"] - time.time()) + " left"
+
+
+def _on(r: dict[str, Any]) -> str:
+    """The holder's machine, when it is not this one (team mode)."""
+    from ..core.proctable import machine
+
+    there = r.get("machine")
+    return f" on {visible(there, keep_lines=False)}" if there and there != machine() else ""
 
 
 def _one(r: dict[str, Any]) -> str:
@@ -47,7 +56,7 @@ def reservations(r: dict[str, Any]) -> list[Part] | str:
     rows = []
     for x in r["items"]:
         row = [shown(x["pattern"]), "exclusive" if x["exclusive"] else "shared",
-               who(x["holder"]) + (" (you)" if x["self"] else ""), _left(x),
+               who(x["holder"]) + (" (you)" if x["self"] else "") + _on(x), _left(x),
                ago(x["created_at_epoch"]), (x["reason"] and said(x["reason"], 60))
                + (" [auto]" if x["auto"] else "")]
         rows.append([x["root"], *row] if len(roots) > 1 else row)

@@ -28,7 +28,10 @@ SYNTAX = "paths, directories (`src/`) or globs (`*`, `?`, `[...]`, `**`): `nexus
 
 
 def item(conn: sqlite3.Connection, row: sqlite3.Row, me: str) -> dict:
-    return {"id": row["id"], "holder": sessions.ref(conn, row["session_id"]), "root": row["root"],
+    holder = sessions.get(conn, row["session_id"])
+    return {"id": row["id"], "holder": sessions.peer_ref(holder, row["session_id"]),
+            "machine": holder["machine"] if holder is not None else None,
+            "root": leases.taken_root(row),
             "pattern": row["pattern"], "exclusive": bool(row["exclusive"]),
             "auto": bool(row["auto"]), "reason": row["reason"],
             "created_at_epoch": row["created_at"], "expires_at_epoch": row["expires_at"],
@@ -60,7 +63,9 @@ def specs(raws: list[str], me: Caller, anywhere: bool = False) -> list[Spec]:
 
 def _holder(conn: sqlite3.Connection, sid: str) -> tuple[str, str]:
     row = sessions.get(conn, sid)
-    return (f"{one_line(row['name'])} ({row['handle']})", row["handle"]) if row else (sid, sid)
+    if row is None:
+        return sid, sid
+    return f"{one_line(row['name'])} ({row['handle']}){leases.where(row)}", row["handle"]
 
 
 def conflict(conn: sqlite3.Connection, me: str, clashes: list[tuple[Spec, sqlite3.Row]],

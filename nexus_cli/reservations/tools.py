@@ -20,7 +20,8 @@ register(Tool(
     "conflicts only with an exclusive one and refuses nobody's edits. All the paths are "
     f"reserved together or none. A reservation ends after --ttl seconds (default {RESERVE_TTL}), "
     "at `release`, when the session ends, or moves to its successor at a handoff. Reserving what "
-    "you hold again renews it. " + SYNTAX,
+    "you hold again renews it. In team mode a reservation covers the same files in every clone "
+    "of the project (its git remote), on any machine. " + SYNTAX,
     args="ReserveArgs", result="ReserveResult", run=reserve.reserve, render=render.reserve,
     positional=("paths",), idempotent=True,
 ))
@@ -35,7 +36,8 @@ register(Tool(
 register(Tool(
     name="reservations", group="reservations", title="List file reservations",
     description="Who holds which files in your project, since and until when, and why.",
-    details="--all-workspaces lists every project's; --mine only yours (everywhere).",
+    details="--all-workspaces lists every project's; --mine only yours (everywhere). In team "
+    "mode also those taken in another clone of the project, with the holder's machine.",
     args="ReservationsArgs", result="ReservationsResult", run=reserve.reservations,
     render=render.reservations, read_only=True, idempotent=True,
 ))

@@ -100,11 +100,11 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
     trusted = install and bool(getattr(a, "trust", False))
     if trusted:
         _trust_allowed(a)
-    changes = (codex.changes(a.scope, project, install, home, tools, trusted=trusted)
+    extra: list[str] = []
+    changes = (codex.changes(a.scope, project, install, home, tools, trusted=trusted, told=extra)
                if a.client == "codex" else
                CLIENTS[a.client].changes(a.scope, project, install, home, tools))
     backups = [None] * len(changes) if a.dry_run else configfile.apply_all(changes)
-    extra = []
     if install and not a.dry_run:
         command, why = shellcmd.probe()
         with ctx.store.write() as conn:  # what the greeting tells agents to run
@@ -128,7 +128,7 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
             "installed": install, "files": files,
             "notes": [*notes(a.client, a.scope, project, install, trusted), *extra]
             if not a.dry_run
-            else []}
+            else extra}
 
 
 def install(ctx: Ctx, a: Any) -> dict:

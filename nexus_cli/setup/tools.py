@@ -22,8 +22,11 @@ register(Tool(
 register(Tool(
     name="uninstall", group="clients", title="Unwire a client",
     description="Remove exactly what `nexus install` added to a client's configuration.",
-    details="git-hook: removes the commit guard and puts back the pre-commit hook it chained; "
-    "a guard edited by hand is refused (remove it yourself).",
+    details="codex: also takes Codex's records of nexus's handlers (`[hooks.state.\"...\"]`, "
+    "written by `install --trust` or your /hooks review) out of ~/.codex/config.toml, nothing "
+    "else; a file it cannot read, or records in a form it cannot take out cleanly, are left as "
+    "they are and a note says so. git-hook: removes the commit guard and puts back the "
+    "pre-commit hook it chained; a guard edited by hand is refused (remove it yourself).",
     args="UninstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
 ))

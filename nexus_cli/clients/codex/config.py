@@ -105,9 +105,12 @@ def edit_hooks(path: str, text: str | None, install: bool, filled: dict[str, str
 
 
 def changes(scope: str, project: str, install: bool, home: str | None,
-            tools: str | None = None, trusted: bool = False) -> list[Change]:
+            tools: str | None = None, trusted: bool = False,
+            told: list[str] | None = None) -> list[Change]:
     """The edits of an install (with `trusted`, also the trust of nexus's handlers in the
-    user's config.toml) or an uninstall."""
+    user's config.toml) or an uninstall (which also takes out Codex's records of nexus's
+    handlers from the user's config.toml; a record it cannot take out cleanly is left, and
+    `told` says so)."""
     command = hookdefs.nexus_command()
     filled = hookdefs.fills(home)
     hooks = hooks_path(scope, project)
@@ -119,7 +122,104 @@ def changes(scope: str, project: str, install: bool, home: str | None,
             out[1] = trust_change(out[0], out[1])
         else:
             out.append(trust_change(out[0], None))
+    if not install:
+        same = os.path.realpath(trust.state_path()) == os.path.realpath(config)
+        change, why = untrust_change(out[0], out[1] if same else None)
+        if why and told is not None:
+            told.append(why)
+        if change is not None and same:
+            out[1] = change
+        elif change is not None and change.changed:
+            out.append(change)
     return out
+
+
+def untrust_state(path: str, text: str | None, keys: list[str]) -> str | None:
+    """config.toml without Codex's records (`[hooks.state."<key>"]` tables) of these keys (nexus's
+    handlers, being uninstalled), every other byte as it was; None when nothing is left. A record
+    nexus cannot take out without touching other settings (an inline table, dotted keys) is
+    refused (config_conflict); a file that does not parse too (config_invalid)."""
+    original = parse(path, text or "")
+    present = [k for k in keys if k in trust.state(original)]
+    if not present:
+        return text
+    lines = (text or "").splitlines(keepends=True)
+    starts = []
+    for i, line in enumerate(lines):
+        if HEADER.match(line) and not line.lstrip().startswith("[["):
+            try:
+                path_of = tomllib.loads(line)
+            except tomllib.TOMLDecodeError:
+                continue
+            inner = path_of.get("hooks", {}).get("state") if len(path_of) == 1 else None
+            if isinstance(inner, dict) and len(inner) == 1 and next(iter(inner)) in present:
+                starts.append(i)
+    for index in reversed(starts):
+        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
+                   len(lines))
+        del lines[index:end]
+        if index and index == len(lines) and not lines[-1].strip():
+            lines.pop()  # the blank line --trust put before a table that ended the file
+    rest = "".join(lines)
+    try:
+        result: dict | None = tomllib.loads(rest)
+    except tomllib.TOMLDecodeError:
+        result = None
+    if result is None or _bare(result) != _bare(_without_keys(original, present)):
+        raise NexusError(
+            "config_conflict", path,
+            "Codex's records of nexus's hooks (`hooks.state`) are written there in a form nexus "
+            "cannot take out without touching other settings (an inline table or dotted keys)",
+            f"remove the `hooks.state` entries of {present[0].rsplit(':', 3)[0]} by hand")
+    return rest if rest.strip() else None
+
+
+def _without_keys(data: dict, keys: list[str]) -> dict:
+    import copy
+
+    out = copy.deepcopy(data)
+    table = trust.state(out)
+    for key in keys:
+        table.pop(key, None)
+    return out
+
+
+def _bare(data: dict) -> dict:
+    """The data with an empty `hooks.state` and an empty `hooks` left out (a header alone)."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return data
+    out, inner = dict(data), dict(hooks)
+    if inner.get("state") == {}:
+        inner.pop("state")
+    if inner:
+        out["hooks"] = inner
+    else:
+        out.pop("hooks")
+    return out
+
+
+def untrust_change(hooks: Change, config: Change | None) -> tuple[Change | None, str]:
+    """The edit of the user's config.toml taking out Codex's records of the nexus handlers that
+    `hooks` removes (`config`: that file's own change, when the uninstall edits it too), and why
+    it is left as it is when it cannot be edited: nexus never rewrites what it cannot read."""
+    from ..configfile import read_text
+
+    path = trust.state_path()
+    keys = [key for _, key in trust.keys(hooks.path, load_json(hooks.path, hooks.before))]
+    if not keys:
+        return config, ""
+    try:
+        before = config.after if config is not None else read_text(path)
+        if before is None:
+            return config, ""
+        after = untrust_state(path, before, keys)
+    except NexusError as exc:
+        return config, (f"left Codex's records of nexus's hooks in {path} as they are: "
+                        f"{exc.reason}; {exc.action}")
+    if config is not None:
+        return Change(path, config.before, after), ""
+    return Change(path, before, after), ""
 
 
 def trust_state(path: str, text: str | None, hooks_file: str, hook_conf: dict) -> str | None:

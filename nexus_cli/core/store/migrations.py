@@ -574,6 +574,23 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        19,
+        "a reservation's scope and its anchor relative to its root: in team mode the same project "
+        "sits at another path on each machine, and a reservation taken in one clone covers the "
+        "same files in every clone of the scope (old rows: the scope is their root)",
+        """
+        ALTER TABLE reservations ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+        ALTER TABLE reservations ADD COLUMN place TEXT NOT NULL DEFAULT '';
+        UPDATE reservations SET scope = root, place = CASE
+            WHEN length(anchor) <= length(rtrim(root, '/')) + 1 THEN ''
+            ELSE substr(anchor, length(rtrim(root, '/')) + 2) END;
+        CREATE INDEX reservations_by_scope ON reservations (scope, place, expires_at);
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
