@@ -130,33 +130,3 @@ def test_a_second_store_object_in_the_same_thread_does_not_wait_for_the_first(ho
     assert turn.depth == 1
     outer._queue.leave(turn)
     assert turn.depth == 0
-
-
-def test_the_wal_is_copied_back_after_the_queue_is_left_never_inside_it(store, home):
-    """SQLite checkpoints inside COMMIT, which held every other writer for the copy and its fsyncs;
-    nexus turns that off, checkpoints after leaving the queue once the WAL holds 1,000 pages, and
-    the WAL stays about that size."""
-    free: list[bool] = []
-
-    def traced(sql: str) -> None:
-        if "wal_checkpoint" in sql:
-            fd = os.open(os.path.join(home, queue.NAME), os.O_RDWR)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                free.append(True)
-            except BlockingIOError:
-                free.append(False)
-            finally:
-                os.close(fd)
-
-    page = "x" * 9000  # three pages a write
-    for n in range(1200):
-        with store.write() as conn:
-            assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
-            conn.set_trace_callback(traced)
-            conn.execute("INSERT INTO meta VALUES (?, ?)", (f"wal-test-{n}", page))
-    assert free and all(free), free
-    assert os.path.getsize(store.path + "-wal") < 2 * db.CHECKPOINT_WAL_BYTES
-    with store.read() as conn:
-        assert conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'wal-test-%'"
-                            ).fetchone()[0] == 1200

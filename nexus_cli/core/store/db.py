@@ -24,9 +24,6 @@ from ..errors import NexusError
 from . import migrations, paths, queue, team, wake
 
 BUSY_TIMEOUT_MS = 10_000
-# SQLite's own threshold, 1,000 pages of 4 KiB in the WAL (each after a 24-byte frame header,
-# the first after the WAL's 32-byte header); nexus runs the checkpoint after the queue
-CHECKPOINT_WAL_BYTES = 32 + 1000 * (4096 + 24)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # One descriptor per store file, opened for reading headers and never closed: closing any
 # descriptor of a file drops every POSIX lock this process holds on it, SQLite's included, and
@@ -243,8 +240,6 @@ class Store:
         conn.local_root = self.root if target != ":memory:" else None
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA wal_autocheckpoint = 0")  # see Store._checkpoint_when_due
-        conn.execute("PRAGMA journal_size_limit = 0")
         return conn
 
     def _create(self) -> None:
@@ -430,22 +425,7 @@ class Store:
         finally:
             self._active.conn = None
             self._queue.leave(turn)
-            self._checkpoint_when_due(conn)
             self._release(conn)
-
-    def _checkpoint_when_due(self, conn: sqlite3.Connection) -> None:
-        """Copy the WAL back into the file once it holds 1,000 pages. SQLite does it
-        inside COMMIT, so every thousand pages one writer held the writers' queue for the copy
-        and its fsyncs (milliseconds: a third of the queue's time under 8 senders). Here it runs
-        after the queue is left, passive: beside the next writes, never waiting for them. The
-        WAL's size counts its pages: with journal_size_limit 0 the first commit after a restart
-        truncates it (a stat, not a read of the WAL index: a descriptor opened and closed on
-        the index would drop SQLite's locks on it)."""
-        if self._wal_size() >= CHECKPOINT_WAL_BYTES:
-            try:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            except sqlite3.Error:
-                pass  # the pages stay in the WAL, as safe there; a later write tries again
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
