@@ -145,19 +145,29 @@ def test_install_trust_is_refused_without_a_terminal_and_to_an_agent(nx, hook, f
     assert not (fakehome / ".codex").exists()
 
 
-def test_install_trust_records_nexus_hooks_only_and_keeps_every_other_byte(nx, fakehome,
-                                                                         terminal):
+def _configured(fakehome, command: str, reviewed: str) -> tuple:
+    """~/.codex with one handler of another tool (`command`) reviewed with hash `reviewed`, a
+    record of a handler elsewhere, comments and other settings: (~/.codex, hooks.json, the
+    handler, its key, config.toml's text)."""
     codex = fakehome / ".codex"
     codex.mkdir()
     hooks_file = codex / "hooks.json"
-    mine = {"type": "command", "command": "audit.sh && nexus hook codex", "timeout": 5}
+    mine = {"type": "command", "command": command, "timeout": 5}
     hooks_file.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [mine]}]}}))
     key_of_mine = f"{trust.key_source(str(hooks_file))}:stop:0:0"
     before = ('# my settings\nmodel = "gpt-5"   # keep this comment\n\n'
               '[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"\n\n'
               f'[hooks.state."{key_of_mine}"]\nenabled = true\n'
-              'trusted_hash = "sha256:old"  # reviewed long ago\n\n[analytics]\nenabled = false\n')
+              f'trusted_hash = "sha256:{reviewed}"  # reviewed long ago\n\n[analytics]\n'
+              'enabled = false\n')
     (codex / "config.toml").write_text(before)
+    return codex, hooks_file, mine, key_of_mine, before
+
+
+def test_install_trust_records_nexus_hooks_only_and_keeps_every_other_byte(nx, fakehome,
+                                                                         terminal):
+    codex, hooks_file, _, key_of_mine, before = _configured(
+        fakehome, "audit.sh && nexus hook codex", "old")
     r = nx("install", "codex", "--trust", "--json")
     assert r.code == 0, r.err
     assert any("recorded as trusted" in n for n in r.json["notes"])
@@ -224,17 +234,7 @@ def test_install_trust_of_a_project_records_it_in_the_users_config(nx, fakehome,
 
 def test_uninstall_takes_out_nexus_trust_records_and_keeps_every_other_byte(nx, fakehome,
                                                                            terminal):
-    codex = fakehome / ".codex"
-    codex.mkdir()
-    hooks_file = codex / "hooks.json"
-    mine = {"type": "command", "command": "audit.sh", "timeout": 5}
-    hooks_file.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [mine]}]}}))
-    key_of_mine = f"{trust.key_source(str(hooks_file))}:stop:0:0"
-    before = ('# my settings\nmodel = "gpt-5"   # keep this comment\n\n'
-              '[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"\n\n'
-              f'[hooks.state."{key_of_mine}"]\nenabled = true\n'
-              'trusted_hash = "sha256:mine"  # reviewed long ago\n\n[analytics]\nenabled = false\n')
-    (codex / "config.toml").write_text(before)
+    codex, hooks_file, mine, _, before = _configured(fakehome, "audit.sh", "mine")
     assert nx("install", "codex", "--trust").code == 0
     ours = [k for _, k, _ in trust.hashes(str(hooks_file), json.loads(hooks_file.read_text()))]
     assert len(ours) == 9 and set(ours) <= set(_state(fakehome))

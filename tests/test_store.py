@@ -359,27 +359,35 @@ def test_no_index_holds_a_column_every_tool_call_rewrites(home):
         assert "last_active" not in columns, (index, columns)
 
 
-def test_a_send_reads_each_row_once_inside_its_write(hook, home, monkeypatch):
+@pytest.fixture
+def statements(monkeypatch) -> list[str]:
+    """Every SQL statement the store's connections run from now on, in order."""
+    from nexus_cli.core.store import db as dbmod
+
+    seen: list[str] = []
+    connect = dbmod.Store._connect
+
+    def traced(self, *a, **k):
+        conn = connect(self, *a, **k)
+        conn.set_trace_callback(seen.append)
+        return conn
+
+    monkeypatch.setattr(dbmod.Store, "_connect", traced)
+    return seen
+
+
+def test_a_send_reads_each_row_once_inside_its_write(hook, home, statements):
     """What a send does while it holds the write lock: its own row looked up and touched, the
     recipient found, the message stored. The recipient's row is read once (routing and its news
     marker use it), and who calls was settled before the lock (a snapshot)."""
     from helpers import ctx_for
     from nexus_cli.catalog import load
     from nexus_cli.core.registry import invoke
-    from nexus_cli.core.store import db as dbmod
 
     hook("codex", "SessionStart", sid(100), source="startup")
     hook("claude", "SessionStart", sid(1), source="startup")
     load()
-    statements: list[str] = []
-    connect = dbmod.Store._connect
-
-    def traced(self, *a, **k):
-        conn = connect(self, *a, **k)
-        conn.set_trace_callback(statements.append)
-        return conn
-
-    monkeypatch.setattr(dbmod.Store, "_connect", traced)
+    statements.clear()
     ctx = ctx_for(home, {"CLAUDE_CODE_SESSION_ID": sid(1)})
     invoke(load()["send"], ctx, {"target": f"codex:{sid(100)}", "text": "hi"})
     begin = statements.index("BEGIN IMMEDIATE")
@@ -393,21 +401,11 @@ def test_a_send_reads_each_row_once_inside_its_write(hook, home, monkeypatch):
     assert len(before) == 1 and "client_pid =" in before[0], before  # one look finds the caller
 
 
-def test_a_tool_calls_hook_reads_and_writes_its_session_once(hook, home, monkeypatch):
+def test_a_tool_calls_hook_reads_and_writes_its_session_once(hook, home, statements):
     """A PostToolUse of a known session: one look at its row (admission and the event use it),
     one UPDATE of it (the event's; no separate touch), one read back for the handlers."""
-    from nexus_cli.core.store import db as dbmod
-
     hook("claude", "SessionStart", sid(1), source="startup")
-    statements: list[str] = []
-    connect = dbmod.Store._connect
-
-    def traced(self, *a, **k):
-        conn = connect(self, *a, **k)
-        conn.set_trace_callback(statements.append)
-        return conn
-
-    monkeypatch.setattr(dbmod.Store, "_connect", traced)
+    statements.clear()
     assert hook("claude", "PostToolUse", sid(1), tool_name="Bash", tool_use_id="t1").code == 0
     mine = [s for s in statements if "FROM sessions" in s or s.startswith("UPDATE sessions")]
     assert [s.split()[0] for s in mine] == ["SELECT", "UPDATE", "SELECT"], mine

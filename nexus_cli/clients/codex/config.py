@@ -144,16 +144,7 @@ def untrust_state(path: str, text: str | None, keys: list[str]) -> str | None:
     if not present:
         return text
     lines = (text or "").splitlines(keepends=True)
-    starts = []
-    for i, line in enumerate(lines):
-        if HEADER.match(line) and not line.lstrip().startswith("[["):
-            try:
-                path_of = tomllib.loads(line)
-            except tomllib.TOMLDecodeError:
-                continue
-            inner = path_of.get("hooks", {}).get("state") if len(path_of) == 1 else None
-            if isinstance(inner, dict) and len(inner) == 1 and next(iter(inner)) in present:
-                starts.append(i)
+    starts = sorted(i for key, i in _state_headers(lines).items() if key in present)
     for index in reversed(starts):
         end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
                    len(lines))
@@ -237,18 +228,7 @@ def trust_state(path: str, text: str | None, hooks_file: str, hook_conf: dict) -
     if not todo:
         return text
     lines = (text or "").splitlines(keepends=True)
-    headers = {}  # key -> index of its `[hooks.state."<key>"]` header line
-    for i, line in enumerate(lines):
-        if HEADER.match(line) and not line.lstrip().startswith("[["):
-            try:
-                path_of = tomllib.loads(line)
-            except tomllib.TOMLDecodeError:
-                continue
-            inner = path_of.get("hooks", {}).get("state") if len(path_of) == 1 else None
-            if isinstance(inner, dict) and len(inner) == 1:
-                (key,) = inner
-                if key in todo:
-                    headers[key] = i
+    headers = {k: i for k, i in _state_headers(lines).items() if k in todo}
     for key, index in sorted(headers.items(), key=lambda kv: -kv[1]):
         end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
                    len(lines))
@@ -274,6 +254,21 @@ def trust_state(path: str, text: str | None, hooks_file: str, hook_conf: dict) -
             "without touching other settings (an inline table or dotted keys)",
             "review nexus's hooks in Codex instead: start `codex`, run /hooks and trust them")
     return rest
+
+
+def _state_headers(lines: list[str]) -> dict[str, int]:
+    """key -> index of its `[hooks.state."<key>"]` table header among `lines`."""
+    out = {}
+    for i, line in enumerate(lines):
+        if HEADER.match(line) and not line.lstrip().startswith("[["):
+            try:
+                path_of = tomllib.loads(line)
+            except tomllib.TOMLDecodeError:
+                continue
+            inner = path_of.get("hooks", {}).get("state") if len(path_of) == 1 else None
+            if isinstance(inner, dict) and len(inner) == 1:
+                out[next(iter(inner))] = i
+    return out
 
 
 def _sets_trusted_hash(line: str) -> bool:
