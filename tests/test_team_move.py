@@ -230,3 +230,21 @@ def test_migrate_respects_row_level_security(nx, hook, chdir_work, pg_cluster, h
 def test_migrate_help_names_what_stays_behind(nx):
     r = nx("team", "migrate", "--help")
     assert r.code == 0 and "tool_uses" in r.out and "--to" in r.out
+
+
+def test_a_reservation_moved_into_the_team_database_takes_its_clones_scope(tmp_path):
+    """A reservation taken on the local store is scoped by its root; moved into the team
+    database it takes the project's scope there (the normalised remote), so the other clones'
+    edits meet it; moved back out, its root again."""
+    from nexus_cli.core import identity
+    from nexus_cli.team.move import as_person
+
+    clone = tmp_path / "proj"
+    (clone / ".git").mkdir(parents=True)
+    (clone / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = git@example.com:team/proj.git\n')
+    row = {"id": "r1", "root": str(clone), "scope": str(clone), "pattern": "src/*.py"}
+    as_person("reservations", row, None, "team")
+    assert row["scope"] == identity.scope_of(str(clone), True) != str(clone)
+    as_person("reservations", row, None, "local")
+    assert row["scope"] == str(clone)

@@ -132,7 +132,7 @@ def _where(template: str | None, own: list[str] | None) -> tuple[str, tuple]:
 
 def as_person(table: str, values: dict, person: tuple[str, str] | None, to: str) -> None:
     """A row as the destination names it: the person's own id (old, new) renamed, and a
-    session's project scope as the destination keeps it."""
+    session's (or a reservation's) project scope as the destination keeps it."""
     from ..core import identity
 
     if person is not None:
@@ -140,6 +140,8 @@ def as_person(table: str, values: dict, person: tuple[str, str] | None, to: str)
         for col in PERSON_COLUMNS.get(table, ()):
             if values.get(col) == old:
                 values[col] = new
+    if table == "reservations" and "scope" in values:  # its clone's scope, as taken there
+        values["scope"] = identity.scope_of(values.get("root") or "", to == "team")
     if table != "sessions":
         return
     if "scope" in values:
