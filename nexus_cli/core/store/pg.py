@@ -212,17 +212,17 @@ class _WireCursor:
 
 
 class _Pgconn:
-    ssl_in_use = False
+    def __init__(self, wire: pgwire.Wire) -> None:
+        self.ssl_in_use = wire.tls
 
 
 class WireRaw:
     """The wire client with the surface of a psycopg connection that this module uses."""
 
-    pgconn = _Pgconn()
-
     def __init__(self, wire: pgwire.Wire) -> None:
         self.wire = wire
         self.info = _WireInfo(wire)
+        self.pgconn = _Pgconn(wire)
 
     @property
     def closed(self) -> bool:
