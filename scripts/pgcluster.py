@@ -96,6 +96,25 @@ class Cluster:
                   "-l", os.path.join(self.dir, "log"), "start")
 
 
+def certificates(folder: str) -> dict[str, str]:
+    """A CA and a server certificate it signed for `localhost` (the openssl command line), for
+    `start(tls=...)`: {"cert", "key", "root"} (root: the CA's certificate, a client's
+    sslrootcert)."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+            "ca.crt", "-days", "2", "-subj", "/CN=nexus-test-ca")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+            "server.csr", "-subj", "/CN=localhost")
+    with open(os.path.join(folder, "server.ext"), "w") as fh:
+        fh.write("subjectAltName=DNS:localhost\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "server.ext")
+    return {"cert": os.path.join(folder, "server.crt"),
+            "key": os.path.join(folder, "server.key"), "root": os.path.join(folder, "ca.crt")}
+
+
 def _free_port() -> int:
     import socket
 
