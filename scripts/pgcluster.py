@@ -154,13 +154,14 @@ def start(folder: str | None = None, tcp: bool = False, tls: dict[str, str] | No
             fh.write("ssl = on\n")
     with open(os.path.join(cluster.data, "pg_hba.conf"), "w") as fh:
         # one role authenticates with a password (SCRAM), the rest are trusted (tests only);
-        # over TCP also: a cleartext password, a client certificate, TLS only
+        # over TCP also: a cleartext password, a client certificate, TLS only, no TLS
         fh.write("local all nexus_pw scram-sha-256\nlocal all nexus_md5 md5\n"
                  "local all all trust\n")
         if tcp or tls:
             fh.write("host all nexus_pw 127.0.0.1/32 scram-sha-256\n"
                      "host all nexus_clear 127.0.0.1/32 password\n"
                      "hostnossl all nexus_tlsonly 127.0.0.1/32 reject\n"
+                     "hostssl all nexus_plainonly 127.0.0.1/32 reject\n"
                      "hostssl all nexus_cert 127.0.0.1/32 cert\n"
                      "host all all 127.0.0.1/32 trust\n")
     cluster.resume()

@@ -303,6 +303,16 @@ def test_scram_refuses_a_hostile_server_first_message_without_answering_it(serve
     assert [kind for kind, _ in peer.got] == [b"p"]  # the first message, and no proof
 
 
+def test_scram_plus_offered_without_tls_is_refused_as_libpq_refuses_it(serve):
+    def script(peer: Peer) -> None:
+        peer.send(b"R", struct.pack("!i", 10) + b"SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0")
+
+    peer = serve(script)
+    err = failed_login(peer)
+    assert "SCRAM-SHA-256-PLUS authentication over a non-SSL connection" in str(err)
+    assert all(kind != b"p" for kind, _ in peer.got)  # nothing of the password sent
+
+
 def test_saslprep_follows_postgresql():
     assert pgwire._saslprep("plain ascii\x01") == b"plain ascii\x01"  # ASCII: as it is
     assert pgwire._saslprep("I\u00adX\u2168") == b"IXIX"  # soft hyphen gone, NFKC
@@ -633,7 +643,7 @@ def tls_cluster(tmp_path_factory):  # type: ignore[no-untyped-def]
                                    "key": str(certs / "server.key"), "ca": str(certs / "ca.crt")})
     with psycopg.connect(cluster.url, autocommit=True) as conn:
         conn.execute("SET password_encryption = 'scram-sha-256'")
-        for role in ("nexus_pw", "nexus_clear", "nexus_tlsonly", "nexus_cert"):
+        for role in ("nexus_pw", "nexus_clear", "nexus_tlsonly", "nexus_plainonly", "nexus_cert"):
             conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
     cluster.certs = certs
     yield cluster
@@ -691,6 +701,9 @@ def both(url: str) -> tuple[tuple, tuple]:
     # a role the server takes over TLS only: allow tries plain, then TLS
     ("127.0.0.1", "nexus_tlsonly", {"sslmode": "allow"}, ("ok", True)),
     ("127.0.0.1", "nexus_tlsonly", {"sslmode": "disable"}, "no encryption"),
+    # a role it refuses over TLS: prefer tries plain after the refusal
+    ("127.0.0.1", "nexus_plainonly", {"sslmode": "prefer"}, ("ok", False)),
+    ("127.0.0.1", "nexus_plainonly", {"sslmode": "require"}, "SSL encryption"),
     # a client certificate, verified by the server (pg_hba `cert`: its CN is the role)
     ("127.0.0.1", "nexus_cert", {"sslmode": "require", "sslcert": "{certs}/client.crt",
                                  "sslkey": "{certs}/client.key"}, ("ok", True)),

@@ -287,6 +287,20 @@ def _exposed(sock: socket.socket) -> bool:
     return not (mapped or address).is_loopback
 
 
+def _present(path: str) -> bool:
+    """Whether the file is there, as libpq asks about a client certificate: missing is fine,
+    any other failure to look at it an error."""
+    import errno
+
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return False
+        raise WireError(f'could not open certificate file "{path}": {exc.strerror}') from None
+    return True
+
+
 def _check_key(path: str) -> None:
     """libpq's checks of a client certificate's private key file, before it is read."""
     import stat
@@ -537,7 +551,7 @@ class Wire:
         else:
             ctx.verify_mode = ssl.CERT_NONE
         cert = p.get("sslcert") or os.path.join(_dotdir(), "postgresql.crt")
-        if os.path.exists(cert):  # libpq: a client certificate only when its file is there
+        if _present(cert):  # libpq: a client certificate only when its file is there
             key = p.get("sslkey") or os.path.join(_dotdir(), "postgresql.key")
             _check_key(key)
             try:
@@ -701,7 +715,10 @@ class Wire:
                     offered = body[4:].split(b"\0")
                     # as libpq's channel_binding=prefer: bound to the TLS channel when the
                     # server offers it ("p"), else saying whether this client could ("y", "n")
-                    if self.tls and b"SCRAM-SHA-256-PLUS" in offered and self._cert:
+                    if b"SCRAM-SHA-256-PLUS" in offered and not self.tls:
+                        raise WireError("server offered SCRAM-SHA-256-PLUS authentication over "
+                                        "a non-SSL connection")  # TLS stripped on the way?
+                    if b"SCRAM-SHA-256-PLUS" in offered and self._cert:
                         mechanism, scram = b"SCRAM-SHA-256-PLUS", _Scram(password, self._cert)
                     elif b"SCRAM-SHA-256" in offered:
                         mechanism, scram = b"SCRAM-SHA-256", _Scram(password, None, self.tls)
