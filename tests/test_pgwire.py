@@ -698,6 +698,8 @@ def both(url: str) -> tuple[tuple, tuple]:
      '"127.0.0.1"'),
     ("127.0.0.1", None, {"sslmode": "verify-ca", "sslrootcert": "{missing}"},
      'root certificate file "{missing}" does not exist'),
+    # the system's roots never signed this test CA (and mean verify-full)
+    ("localhost", None, {"sslrootcert": "system"}, "certificate verify failed"),
     # a role the server takes over TLS only: allow tries plain, then TLS
     ("127.0.0.1", "nexus_tlsonly", {"sslmode": "allow"}, ("ok", True)),
     ("127.0.0.1", "nexus_tlsonly", {"sslmode": "disable"}, "no encryption"),
@@ -771,6 +773,35 @@ def test_scram_over_tls_binds_the_channel_and_the_server_checks_it(tls_env, monk
     wire = Wire(pgwire.params(tls_env.tcp_url(user="nexus_pw:pw", sslmode="disable")) or {}, 10)
     wire.close()
     assert headers == [b"n,,"]
+
+
+def test_host_names_match_as_libpq_matches_them():
+    def matches(host: str, sans: tuple = (), cn: str | None = None) -> bool:
+        cert = {"subjectAltName": sans,
+                "subject": ((("commonName", cn),),) if cn is not None else ()}
+        try:
+            pgwire._match_host(host, cert)
+        except WireError:
+            return False
+        return True
+
+    assert matches("DB.Example.com", (("DNS", "db.example.COM"),))
+    assert matches("a.example.com", (("DNS", "*.example.com"),))
+    assert not matches("a.b.example.com", (("DNS", "*.example.com"),))  # one label only
+    assert not matches("example.com", (("DNS", "*.example.com"),))
+    assert not matches("a.example.com", (("DNS", "a*.example.com"),))  # no partial wildcard
+    # the common name counts only without a subjectAltName of the host's kind
+    assert not matches("db.test", (("DNS", "other.test"),), cn="db.test")
+    assert matches("db.test", (("IP Address", "10.0.0.1"),), cn="db.test")
+    assert matches("db.test", cn="db.test")
+    assert matches("127.0.0.1", (("IP Address", "127.0.0.1"),))
+    assert matches("::1", (("IP Address", "0:0:0:0:0:0:0:1"),))
+    assert not matches("127.0.0.2", (("IP Address", "127.0.0.1"),), cn="127.0.0.2")
+    assert matches("127.0.0.2", (("DNS", "localhost"),), cn="127.0.0.2")  # no IP SAN: the CN
+    with pytest.raises(WireError, match="embedded null"):
+        pgwire._match_host("db.test", {"subjectAltName": (("DNS", "db.test\0.evil"),)})
+    with pytest.raises(WireError, match="could not get server's host name"):
+        pgwire._match_host("db.test", {})
 
 
 def test_the_server_certificate_hash_follows_its_signature_algorithm(tls_env):
