@@ -534,6 +534,7 @@ class Wire:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname = False  # verify-full: matched below, exactly as libpq matches
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # libpq's ssl_min_protocol_version
+        ctx.set_ciphers("DEFAULT")  # OpenSSL's (and the system's) choice, as libpq leaves it
         ctx.set_alpn_protocols(["postgresql"])  # as libpq 17+
         root = p.get("sslrootcert") or os.path.join(_dotdir(), "root.crt")
         if root == "system":
