@@ -747,6 +747,9 @@ def test_the_default_files_in_home_are_used_as_libpq_uses_them(tls_env, tmp_path
     ours, theirs = both(url)
     assert ours[0] == theirs[0] == "error" and "group or world access" in ours[1]
     assert "group or world access" in theirs[1]
+    # prefer: a TLS set-up that fails (that key) goes plain, as libpq's does
+    ours, theirs = both(tls_env.tcp_url(sslmode="prefer"))
+    assert ours == theirs == ("ok", False)
 
 
 def test_scram_over_tls_binds_the_channel_and_the_server_checks_it(tls_env, monkeypatch):
