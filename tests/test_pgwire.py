@@ -923,3 +923,63 @@ def test_a_unix_socket_connection_never_loads_ssl(pg_cluster):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "False"
+
+
+def tls_peer(certs, seen: dict) -> int:  # type: ignore[no-untyped-def]
+    """A scripted TLS server on 127.0.0.1 (one connection): records the SNI name the client sent
+    and its SASL first message after offering SCRAM-SHA-256 only (no -PLUS); returns its port."""
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs / "server.crt", certs / "server.key")
+    ctx.sni_callback = lambda sock, name, context: seen.__setitem__("sni", name)  # type: ignore[assignment,misc]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def run() -> None:
+        conn, _ = listener.accept()
+        listener.close()
+        try:
+            conn.settimeout(OUTER)
+            assert conn.recv(8) == struct.pack("!ii", 8, 80877103)
+            conn.sendall(b"S")
+            tls = ctx.wrap_socket(conn, server_side=True)
+            size = struct.unpack("!i", tls.recv(4))[0]
+            data = b""
+            while len(data) < size - 4:
+                data += tls.recv(size - 4 - len(data))
+            tls.sendall(b"R" + struct.pack("!i", 8 + 15) + struct.pack("!i", 10)
+                        + b"SCRAM-SHA-256\0\0")
+            head = tls.recv(5)
+            body = b""
+            while len(body) < struct.unpack("!i", head[1:5])[0] - 4:
+                body += tls.recv(4096)
+            seen["sasl"] = body
+            tls.close()
+        except (OSError, AssertionError) as exc:
+            seen["error"] = repr(exc)
+        finally:
+            seen["done"] = True
+
+    threading.Thread(target=run, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+@pytest.mark.parametrize(("host", "sni", "sent"), [
+    ("localhost", "1", "localhost"), ("localhost", "0", None), ("127.0.0.1", "1", None)])
+def test_sni_and_the_scram_header_without_plus_are_libpqs(tls_env, host, sni, sent):
+    seen: dict = {}
+    port = tls_peer(tls_env.certs, seen)
+    p = {"host": host, "port": str(port), "user": "ann", "dbname": "team", "password": "pw",
+         "sslmode": "require", "sslsni": sni}
+    with pytest.raises(WireError):
+        Wire(p, 10)
+    deadline = time.monotonic() + OUTER
+    while "done" not in seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "error" not in seen, seen
+    assert seen.get("sni") == sent
+    # TLS, and the server offers no -PLUS: "y" (this client could bind; a server that did offer
+    # it and had it stripped on the way would see the downgrade)
+    assert seen["sasl"].startswith(b"SCRAM-SHA-256\0") and b"y,,n=,r=" in seen["sasl"]
