@@ -983,3 +983,24 @@ def test_sni_and_the_scram_header_without_plus_are_libpqs(tls_env, host, sni, se
     # TLS, and the server offers no -PLUS: "y" (this client could bind; a server that did offer
     # it and had it stripped on the way would see the downgrade)
     assert seen["sasl"].startswith(b"SCRAM-SHA-256\0") and b"y,,n=,r=" in seen["sasl"]
+
+
+def test_doctor_and_team_status_report_tls_through_this_client(tls_env, nx, monkeypatch):
+    from nexus_cli.core.store import pg
+
+    root = tls_env.certs / "ca.crt"
+    url = tls_env.tcp_url(host="localhost", sslmode="verify-full", sslrootcert=str(root))
+    conn = pg.connect(url, "/nonexistent")
+    try:
+        assert isinstance(conn.raw, pg.WireRaw)
+        pg.migrate(conn, 0.0)
+    finally:
+        conn.close()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    status = nx("team", "status", "--json").json
+    assert status["reachable"] and status["server"]["tls"] is True, status
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["tls"]["status"] == "ok" and checks["tls"]["detail"] == "encrypted"
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url.replace("verify-full", "disable"))
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["tls"]["status"] == "warn" and checks["tls"]["detail"] == "not encrypted"
