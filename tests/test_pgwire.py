@@ -402,6 +402,11 @@ def test_urls_that_ask_libpq_for_more_than_this_client_does_go_to_libpq(monkeypa
     assert pgwire.params(base) is None
     assert pgwire.params(f"{base}?sslmode=disable") is not None
     assert pgwire.params("postgresql:///team?host=/tmp") is not None  # a Unix socket: no TLS
+    (tmp_path / ".postgresql" / "root.crl").unlink()
+    # a Kerberos ticket: libpq would try GSSAPI encryption first
+    monkeypatch.setenv("KRB5CCNAME", str(tmp_path / "cc"))
+    assert pgwire.params(base) is None
+    assert pgwire.params("postgresql:///team?host=/tmp") is not None
 
 
 def test_url_hosts_ports_and_percent_encoding():

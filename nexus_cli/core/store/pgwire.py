@@ -150,6 +150,11 @@ def params(url: str) -> dict[str, str] | None:
     if not out["host"].startswith("/") and sslmode != "disable" and os.path.exists(
             os.path.join(_dotdir(), "root.crl")):
         return None
+    # over TCP, libpq built with GSSAPI first tries GSSAPI encryption (gssencmode=prefer) when a
+    # Kerberos ticket is at hand: its job too
+    if not out["host"].startswith("/") and (
+            env.get("KRB5CCNAME") or os.path.exists(f"/tmp/krb5cc_{os.getuid()}")):
+        return None
     return out
 
 
