@@ -1,8 +1,9 @@
 """Team mode beside the local store, in one run, with PostgreSQL on a Unix socket of a throwaway
 cluster (scripts/pgcluster.py): the hook with nothing pending against the interpreter floor,
 wake latency (NOTIFY vs the FIFO bell), and 8 concurrent senders (messages per second, nothing
-lost). The team hook runs with the stdlib wire client (what a Unix socket or this machine gets)
-and, for comparison, with psycopg (what TLS connections get); a tool call with nothing new
+lost). The team hook runs with the stdlib wire client and, for comparison, with psycopg (what
+URLs only libpq serves get), on the Unix socket and over TLS (the same server with ssl=on on
+127.0.0.1, sslmode=verify-full: a remote team database's setting); a tool call with nothing new
 settles in hook/quick.py's one round trip, shown beside the full hook it skips. Prints medians
 and ratios.
 
@@ -31,20 +32,24 @@ FULL = [PY, "-c", "import os, sys; from nexus_cli.hook.entry import main; code =
         " linger=True); sys.stdout.flush(); os._exit(code)"]
 
 
-def hooks(env: dict, url: str, runs: int) -> dict[str, float]:
+def hooks(env: dict, url: str, tls_url: str, runs: int) -> dict[str, float]:
     nexus = console_script()
     floor = [PY, "-c", "import json, sqlite3"]
     out = {}
     for name, sid, extra in (("sqlite", SID, {}), ("team", PG_SID, {"NEXUS_DATABASE_URL": url}),
                              ("team, psycopg", PG_SID.replace("a5", "a6"),
-                              {"NEXUS_DATABASE_URL": url, "NEXUS_PG_DRIVER": "psycopg"})):
+                              {"NEXUS_DATABASE_URL": url, "NEXUS_PG_DRIVER": "psycopg"}),
+                             ("team TLS", PG_SID.replace("a5", "a7"),
+                              {"NEXUS_DATABASE_URL": tls_url}),
+                             ("team TLS, psycopg", PG_SID.replace("a5", "a8"),
+                              {"NEXUS_DATABASE_URL": tls_url, "NEXUS_PG_DRIVER": "psycopg"})):
         client = Client("claude", sid, {**env, **extra})
         try:
             post = event("PostToolUse", sid, tool_name="Bash", tool_use_id="t1", tool_input={})
             pre = event("PreToolUse", sid, tool_name="Bash", tool_use_id="t2", tool_input={})
             cases = {"floor": (floor, b""), "post": ([nexus, "hook", "claude"], post),
                      "pre": ([nexus, "hook", "claude"], pre)}
-            if name == "team":  # the full hook, as a tool call ran it before hook/quick.py
+            if name in ("team", "team TLS"):  # the full hook, as before hook/quick.py
                 cases["full"] = (FULL, post)
             res = interleaved_in(client, cases, runs)
         finally:
@@ -138,7 +143,9 @@ def main() -> None:
     parser.add_argument("--wakes", type=int, default=50)
     opts = parser.parse_args()
     compile_package()
-    cluster = pgcluster.start()
+    certs = pgcluster.certificates(tempfile.mkdtemp(prefix="nexus-bench-tls-"))
+    cluster = pgcluster.start(tls={"cert": certs["cert"], "key": certs["key"]})
+    tls_url = cluster.tcp_url(host="localhost", sslmode="verify-full", sslrootcert=certs["root"])
     try:
         from nexus_cli.core.store import pg
 
@@ -150,7 +157,7 @@ def main() -> None:
         for var in ("CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CLAUDECODE",
                     "NEXUS_DATABASE_URL"):
             env.pop(var, None)
-        res = hooks(env, cluster.url, opts.runs)
+        res = hooks(env, cluster.url, tls_url, opts.runs)
         wake = wake_latency(home, cluster.url, opts.wakes)
         local_rate, local_n = senders(tempfile.mkdtemp(prefix="nexus-bench-s-"), None,
                                       opts.messages)
@@ -158,7 +165,7 @@ def main() -> None:
     finally:
         cluster.stop()
     rows = []
-    for name in ("sqlite", "team", "team, psycopg"):
+    for name in ("sqlite", "team", "team, psycopg", "team TLS", "team TLS, psycopg"):
         f = res[f"{name} floor"]
         rows.append((f"[{name}] python -c 'import json, sqlite3'", f"{f * 1000:.1f} ms", "1.00x",
                      ""))

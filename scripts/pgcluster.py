@@ -7,7 +7,10 @@ as an unprivileged user (the `postgres` system user, else `nobody`, when started
     scripts/pgcluster.py stop DIR
     scripts/pgcluster.py bindir         where the server binaries are (exit 1: not installed)
 
-Also importable: `start()` returns a `Cluster` (dir, socket dir, url), `cluster.stop()`.
+Also importable: `start()` returns a `Cluster` (dir, socket dir, url), `cluster.stop()`;
+`start(tls={"cert": ..., "key": ..., "ca": ...})` also listens on a free port of 127.0.0.1 with
+ssl=on (the server's certificate and key; "ca", optional, verifies client certificates), and
+`start(tcp=True)` on 127.0.0.1 without TLS: `cluster.tcp_url(...)` names it.
 Finds the server binaries on PATH, then in /usr/lib/postgresql/<newest>/bin."""
 
 from __future__ import annotations
@@ -45,14 +48,21 @@ def _user() -> pwd.struct_passwd | None:
 
 
 class Cluster:
-    def __init__(self, folder: str, user: pwd.struct_passwd | None, bin_dir: str) -> None:
+    def __init__(self, folder: str, user: pwd.struct_passwd | None, bin_dir: str,
+                 port: int = 5432) -> None:
         self.dir = folder
         self.data = os.path.join(folder, "data")
         self.sock = folder
         self.user = user
         self.bin = bin_dir
         self.role = user.pw_name if user else pwd.getpwuid(os.getuid()).pw_name
-        self.url = f"postgresql:///{DB}?host={folder}&user={self.role}"
+        self.port = port  # of the socket, and of 127.0.0.1 (start(tcp=True) or start(tls=...))
+        self.url = self.url_for()
+
+    def tcp_url(self, host: str = "127.0.0.1", user: str | None = None, **query: str) -> str:
+        extra = "&".join(f"{k}={v}" for k, v in query.items())
+        return f"postgresql://{user or self.role}@{host}:{self.port}/{DB}" + (
+            f"?{extra}" if extra else "")
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         def demote() -> None:
@@ -66,6 +76,8 @@ class Cluster:
 
     def url_for(self, schema: str | None = None, user: str | None = None) -> str:
         url = f"postgresql:///{DB}?host={self.sock}&user={user or self.role}"
+        if self.port != 5432:
+            url += f"&port={self.port}"
         if schema:
             url += f"&options=-csearch_path%3D{schema}"
         return url
@@ -84,7 +96,35 @@ class Cluster:
                   "-l", os.path.join(self.dir, "log"), "start")
 
 
-def start(folder: str | None = None) -> Cluster:
+def certificates(folder: str) -> dict[str, str]:
+    """A CA and a server certificate it signed for `localhost` (the openssl command line), for
+    `start(tls=...)`: {"cert", "key", "root"} (root: the CA's certificate, a client's
+    sslrootcert)."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+            "ca.crt", "-days", "2", "-subj", "/CN=nexus-test-ca")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+            "server.csr", "-subj", "/CN=localhost")
+    with open(os.path.join(folder, "server.ext"), "w") as fh:
+        fh.write("subjectAltName=DNS:localhost\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "server.ext")
+    return {"cert": os.path.join(folder, "server.crt"),
+            "key": os.path.join(folder, "server.key"), "root": os.path.join(folder, "ca.crt")}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(folder: str | None = None, tcp: bool = False, tls: dict[str, str] | None = None
+          ) -> Cluster:
     bin_dir = bindir()
     if bin_dir is None:
         raise RuntimeError("PostgreSQL's server binaries (initdb, pg_ctl) are not installed")
@@ -94,21 +134,40 @@ def start(folder: str | None = None) -> Cluster:
     if user is not None:
         os.chown(folder, user.pw_uid, user.pw_gid)
     os.chmod(folder, 0o755)  # the socket is reached through it by the tests' other users
-    cluster = Cluster(folder, user, bin_dir)
+    cluster = Cluster(folder, user, bin_dir, _free_port() if tcp or tls else 5432)
     cluster._run(os.path.join(bin_dir, "initdb"), "-D", cluster.data, "-A", "trust", "-E", "UTF8",
                  "--locale=C", "-U", cluster.role, "--no-sync")
     with open(os.path.join(cluster.data, "postgresql.conf"), "a") as fh:
         fh.write(f"\nlisten_addresses = ''\nunix_socket_directories = '{folder}'\n"
                  "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
                  "max_connections = 200\nshared_buffers = 32MB\n")
+        if tcp or tls:
+            fh.write(f"listen_addresses = '127.0.0.1'\nport = {cluster.port}\n")
+        for name, path in (tls or {}).items():  # the server reads them as its own user
+            target = os.path.join(cluster.data, f"tls-{name}.pem")
+            shutil.copyfile(path, target)
+            os.chmod(target, 0o600)
+            if user is not None:
+                os.chown(target, user.pw_uid, user.pw_gid)
+            fh.write(f"ssl_{name}_file = '{target}'\n")
+        if tls:
+            fh.write("ssl = on\n")
     with open(os.path.join(cluster.data, "pg_hba.conf"), "w") as fh:
-        # one role authenticates with a password (SCRAM), the rest are trusted (tests only)
+        # one role authenticates with a password (SCRAM), the rest are trusted (tests only);
+        # over TCP also: a cleartext password, a client certificate, TLS only, no TLS
         fh.write("local all nexus_pw scram-sha-256\nlocal all nexus_md5 md5\n"
                  "local all all trust\n")
+        if tcp or tls:
+            fh.write("host all nexus_pw 127.0.0.1/32 scram-sha-256\n"
+                     "host all nexus_clear 127.0.0.1/32 password\n"
+                     "hostnossl all nexus_tlsonly 127.0.0.1/32 reject\n"
+                     "hostssl all nexus_plainonly 127.0.0.1/32 reject\n"
+                     "hostssl all nexus_cert 127.0.0.1/32 cert\n"
+                     "host all all 127.0.0.1/32 trust\n")
     cluster.resume()
     for _ in range(100):
-        done = cluster._run(os.path.join(bin_dir, "createdb"), "-h", folder, "-U", cluster.role,
-                            DB, check=False)
+        done = cluster._run(os.path.join(bin_dir, "createdb"), "-h", folder, "-p",
+                            str(cluster.port), "-U", cluster.role, DB, check=False)
         if done.returncode == 0:
             break
         time.sleep(0.1)

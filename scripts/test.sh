@@ -25,6 +25,12 @@ if ! .venv/bin/python scripts/pgcluster.py bindir >/dev/null 2>&1 && [ "$(id -u)
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) \
     >/dev/null || echo "test.sh: could not install PostgreSQL; the team-mode tests will fail" >&2
 fi
+# the TLS tests make their certificates with the openssl command line (PostgreSQL's package
+# brings it on Debian; a slimmer image may not have it)
+if ! command -v openssl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl) \
+    >/dev/null || echo "test.sh: could not install openssl; the TLS tests will fail" >&2
+fi
 export NEXUS_REQUIRE_PG=${NEXUS_REQUIRE_PG:-1}
 # the tests run without a network: the first-run test installs nexus the documented way
 # (scripts/install.sh through pipx) from a local wheelhouse made here, while the index is reachable

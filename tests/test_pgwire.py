@@ -29,10 +29,15 @@ class Peer:
     """A scripted server on a Unix socket: `script(peer)` runs with the accepted connection once
     the startup message is read; then the peer reads until the client closes its end (`eof`)."""
 
-    def __init__(self, script) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, script, tcp: bool = False) -> None:  # type: ignore[no-untyped-def]
         self.dir = tempfile.mkdtemp(prefix="pgw-", dir="/tmp")
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(os.path.join(self.dir, ".s.PGSQL.5432"))
+        if tcp:  # on 127.0.0.1: the client asks for TLS first
+            self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.listener.bind(("127.0.0.1", 0))
+        else:
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listener.bind(os.path.join(self.dir, ".s.PGSQL.5432"))
+        self.tcp = tcp
         self.listener.listen(1)
         self.got: list[tuple[bytes, bytes]] = []  # the client's messages after its startup
         self.startup = b""
@@ -86,8 +91,9 @@ class Peer:
         self.send(b"Z", b"I")
 
     def params(self, **extra: str) -> dict[str, str]:
-        return {"host": self.dir, "port": "5432", "user": "ann", "dbname": "team",
-                "password": "pw", **extra}
+        where = {"host": "127.0.0.1", "port": str(self.listener.getsockname()[1])} if self.tcp \
+            else {"host": self.dir, "port": "5432"}
+        return {**where, "user": "ann", "dbname": "team", "password": "pw", **extra}
 
     def stop(self) -> None:
         self.listener.close()
@@ -98,8 +104,8 @@ class Peer:
 def serve():  # type: ignore[no-untyped-def]
     peers: list[Peer] = []
 
-    def start(script) -> Peer:  # type: ignore[no-untyped-def]
-        peers.append(Peer(script))
+    def start(script, tcp: bool = False) -> Peer:  # type: ignore[no-untyped-def]
+        peers.append(Peer(script, tcp))
         return peers[-1]
 
     yield start
@@ -124,7 +130,7 @@ def scram_first(peer: Peer) -> str:
     kind, body = peer.recv()
     assert kind == b"p" and body.startswith(b"SCRAM-SHA-256\0")
     first = body[len(b"SCRAM-SHA-256\0") + 4:].decode()
-    assert first.startswith("n,,n=,r=")  # no channel binding: no TLS here
+    assert first.startswith("n,,n=,r=")  # no channel binding: no TLS on a Unix socket
     return first[len("n,,n=,r="):]
 
 
@@ -297,6 +303,16 @@ def test_scram_refuses_a_hostile_server_first_message_without_answering_it(serve
     assert [kind for kind, _ in peer.got] == [b"p"]  # the first message, and no proof
 
 
+def test_scram_plus_offered_without_tls_is_refused_as_libpq_refuses_it(serve):
+    def script(peer: Peer) -> None:
+        peer.send(b"R", struct.pack("!i", 10) + b"SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0")
+
+    peer = serve(script)
+    err = failed_login(peer)
+    assert "SCRAM-SHA-256-PLUS authentication over a non-SSL connection" in str(err)
+    assert all(kind != b"p" for kind, _ in peer.got)  # nothing of the password sent
+
+
 def test_saslprep_follows_postgresql():
     assert pgwire._saslprep("plain ascii\x01") == b"plain ascii\x01"  # ASCII: as it is
     assert pgwire._saslprep("I\u00adX\u2168") == b"IXIX"  # soft hyphen gone, NFKC
@@ -350,21 +366,47 @@ def test_exposed_means_tcp_to_another_machine():
 # -- URLs ---------------------------------------------------------------------------------------
 
 
-def test_urls_that_ask_libpq_for_more_than_this_client_does_go_to_libpq(monkeypatch):
-    for key in ("PGCHANNELBINDING", "PGREQUIREAUTH", "PGSSLMODE"):
+def test_urls_that_ask_libpq_for_more_than_this_client_does_go_to_libpq(monkeypatch, tmp_path):
+    for key in ("PGCHANNELBINDING", "PGREQUIREAUTH", "PGSSLMODE", "PGSSLROOTCERT"):
         monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
     base = "postgresql://ann@localhost/team"
     assert pgwire.params(base) is not None
     # it could not honour them: libpq must (or refuse)
     for extra in ("require_auth=scram-sha-256", "channel_binding=require", "requiressl=1",
                   "sslmode=verify_full", "gssencmode=require", "sslnegotiation=direct",
-                  "sslmode=require", "sslmode=verify-full", "something_new=1"):
+                  "sslcrl=/x.crl", "sslcrldir=/x", "sslpassword=x", "sslcertmode=require",
+                  "ssl_min_protocol_version=TLSv1.3", "sslkey=engine:e:k", "sslsni=2",
+                  "sslmode=require&sslrootcert=system", "something_new=1"):
         assert pgwire.params(f"{base}?{extra}") is None, extra
-    monkeypatch.setenv("PGCHANNELBINDING", "require")
-    assert pgwire.params(base) is None
-    monkeypatch.delenv("PGCHANNELBINDING")
+    for var in ("PGCHANNELBINDING", "PGSSLCRL", "PGSSLCRLDIR", "PGSSLCERTMODE",
+                "PGSSLMINPROTOCOLVERSION", "PGSSLNEGOTIATION", "PGGSSENCMODE"):
+        monkeypatch.setenv(var, "require")
+        assert pgwire.params(base) is None, var
+        monkeypatch.delenv(var)
+    # what TLS libpq does, this client does
+    for extra in ("sslmode=require", "sslmode=verify-full&sslrootcert=/r.crt",
+                  "sslmode=verify-ca&sslcert=/c.crt&sslkey=/c.key&sslsni=0"):
+        assert pgwire.params(f"{base}?{extra}") is not None, extra
     monkeypatch.setenv("PGSSLMODE", "require")
+    monkeypatch.setenv("PGSSLROOTCERT", "/r.crt")
+    p = pgwire.params(base)
+    assert p is not None and (p["sslmode"], p["sslrootcert"]) == ("require", "/r.crt")
+    monkeypatch.delenv("PGSSLMODE")
+    monkeypatch.setenv("PGSSLROOTCERT", "system")  # libpq 16+: verify-full with the system's
+    assert (pgwire.params(base) or {}).get("sslmode") == "verify-full"
+    monkeypatch.delenv("PGSSLROOTCERT")
+    # a certificate revocation list in ~/.postgresql: libpq checks it, so libpq serves the URL
+    (tmp_path / ".postgresql").mkdir()
+    (tmp_path / ".postgresql" / "root.crl").write_text("")
     assert pgwire.params(base) is None
+    assert pgwire.params(f"{base}?sslmode=disable") is not None
+    assert pgwire.params("postgresql:///team?host=/tmp") is not None  # a Unix socket: no TLS
+    (tmp_path / ".postgresql" / "root.crl").unlink()
+    # a Kerberos ticket: libpq would try GSSAPI encryption first
+    monkeypatch.setenv("KRB5CCNAME", str(tmp_path / "cc"))
+    assert pgwire.params(base) is None
+    assert pgwire.params("postgresql:///team?host=/tmp") is not None
 
 
 def test_url_hosts_ports_and_percent_encoding():
@@ -373,7 +415,8 @@ def test_url_hosts_ports_and_percent_encoding():
         "a@b", "p/w:", "::1", "5433", "my db")
     p = pgwire.params("postgresql://ann@%2Frun%2Fpg/team")
     assert p is not None and p["host"] == "/run/pg"
-    assert pgwire.params("postgresql://ann@[fe80::1]/team") is None  # a network: libpq (TLS)
+    p = pgwire.params("postgresql://ann@[fe80::1]/team")  # a network: TLS preferred
+    assert p is not None and p["host"] == "fe80::1" and p.get("sslmode", "prefer") == "prefer"
     assert pgwire.params("postgresql://ann@h1,h2/team") is None
     assert pgwire.params("postgresql://ann@localhost:54x/team") is None
 
@@ -559,3 +602,410 @@ def test_notices_are_skipped_and_an_error_keeps_its_fields_and_the_connection(se
     assert not wire.broken
     assert wire.query("SELECT 7").rows == [(7,)]
     wire.close()
+
+
+# -- TLS, as libpq does it -----------------------------------------------------------------------
+# A cluster with ssl=on on 127.0.0.1 (certificates made here with the openssl command line); every
+# case is also run through libpq (psycopg): the same outcome, the same encryption.
+
+
+def openssl(folder, *args: str) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+
+def make_ca(folder, name: str) -> None:  # type: ignore[no-untyped-def]
+    openssl(folder, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key",
+            "-out", f"{name}.crt", "-days", "2", "-subj", f"/CN={name}")
+
+
+def make_cert(folder, name: str, ca: str, subject: str, san: str | None) -> None:  # type: ignore[no-untyped-def]
+    openssl(folder, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
+            f"{name}.csr", "-subj", f"/CN={subject}")
+    ext = folder / f"{name}.ext"
+    ext.write_text(f"subjectAltName={san}\n" if san else "basicConstraints=CA:FALSE\n")
+    openssl(folder, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey",
+            f"{ca}.key", "-CAcreateserial", "-out", f"{name}.crt", "-days", "2", "-extfile",
+            str(ext))
+    os.chmod(folder / f"{name}.key", 0o600)
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory):  # type: ignore[no-untyped-def]
+    import pgcluster
+
+    if pgcluster.bindir() is None or shutil.which("openssl") is None:
+        if os.environ.get("NEXUS_REQUIRE_PG") == "1":
+            pytest.fail("PostgreSQL or openssl is not installed (scripts/test.sh installs them)")
+        pytest.skip("PostgreSQL or openssl is not installed")
+    certs = tmp_path_factory.mktemp("certs")
+    make_ca(certs, "ca")
+    make_ca(certs, "other")  # a CA that signed nothing of this server's
+    make_cert(certs, "server", "ca", "db.test", "DNS:localhost")
+    make_cert(certs, "client", "ca", "nexus_cert", None)
+    cluster = pgcluster.start(tls={"cert": str(certs / "server.crt"),
+                                   "key": str(certs / "server.key"), "ca": str(certs / "ca.crt")})
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        conn.execute("SET password_encryption = 'scram-sha-256'")
+        for role in ("nexus_pw", "nexus_clear", "nexus_tlsonly", "nexus_plainonly", "nexus_cert"):
+            conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+    cluster.certs = certs
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def tls_env(tls_cluster, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    """An empty home (no ~/.postgresql), no libpq settings in the environment."""
+    for var in list(os.environ):
+        if var.startswith("PG"):
+            monkeypatch.delenv(var)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tls_cluster
+
+
+def both(url: str) -> tuple[tuple, tuple]:
+    """(outcome through this client, outcome through libpq): ("ok", encrypted) or ("error",
+    its message)."""
+    p = pgwire.params(url)
+    assert p is not None, url
+    try:
+        wire = Wire(p, 10, read_timeout=30)
+        assert wire.query("SELECT 1").rows == [(1,)]
+        ours: tuple = ("ok", wire.tls)
+        wire.close()
+    except WireError as exc:
+        ours = ("error", str(exc))
+    try:
+        with psycopg.connect(url, connect_timeout=10) as conn:
+            theirs: tuple = ("ok", bool(conn.pgconn.ssl_in_use))
+    except psycopg.OperationalError as exc:
+        theirs = ("error", str(exc))
+    return ours, theirs
+
+
+@pytest.mark.parametrize(("host", "user", "query", "outcome"), [
+    # no root certificate: encrypted, nothing verified
+    ("127.0.0.1", None, {"sslmode": "require"}, ("ok", True)),
+    ("127.0.0.1", None, {}, ("ok", True)),  # prefer, the default
+    ("127.0.0.1", None, {"sslmode": "verify-ca", "sslrootcert": "{ca}"}, ("ok", True)),
+    ("localhost", None, {"sslmode": "verify-full", "sslrootcert": "{ca}"}, ("ok", True)),
+    # the wrong CA: refused in every mode that asks for TLS, except prefer, which goes plain
+    ("127.0.0.1", None, {"sslmode": "verify-ca", "sslrootcert": "{other}"},
+     "certificate verify failed"),
+    ("127.0.0.1", None, {"sslmode": "require", "sslrootcert": "{other}"},
+     "certificate verify failed"),
+    ("127.0.0.1", None, {"sslmode": "prefer", "sslrootcert": "{other}"}, ("ok", False)),
+    # the right CA, a host name the certificate does not name
+    ("127.0.0.1", None, {"sslmode": "verify-full", "sslrootcert": "{ca}"},
+     'server certificate for "localhost" (and 1 other name) does not match host name '
+     '"127.0.0.1"'),
+    ("127.0.0.1", None, {"sslmode": "verify-ca", "sslrootcert": "{missing}"},
+     'root certificate file "{missing}" does not exist'),
+    # the system's roots never signed this test CA (and mean verify-full)
+    ("localhost", None, {"sslrootcert": "system"}, "certificate verify failed"),
+    # a role the server takes over TLS only: allow tries plain, then TLS
+    ("127.0.0.1", "nexus_tlsonly", {"sslmode": "allow"}, ("ok", True)),
+    ("127.0.0.1", "nexus_tlsonly", {"sslmode": "disable"}, "no encryption"),
+    # a role it refuses over TLS: prefer tries plain after the refusal
+    ("127.0.0.1", "nexus_plainonly", {"sslmode": "prefer"}, ("ok", False)),
+    ("127.0.0.1", "nexus_plainonly", {"sslmode": "require"}, "SSL encryption"),
+    # a client certificate, verified by the server (pg_hba `cert`: its CN is the role)
+    ("127.0.0.1", "nexus_cert", {"sslmode": "require", "sslcert": "{certs}/client.crt",
+                                 "sslkey": "{certs}/client.key"}, ("ok", True)),
+    ("127.0.0.1", "nexus_cert", {"sslmode": "require"}, "certificate"),
+])
+def test_tls_connections_end_as_libpq_ends_them(tls_env, host, user, query, outcome):
+    certs = tls_env.certs
+    names = {"ca": certs / "ca.crt", "other": certs / "other.crt", "certs": certs,
+             "missing": certs / "missing.crt"}
+    query = {k: v.format(**names) for k, v in query.items()}
+    ours, theirs = both(tls_env.tcp_url(host=host, user=user, **query))
+    if isinstance(outcome, str):
+        outcome = outcome.format(**names)
+        assert ours[0] == theirs[0] == "error" and outcome in ours[1], (ours, theirs)
+        assert outcome in theirs[1]  # libpq's words
+    else:
+        assert ours == theirs == outcome
+
+
+def test_the_default_files_in_home_are_used_as_libpq_uses_them(tls_env, tmp_path):
+    certs, dot = tls_env.certs, tmp_path / ".postgresql"
+    dot.mkdir()
+    # ~/.postgresql/root.crt: verified in require mode too (here: the wrong CA, refused)
+    shutil.copy(certs / "other.crt", dot / "root.crt")
+    ours, theirs = both(tls_env.tcp_url(sslmode="require"))
+    assert ours[0] == theirs[0] == "error" and "certificate verify failed" in ours[1]
+    shutil.copy(certs / "ca.crt", dot / "root.crt")
+    url = tls_env.tcp_url(host="localhost", sslmode="verify-full")
+    assert both(url) == (("ok", True), ("ok", True))
+    # ~/.postgresql/postgresql.crt and .key: the client certificate
+    shutil.copy(certs / "client.crt", dot / "postgresql.crt")
+    shutil.copy(certs / "client.key", dot / "postgresql.key")
+    url = tls_env.tcp_url(user="nexus_cert", sslmode="verify-ca")
+    os.chmod(dot / "postgresql.key", 0o600)
+    assert both(url) == (("ok", True), ("ok", True))
+    # a key others can read: refused before it is read, as libpq refuses it (root may let its
+    # group read it: 0640)
+    os.chmod(dot / "postgresql.key", 0o644 if os.geteuid() == 0 else 0o640)
+    ours, theirs = both(url)
+    assert ours[0] == theirs[0] == "error" and "group or world access" in ours[1]
+    assert "group or world access" in theirs[1]
+    # prefer: a TLS set-up that fails (that key) goes plain, as libpq's does
+    ours, theirs = both(tls_env.tcp_url(sslmode="prefer"))
+    assert ours == theirs == ("ok", False)
+
+
+def test_scram_over_tls_binds_the_channel_and_the_server_checks_it(tls_env, monkeypatch):
+    headers = []
+    real = pgwire._Scram.first
+
+    def spy(self):  # type: ignore[no-untyped-def]
+        headers.append(self.header)
+        return real(self)
+
+    monkeypatch.setattr(pgwire._Scram, "first", spy)
+    url = tls_env.tcp_url(user="nexus_pw:pw", sslmode="require")
+    assert both(url) == (("ok", True), ("ok", True))
+    assert headers == [b"p=tls-server-end-point,,"]  # SCRAM-SHA-256-PLUS
+    # a binding to another certificate (a man in the middle's): the server refuses the login
+    monkeypatch.setattr(pgwire, "_end_point", lambda cert: b"\0" * 32)
+    with pytest.raises(WireError) as caught:
+        Wire(pgwire.params(url) or {}, 10)
+    assert (caught.value.sqlstate or "").startswith("28")
+    # without TLS (a server that offers no -PLUS): "n", as libpq
+    headers.clear()
+    monkeypatch.undo()
+    monkeypatch.setattr(pgwire._Scram, "first", spy)
+    wire = Wire(pgwire.params(tls_env.tcp_url(user="nexus_pw:pw", sslmode="disable")) or {}, 10)
+    wire.close()
+    assert headers == [b"n,,"]
+
+
+def test_host_names_match_as_libpq_matches_them():
+    def matches(host: str, sans: tuple = (), cn: str | None = None) -> bool:
+        cert = {"subjectAltName": sans,
+                "subject": ((("commonName", cn),),) if cn is not None else ()}
+        try:
+            pgwire._match_host(host, cert)
+        except WireError:
+            return False
+        return True
+
+    assert matches("DB.Example.com", (("DNS", "db.example.COM"),))
+    assert matches("a.example.com", (("DNS", "*.example.com"),))
+    assert not matches("a.b.example.com", (("DNS", "*.example.com"),))  # one label only
+    assert not matches("example.com", (("DNS", "*.example.com"),))
+    assert not matches("a.example.com", (("DNS", "a*.example.com"),))  # no partial wildcard
+    # the common name counts only without a subjectAltName of the host's kind
+    assert not matches("db.test", (("DNS", "other.test"),), cn="db.test")
+    assert matches("db.test", (("IP Address", "10.0.0.1"),), cn="db.test")
+    assert matches("db.test", cn="db.test")
+    assert matches("127.0.0.1", (("IP Address", "127.0.0.1"),))
+    assert matches("::1", (("IP Address", "0:0:0:0:0:0:0:1"),))
+    assert not matches("127.0.0.2", (("IP Address", "127.0.0.1"),), cn="127.0.0.2")
+    assert matches("127.0.0.2", (("DNS", "localhost"),), cn="127.0.0.2")  # no IP SAN: the CN
+    with pytest.raises(WireError, match="embedded null"):
+        pgwire._match_host("db.test", {"subjectAltName": (("DNS", "db.test\0.evil"),)})
+    with pytest.raises(WireError, match="could not get server's host name"):
+        pgwire._match_host("db.test", {})
+
+
+def test_the_server_certificate_hash_follows_its_signature_algorithm(tls_env):
+    import hashlib
+    import ssl
+
+    der = ssl.PEM_cert_to_DER_cert((tls_env.certs / "server.crt").read_text())
+    assert pgwire._end_point(der) == hashlib.sha256(der).digest()  # sha256WithRSAEncryption
+    with pytest.raises(WireError):
+        pgwire._end_point(b"\x30\x03\x02\x01\x00")
+
+
+def test_a_cleartext_password_crosses_a_network_only_inside_verified_tls(tls_env, monkeypatch):
+    monkeypatch.setattr(pgwire, "_exposed", lambda sock: True)  # as if another machine
+    ca = tls_env.certs / "ca.crt"
+    url = tls_env.tcp_url(user="nexus_clear:pw", sslmode="require")
+    with pytest.raises(WireError, match="clear text") as caught:
+        Wire(pgwire.params(url) or {}, 10)
+    assert caught.value.sqlstate == "28000"
+    wire = Wire(pgwire.params(f"{url}&sslmode=verify-ca&sslrootcert={ca}") or {}, 10)
+    assert wire.verified and wire.query("SELECT current_user").rows == [("nexus_clear",)]
+    wire.close()
+
+
+def test_notifications_arrive_over_tls(tls_env):
+    p = pgwire.params(tls_env.tcp_url(sslmode="require")) or {}
+    listener, sender = Wire(p, 10, read_timeout=30), Wire(p, 10, read_timeout=30)
+    try:
+        assert listener.tls
+        listener.query("LISTEN bell")
+        # one commit delivers them all at once: many TLS records, messages split across them
+        payloads = [f"p{n}-" + "x" * 300 for n in range(200)]
+        sender.query("BEGIN; " + "; ".join(f"NOTIFY bell, '{p}'" for p in payloads)
+                     + "; COMMIT")
+        deadline, got = time.monotonic() + OUTER, []
+        while len(got) < len(payloads) and time.monotonic() < deadline:
+            listener.wait_notify(1.0)
+            got += [n.payload for n in listener.notes]
+            listener.notes.clear()
+        assert got == payloads
+    finally:
+        listener.close()
+        sender.close()
+
+
+def test_team_mode_connects_over_tls_with_this_client_and_says_so(tls_env, monkeypatch):
+    from nexus_cli.core.store import pg
+
+    url = tls_env.tcp_url(sslmode="require")
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    conn = pg.connect(url, "/nonexistent")
+    try:
+        assert isinstance(conn.raw, pg.WireRaw) and conn.raw.pgconn.ssl_in_use
+    finally:
+        conn.close()
+    assert pg.ping(url)["tls"] is True
+
+
+def ssl_request(peer: Peer) -> bool:
+    return peer.startup == struct.pack("!i", 80877103)
+
+
+def test_bytes_behind_the_servers_tls_answer_are_refused(serve):
+    def script(peer: Peer) -> None:
+        assert ssl_request(peer)
+        # 'S' and, in the same packet, what a man in the middle wants read as the server's
+        peer.raw(b"S" + b"R" + struct.pack("!i", 8) + struct.pack("!i", 0) + b"Z\0\0\0\5I")
+
+    for mode in ("require", "prefer"):
+        peer = serve(script, tcp=True)
+        with pytest.raises(WireError, match="unencrypted data after SSL response"):
+            Wire(peer.params(sslmode=mode), 5)
+        assert peer.eof.wait(OUTER)
+
+
+def test_a_server_without_tls_fails_require_with_a_coded_error_and_prefer_goes_plain(serve):
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.core.store import pg
+
+    def script(peer: Peer) -> None:
+        assert ssl_request(peer)
+        peer.raw(b"N")
+        size = struct.unpack("!i", peer._exact(4))[0]
+        peer.startup = peer._exact(size - 4)  # the startup message, in the clear
+        peer.ready()
+
+    peer = serve(script, tcp=True)
+    port = peer.listener.getsockname()[1]
+    with pytest.raises(NexusError) as caught:
+        pg.connect(f"postgresql://ann@127.0.0.1:{port}/team?sslmode=require", "/nonexistent")
+    assert caught.value.code == "team_unreachable"
+    assert "server does not support SSL, but SSL was required" in caught.value.reason
+    peer = serve(script, tcp=True)
+    wire = Wire(peer.params(sslmode="prefer"), 5)
+    assert not wire.tls and b"user\0ann" in peer.startup
+    wire.close()
+
+
+def test_an_answer_other_than_s_or_n_is_refused_unread(serve):
+    def script(peer: Peer) -> None:
+        peer.raw(b"E" + struct.pack("!i", 20) + b"SFATAL\0Mforged\0\0")
+
+    peer = serve(script, tcp=True)
+    with pytest.raises(WireError, match="invalid response to SSL negotiation") as caught:
+        Wire(peer.params(sslmode="require"), 5)
+    assert "forged" not in str(caught.value)
+
+
+def test_a_unix_socket_connection_never_loads_ssl(pg_cluster):
+    import subprocess
+    import sys
+
+    code = ("import sys; from nexus_cli.core.store import pgwire; "
+            f"w = pgwire.Wire(pgwire.params({pg_cluster.url!r}), 10); w.query('SELECT 1'); "
+            "w.close(); print('ssl' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.strip() == "False"
+
+
+def tls_peer(certs, seen: dict) -> int:  # type: ignore[no-untyped-def]
+    """A scripted TLS server on 127.0.0.1 (one connection): records the SNI name the client sent
+    and its SASL first message after offering SCRAM-SHA-256 only (no -PLUS); returns its port."""
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs / "server.crt", certs / "server.key")
+    ctx.sni_callback = lambda sock, name, context: seen.__setitem__("sni", name)  # type: ignore[assignment,misc]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def run() -> None:
+        conn, _ = listener.accept()
+        listener.close()
+        try:
+            conn.settimeout(OUTER)
+            assert conn.recv(8) == struct.pack("!ii", 8, 80877103)
+            conn.sendall(b"S")
+            tls = ctx.wrap_socket(conn, server_side=True)
+            size = struct.unpack("!i", tls.recv(4))[0]
+            data = b""
+            while len(data) < size - 4:
+                data += tls.recv(size - 4 - len(data))
+            tls.sendall(b"R" + struct.pack("!i", 8 + 15) + struct.pack("!i", 10)
+                        + b"SCRAM-SHA-256\0\0")
+            head = tls.recv(5)
+            body = b""
+            while len(body) < struct.unpack("!i", head[1:5])[0] - 4:
+                body += tls.recv(4096)
+            seen["sasl"] = body
+            tls.close()
+        except (OSError, AssertionError) as exc:
+            seen["error"] = repr(exc)
+        finally:
+            seen["done"] = True
+
+    threading.Thread(target=run, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+@pytest.mark.parametrize(("host", "sni", "sent"), [
+    ("localhost", "1", "localhost"), ("localhost", "0", None), ("127.0.0.1", "1", None)])
+def test_sni_and_the_scram_header_without_plus_are_libpqs(tls_env, host, sni, sent):
+    seen: dict = {}
+    port = tls_peer(tls_env.certs, seen)
+    p = {"host": host, "port": str(port), "user": "ann", "dbname": "team", "password": "pw",
+         "sslmode": "require", "sslsni": sni}
+    with pytest.raises(WireError):
+        Wire(p, 10)
+    deadline = time.monotonic() + OUTER
+    while "done" not in seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "error" not in seen, seen
+    assert seen.get("sni") == sent
+    # TLS, and the server offers no -PLUS: "y" (this client could bind; a server that did offer
+    # it and had it stripped on the way would see the downgrade)
+    assert seen["sasl"].startswith(b"SCRAM-SHA-256\0") and b"y,,n=,r=" in seen["sasl"]
+
+
+def test_doctor_and_team_status_report_tls_through_this_client(tls_env, nx, monkeypatch):
+    from nexus_cli.core.store import pg
+
+    root = tls_env.certs / "ca.crt"
+    url = tls_env.tcp_url(host="localhost", sslmode="verify-full", sslrootcert=str(root))
+    conn = pg.connect(url, "/nonexistent")
+    try:
+        assert isinstance(conn.raw, pg.WireRaw)
+        pg.migrate(conn, 0.0)
+    finally:
+        conn.close()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    status = nx("team", "status", "--json").json
+    assert status["reachable"] and status["server"]["tls"] is True, status
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["tls"]["status"] == "ok" and checks["tls"]["detail"] == "encrypted"
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url.replace("verify-full", "disable"))
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["tls"]["status"] == "warn" and checks["tls"]["detail"] == "not encrypted"

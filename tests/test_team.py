@@ -387,10 +387,13 @@ def test_the_wire_client_serves_only_what_it_serves_exactly():
     assert p is not None and (p["host"], p["user"], p["password"], p["dbname"], p["options"]) == (
         "/run/pg", "ann", "pw", "team", "-cx=1")
     assert pgwire.params("postgresql://ann@localhost:5433/team")["port"] == "5433"
-    # over the network TLS is wanted or possible: libpq's job (psycopg)
-    assert pgwire.params("postgresql://ann@db.example/team") is None
-    assert pgwire.params("postgresql://ann@db.example/team?sslmode=require") is None
+    # over the network TLS as libpq sets it up (tests/test_pgwire.py); what libpq alone does
+    # (a CRL, channel_binding=require ...) is libpq's job (psycopg)
+    assert pgwire.params("postgresql://ann@db.example/team") is not None
+    assert pgwire.params("postgresql://ann@db.example/team?sslmode=require") is not None
     assert pgwire.params("postgresql://ann@db.example/team?sslmode=disable") is not None
+    assert pgwire.params("postgresql://ann@db.example/team?sslcrl=/r.crl") is None
+    assert pgwire.params("postgresql://ann@db.example/team?channel_binding=require") is None
     assert pgwire.params("postgresql://ann@/team?service=x") is None
 
 

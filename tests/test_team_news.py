@@ -47,12 +47,12 @@ def test_nothing_new_is_settled_before_the_hooks_write(tmp_path, home, pg_cluste
     assert not (home / "team-offline.log").exists()
 
 
-def test_a_tls_team_database_is_asked_only_while_a_marker_is_raised(tmp_path, home):
-    """psycopg's import would cost more than the check saves: without a news marker on this
-    machine the call ends at once (as before team-mode checks); with one, the full hook runs
-    (here it finds the server refusing, and logs that)."""
-    env = {"NEXUS_HOME": str(home),
-           "NEXUS_DATABASE_URL": "postgresql://ann@127.0.0.1:1/nexus?sslmode=require"}
+def test_a_database_only_libpq_serves_is_asked_only_while_a_marker_is_raised(tmp_path, home):
+    """A URL only psycopg serves (here a CRL): its import would cost more than the check saves:
+    without a news marker on this machine the call ends at once (as before team-mode checks);
+    with one, the full hook runs (here it finds the server refusing, and logs that)."""
+    env = {"NEXUS_HOME": str(home), "NEXUS_DATABASE_URL":
+           "postgresql://ann@127.0.0.1:1/nexus?sslmode=require&sslcrl=/nonexistent.crl"}
     event = {"hook_event_name": "PostToolUse", "session_id": sid(1), "cwd": str(tmp_path),
              "transcript_path": None, "tool_name": "Bash", "tool_use_id": "t1",
              "tool_input": {}}
@@ -63,4 +63,17 @@ def test_a_tls_team_database_is_asked_only_while_a_marker_is_raised(tmp_path, ho
     (home / "news" / "4242").touch()
     done = hook_process(event, env)
     assert done.returncode == 0 and done.stdout == ""
+    assert "team_unreachable" in (home / "team-offline.log").read_text()
+
+
+def test_a_tls_team_database_gets_the_quick_check_too(tmp_path, home):
+    """TLS is pgwire's now: a tool call's hook asks the server without a news marker (here it
+    cannot reach it, logs that at once and lets the client go on)."""
+    env = {"NEXUS_HOME": str(home),
+           "NEXUS_DATABASE_URL": "postgresql://ann@127.0.0.1:1/nexus?sslmode=require"}
+    event = {"hook_event_name": "PostToolUse", "session_id": sid(1), "cwd": str(tmp_path),
+             "transcript_path": None, "tool_name": "Bash", "tool_use_id": "t1",
+             "tool_input": {}}
+    done = hook_process(event, env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert "team_unreachable" in (home / "team-offline.log").read_text()

@@ -9,10 +9,11 @@ would announce to this session? Mail not yet announced (what `mailbox.announceab
 workspace chat past what the session was told (a superset of what the full hook announces: it
 decides precisely, and moves the session's cursor). Nothing: the hook ends here, as a local one
 without a marker never started. Something, or any doubt (another driver, an error): the full
-hook runs as before, with the event already read. A URL only psycopg serves (TLS) gets no round
-trip: the import alone would cost more than the check saves, so such a call runs the full hook
-only while a news marker of this machine is raised (mail from another machine then waits for
-the next prompt or Stop, as before). A server not reached within the budget is logged as the
+hook runs as before, with the event already read (TLS included: pgwire speaks it, importing
+`ssl` only then). A URL only psycopg serves (a CRL, a service file ...) gets no round trip: the
+import alone would cost more than the check saves, so such a call runs the full hook only while
+a news marker of this machine is raised (mail from another machine then waits for the next
+prompt or Stop, as before). A server not reached within the budget is logged as the
 full hook logs it (`team-offline.log`) and the client goes on at once, instead of waiting for
 the full hook to fail the same way. Stdlib only."""
 
@@ -51,7 +52,7 @@ def settled(argv: list[str], raw: bytes, url: str) -> bool:
     from ..core.store import pgwire
 
     p = pgwire.params(url)
-    if p is None:  # TLS and the like: psycopg, whose import alone costs a hook ~200 ms, so
+    if p is None:  # what only libpq does: psycopg, whose import alone costs a hook ~200 ms, so
         return not marked()  # as before: mail from this machine only (its marker), else at Stop
     try:
         wire = pgwire.Wire({**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()},

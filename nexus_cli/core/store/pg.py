@@ -2,8 +2,9 @@
 
 Imported only when a team URL is set (`team.url()`): the SQLite default never loads it. It
 talks to the server with the standard library's sockets (`pgwire`, no import cost for a hook)
-where that serves the URL exactly (a Unix socket, this machine, or TLS turned off), and with
-psycopg 3 (libpq: TLS, service files, ...) otherwise.
+where that serves the URL exactly (a Unix socket, or TCP with or without TLS as libpq would
+connect: see pgwire's docstring), and with psycopg 3 (libpq: service files, CRLs,
+channel_binding=require ...) otherwise.
 Features write their SQL once, in the SQLite dialect they own; here it is translated once per
 statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT OR REPLACE`
 (an upsert on the table's primary key, read from the migrations), the id of an inserted row
@@ -76,7 +77,7 @@ def row_class(names: tuple[str, ...]) -> type:
     return cls
 
 
-# -- psycopg (TLS and everything else libpq does), loaded only when needed ---------------------
+# -- psycopg (everything else libpq does), loaded only when needed ---- ---------------------
 
 _PSYCOPG: list = []
 
@@ -212,17 +213,17 @@ class _WireCursor:
 
 
 class _Pgconn:
-    ssl_in_use = False
+    def __init__(self, wire: pgwire.Wire) -> None:
+        self.ssl_in_use = wire.tls
 
 
 class WireRaw:
     """The wire client with the surface of a psycopg connection that this module uses."""
 
-    pgconn = _Pgconn()
-
     def __init__(self, wire: pgwire.Wire) -> None:
         self.wire = wire
         self.info = _WireInfo(wire)
+        self.pgconn = _Pgconn(wire)
 
     @property
     def closed(self) -> bool:

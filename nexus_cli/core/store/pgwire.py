@@ -1,16 +1,31 @@
 """A small PostgreSQL client in the standard library, for the hook hot path of team mode.
 
 psycopg costs a hook about 200 ms to import; this speaks the frontend/backend protocol 3.0
-directly (startup, trust/password/MD5/SCRAM-SHA-256 authentication, the extended query protocol
-with text parameters, simple queries, LISTEN notifications) on a Unix socket or a plain TCP
-connection. It serves the URLs it can serve exactly as libpq would: a Unix socket, or TCP to this
-machine or with `sslmode=disable|allow`; anything else (TLS, a service file, Kerberos,
-`require_auth`, `channel_binding` ...) goes to psycopg (`pg.connect` decides). Stdlib only.
+directly (startup, TLS, trust/password/MD5/SCRAM-SHA-256(-PLUS) authentication, the extended query
+protocol with text parameters, simple queries, LISTEN notifications) on a Unix socket or TCP. It
+serves the URLs it can serve exactly as libpq would: every `sslmode`, `sslrootcert` (a file or
+`system`), `sslcert`/`sslkey`, `sslsni`, and their environment variables and ~/.postgresql files;
+anything else (a service file, `sslcrl` or ~/.postgresql/root.crl, `sslpassword`, Kerberos,
+`require_auth`, `channel_binding`, `sslnegotiation` ...) goes to psycopg (`pg.connect` decides).
+`ssl` is imported only when a connection asks the server for TLS. Stdlib only.
+
+TLS as libpq does it: an SSLRequest before the startup message; `prefer` falls back to a plain
+connection when the server says no, when the handshake fails or when the server refuses the
+login over TLS, `allow` tries plain first and TLS when the server refuses that; the server's
+certificate is verified against the root certificate whenever one is configured (sslrootcert or
+~/.postgresql/root.crt), in every mode, and `verify-ca`/`verify-full` without one are an error;
+`verify-full` matches the host name as libpq does (subjectAltName, else the common name); SCRAM
+binds the channel (tls-server-end-point) when the server offers SCRAM-SHA-256-PLUS, as libpq's
+default channel_binding=prefer does.
 
 The server is not trusted further than the protocol lets it be: every length is checked before
 anything is allocated for it, a malformed message is an error (the connection is closed), the
-whole startup has one deadline, SCRAM's server signature is checked before the session is used,
-and a password never crosses a non-loopback network in clear text."""
+whole startup has one deadline, bytes the server sends between its TLS answer and the handshake
+are refused (CVE-2021-23222), SCRAM's server signature is checked before the session is used,
+and a password never crosses a non-loopback network in clear text unless TLS with a verified
+server certificate protects it (stricter than libpq, which sends it over any TLS: over an
+unverified one a man in the middle would read it). That refusal is a coded error, never a
+silent difference."""
 
 from __future__ import annotations
 
@@ -20,15 +35,17 @@ import struct
 import time
 
 # the URL and query parameters served here (any other: libpq's job, e.g. require_auth,
-# channel_binding, sslcert, service, target_session_attrs ...)
+# channel_binding, sslcrl, sslpassword, service, target_session_attrs ...)
 KNOWN = frozenset({"host", "port", "user", "password", "dbname", "sslmode", "options",
-                   "application_name", "fallback_application_name", "connect_timeout"})
+                   "application_name", "fallback_application_name", "connect_timeout",
+                   "sslrootcert", "sslcert", "sslkey", "sslsni"})
 SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 # set in the environment, these ask libpq for what this client does not do
-LIBPQ_ENV = ("PGSERVICE", "PGSERVICEFILE", "PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT", "PGHOSTADDR",
+LIBPQ_ENV = ("PGSERVICE", "PGSERVICEFILE", "PGHOSTADDR", "PGSSLCRL", "PGSSLCRLDIR",
+             "PGSSLCERTMODE", "PGSSLMINPROTOCOLVERSION", "PGSSLMAXPROTOCOLVERSION",
              "PGREQUIREAUTH", "PGCHANNELBINDING", "PGGSSENCMODE", "PGREQUIRESSL",
              "PGTARGETSESSIONATTRS", "PGREQUIREPEER", "PGSSLNEGOTIATION", "PGLOADBALANCEHOSTS")
-LOCAL = ("localhost", "127.0.0.1", "::1")
+SSLREQUEST = struct.pack("!ii", 8, 80877103)
 PREPARED_MAX = 256  # statements kept prepared per connection
 INT_OIDS = frozenset({20, 21, 23, 26, 28})
 FLOAT_OIDS = frozenset({700, 701})
@@ -96,7 +113,9 @@ def params(url: str) -> dict[str, str] | None:
     env = os.environ
     for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"),
                      ("password", "PGPASSWORD"), ("dbname", "PGDATABASE"),
-                     ("sslmode", "PGSSLMODE"), ("options", "PGOPTIONS")):
+                     ("sslmode", "PGSSLMODE"), ("options", "PGOPTIONS"),
+                     ("sslrootcert", "PGSSLROOTCERT"), ("sslcert", "PGSSLCERT"),
+                     ("sslkey", "PGSSLKEY"), ("sslsni", "PGSSLSNI")):
         if key not in out and env.get(var):
             out[key] = env[var]
     if any(env.get(v) for v in LIBPQ_ENV):
@@ -119,11 +138,29 @@ def params(url: str) -> dict[str, str] | None:
     sslmode = out.get("sslmode", "prefer")
     if sslmode not in SSLMODES:
         return None  # libpq says what is wrong with it
-    # a Unix socket never carries TLS (libpq ignores sslmode there too)
-    if not out["host"].startswith("/") and not (
-            sslmode in ("disable", "allow") or (sslmode == "prefer" and out["host"] in LOCAL)):
-        return None  # TLS wanted (or possible) over the network: libpq's job
+    if out.get("sslrootcert") == "system":  # libpq 16+: the system's roots, verify-full only
+        if "sslmode" not in out:
+            out["sslmode"] = "verify-full"
+        elif sslmode != "verify-full":
+            return None  # libpq refuses the weaker mode, in its own words
+    if out.get("sslsni", "1") not in ("0", "1") or out.get("sslkey", "").startswith("engine:"):
+        return None
+    # a Unix socket never carries TLS (libpq ignores sslmode there too); over TCP, a CRL in
+    # ~/.postgresql is one more check libpq makes (and sslcrl, refused above): its job
+    if not out["host"].startswith("/") and sslmode != "disable" and os.path.exists(
+            os.path.join(_dotdir(), "root.crl")):
+        return None
+    # over TCP, libpq built with GSSAPI first tries GSSAPI encryption (gssencmode=prefer) when a
+    # Kerberos ticket is at hand: its job too
+    if not out["host"].startswith("/") and (
+            env.get("KRB5CCNAME") or os.path.exists(f"/tmp/krb5cc_{os.getuid()}")):
+        return None
     return out
+
+
+def _dotdir() -> str:
+    """~/.postgresql, where libpq looks for the default certificates and keys."""
+    return os.path.join(os.path.expanduser("~"), ".postgresql")
 
 
 def _pgpass(p: dict[str, str]) -> str | None:
@@ -255,6 +292,146 @@ def _exposed(sock: socket.socket) -> bool:
     return not (mapped or address).is_loopback
 
 
+def _present(path: str) -> bool:
+    """Whether the file is there, as libpq asks about a client certificate: missing is fine,
+    any other failure to look at it an error."""
+    import errno
+
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return False
+        raise WireError(f'could not open certificate file "{path}": {exc.strerror}') from None
+    return True
+
+
+def _check_key(path: str) -> None:
+    """libpq's checks of a client certificate's private key file, before it is read."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise WireError(f'certificate present, but not private key file "{path}"') from None
+    if not stat.S_ISREG(st.st_mode):
+        raise WireError(f'private key file "{path}" is not a regular file')
+    if st.st_mode & (0o037 if st.st_uid == 0 else 0o077):
+        raise WireError(f'private key file "{path}" has group or world access; file must have '
+                        "permissions u=rw (0600) or less if owned by the current user, or "
+                        "permissions u=rw,g=r (0640) or less if owned by root")
+
+
+def _ascii_lower(text: str) -> str:
+    return text.translate({c: c + 32 for c in range(65, 91)})
+
+
+def _name_matches(name: str, host: str) -> bool:
+    """A certificate's DNS name against the host, as libpq's pq_verify_peer_name_matches_
+    certificate_name: equal ignoring ASCII case, or a leading `*.` standing for one label."""
+    if "\0" in name:
+        raise WireError("SSL certificate's name contains embedded null")
+    name_l, host_l = _ascii_lower(name), _ascii_lower(host)
+    if name_l == host_l:
+        return True
+    if len(name) < 3 or not name.startswith("*.") or len(name) > len(host):
+        return False
+    if name_l[1:] != host_l[len(host) - len(name) + 1:]:
+        return False
+    return not host.find(".") < len(host) - len(name)
+
+
+def _packed(address: str) -> bytes | None:
+    try:
+        return socket.inet_pton(socket.AF_INET6 if ":" in address else socket.AF_INET, address)
+    except OSError:
+        return None
+
+
+def _match_host(host: str, cert: dict) -> None:
+    """sslmode=verify-full: the server's certificate names `host`, as libpq checks it: every
+    subjectAltName (DNS names, IP addresses); the subject's common name only when no
+    subjectAltName of the host's kind (an address or a name) is there."""
+    address = _packed(host)
+    check_cn, names = True, []
+    for kind, value in cert.get("subjectAltName", ()):
+        if kind == ("IP Address" if address else "DNS"):
+            check_cn = False
+        if kind == "DNS":
+            names.append(value)
+            if _name_matches(value, host):
+                return
+        elif kind == "IP Address":
+            names.append(value)
+            if address is not None and _packed(value) == address:
+                return
+    if check_cn:
+        for rdn in cert.get("subject", ()):
+            common = [value for key, value in rdn if key == "commonName"]
+            if common:
+                names.append(common[0])
+                if _name_matches(common[0], host):
+                    return
+                break
+    if not names:
+        raise WireError("could not get server's host name from server certificate")
+    others = f" (and {len(names) - 1} other name{'s' if len(names) > 2 else ''})" \
+        if len(names) > 1 else ""
+    raise WireError(f'server certificate for "{names[0]}"{others} does not match host name '
+                    f'"{host}"')
+
+
+# the hash of a certificate's signature algorithm (RFC 5929 tls-server-end-point: MD5 and SHA-1
+# become SHA-256), by the algorithm's DER-encoded object identifier; as libpq, no other
+SIGNATURE_HASHES = {
+    "2a864886f70d010104": "sha256", "2a864886f70d010105": "sha256",  # RSA with MD5, SHA-1
+    "2a864886f70d01010b": "sha256", "2a864886f70d01010c": "sha384",
+    "2a864886f70d01010d": "sha512", "2a864886f70d01010e": "sha224",
+    "2a864886f70d01010f": "sha512_224", "2a864886f70d010110": "sha512_256",
+    "2a8648ce3d0401": "sha256", "2a8648ce3d040301": "sha224",  # ECDSA with SHA-1, SHA-2
+    "2a8648ce3d040302": "sha256", "2a8648ce3d040303": "sha384", "2a8648ce3d040304": "sha512",
+    "2a8648ce380403": "sha256", "608648016503040301": "sha224",  # DSA with SHA-1, SHA-2
+    "608648016503040302": "sha256",
+}
+
+
+def _der(data: bytes, pos: int) -> tuple[int, int, int]:
+    """The DER element at `pos`: (tag, where its content starts, where it ends)."""
+    tag, first = data[pos], data[pos + 1]
+    pos += 2
+    if first & 0x80:
+        count = first & 0x7F
+        if not 0 < count <= 4:
+            raise ValueError("a DER length out of range")
+        size = int.from_bytes(data[pos:pos + count], "big")
+        pos += count
+    else:
+        size = first
+    if pos + size > len(data):
+        raise ValueError("a DER element longer than the certificate")
+    return tag, pos, pos + size
+
+
+def _end_point(cert: bytes) -> bytes:
+    """RFC 5929 tls-server-end-point: the server certificate's hash, by the hash of its
+    signature algorithm (Certificate ::= SEQUENCE {tbsCertificate, signatureAlgorithm ...})."""
+    import hashlib
+
+    try:
+        _, inner, _ = _der(cert, 0)
+        _, _, after_tbs = _der(cert, inner)
+        _, algorithm, _ = _der(cert, after_tbs)
+        tag, start, end = _der(cert, algorithm)
+        oid = cert[start:end].hex() if tag == 6 else ""
+    except (ValueError, IndexError):
+        oid = ""
+    name = SIGNATURE_HASHES.get(oid)
+    if name is None:
+        raise WireError("could not find digest for the server certificate's signature algorithm "
+                        "(channel binding)")
+    return hashlib.new(name, cert).digest()
+
+
 class Wire:
     """One connection. `query` runs a statement (with $n parameters) or, without parameters, a
     simple query (several statements allowed). `timeout` bounds the whole connection and
@@ -275,36 +452,141 @@ class Wire:
         self._deferred: list[tuple[bytes, tuple, bytes]] = []  # (messages, key, name): `defer`
         self._begin_waits = False  # the first of them is the transaction's BEGIN
         self._deadline: float | None = time.monotonic() + timeout
-        family = socket.AF_UNIX if p["host"].startswith("/") else None
-        try:
-            if family is not None:
-                sock = socket.socket(family, socket.SOCK_STREAM)
+        self.tls = False  # the connection is encrypted
+        self.verified = False  # ... and the server's certificate was verified
+        self._cert: bytes | None = None  # the server's certificate (DER): channel binding
+        mode = "disable" if p["host"].startswith("/") else p.get("sslmode", "prefer")
+        # libpq's attempts, in order: the second one only after a failure libpq retries
+        # (prefer: the handshake failed or the server refused the login over TLS; allow: the
+        # server refused the plain login)
+        tries = {"allow": (False, True), "prefer": (True, False)}.get(mode, (mode != "disable",))
+        for n, tls in enumerate(tries):
+            self._retry = False
+            try:
+                self._connect(p)
                 try:
-                    sock.settimeout(timeout)
+                    if tls:
+                        self._secure(p, mode)
+                    self._startup(p)
+                except WireError:
+                    self._lose()
+                    raise
+                except OSError as exc:
+                    self._lose()
+                    raise WireError(f"connection to server failed: {exc.strerror or exc}"
+                                    ) from None
+                except (ValueError, LookupError, struct.error) as exc:  # a malformed message
+                    self._lose()
+                    raise WireError(f"the server broke the protocol during startup ({exc})"
+                                    ) from None
+            except WireError:
+                if self._retry and n + 1 < len(tries):
+                    continue
+                raise
+            break
+        self._deadline = None
+        self.sock.settimeout(read_timeout)
+
+    def _left(self) -> float:
+        left = (self._deadline or 0.0) - time.monotonic()
+        if left <= 0:
+            raise WireError("the server did not answer in time")
+        return left
+
+    def _connect(self, p: dict[str, str]) -> None:
+        """A fresh socket to the server (a retry starts over: nothing of the last one kept)."""
+        self.status, self.parameters, self._buf = "I", {}, bytearray()
+        self.broken = self.closed = self.tls = self.verified = False
+        self._cert = None
+        try:
+            if p["host"].startswith("/"):
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    sock.settimeout(self._left())
                     sock.connect(os.path.join(p["host"], f".s.PGSQL.{p['port']}"))
                 except BaseException:
                     sock.close()
                     raise
             else:
-                sock = socket.create_connection((p["host"], int(p["port"])), timeout)
+                sock = socket.create_connection((p["host"], int(p["port"])), self._left())
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
             raise WireError(f"connection to server at {p['host']} failed: "
                             f"{exc.strerror or exc}") from None
         self.sock = sock
+
+    # -- TLS, as libpq sets it up ----------------------------------------------------------------
+
+    def _secure(self, p: dict[str, str], mode: str) -> None:
+        """SSLRequest, then the TLS handshake and the checks of `mode`. The server saying no
+        leaves the connection plain where `mode` allows that (prefer, allow), else fails."""
+        self._send(SSLREQUEST)
+        self._fill(1)
+        answer = bytes(self._buf[:1])
+        if answer == b"N":
+            del self._buf[:1]
+            if mode not in ("prefer", "allow"):
+                raise WireError("server does not support SSL, but SSL was required")
+            return
+        if answer != b"S":  # 'E' included: its text comes before anything is secured
+            raise WireError(f"received invalid response to SSL negotiation: {answer!r}")
+        if len(self._buf) > 1:  # CVE-2021-23222: a man in the middle's plaintext
+            raise WireError("received unencrypted data after SSL response")
+        del self._buf[:1]
+        import ssl
+
+        self._retry = mode == "prefer"  # a failure from here on: prefer tries plain
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False  # verify-full: matched below, exactly as libpq matches
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # libpq's ssl_min_protocol_version
+        ctx.set_ciphers("DEFAULT")  # OpenSSL's (and the system's) choice, as libpq leaves it
+        ctx.set_alpn_protocols(["postgresql"])  # as libpq 17+
+        root = p.get("sslrootcert") or os.path.join(_dotdir(), "root.crt")
+        if root == "system":
+            ctx.set_default_verify_paths()
+        elif os.path.exists(root):  # libpq: whenever the file is there, in every mode
+            try:
+                ctx.load_verify_locations(cafile=root)
+            except (OSError, ValueError, ssl.SSLError) as exc:
+                raise WireError(f'could not read root certificate file "{root}": {exc}'
+                                ) from None
+        elif mode in ("verify-ca", "verify-full"):
+            raise WireError(f'root certificate file "{root}" does not exist\nEither provide the '
+                            "file, use the system's trusted roots with sslrootcert=system, or "
+                            "change sslmode to disable server certificate verification.")
+        else:
+            ctx.verify_mode = ssl.CERT_NONE
+        cert = p.get("sslcert") or os.path.join(_dotdir(), "postgresql.crt")
+        if _present(cert):  # libpq: a client certificate only when its file is there
+            key = p.get("sslkey") or os.path.join(_dotdir(), "postgresql.key")
+            _check_key(key)
+            try:
+                ctx.load_cert_chain(cert, key, password=lambda: b"")  # no prompt, as libpq
+            except (OSError, ValueError, ssl.SSLError) as exc:
+                raise WireError(f'could not load the client certificate "{cert}" or its '
+                                f'private key "{key}": {exc}') from None
+        host = p["host"]
+        # SNI as libpq: the host name, never an address (digits and dots, or a colon)
+        sni = p.get("sslsni", "1") == "1" and not set(host) <= set("0123456789.") \
+            and ":" not in host
         try:
-            self._startup(p)
-        except WireError:
-            self._lose()
-            raise
-        except OSError as exc:
-            self._lose()
-            raise WireError(f"connection to server failed: {exc.strerror or exc}") from None
-        except (ValueError, LookupError, struct.error) as exc:  # a malformed message
-            self._lose()
-            raise WireError(f"the server broke the protocol during startup ({exc})") from None
-        self._deadline = None
-        sock.settimeout(read_timeout)
+            self.sock = ctx.wrap_socket(self.sock, server_hostname=host if sni else None,
+                                        do_handshake_on_connect=False)
+            self.sock.settimeout(self._left())
+            self.sock.do_handshake()
+        except ssl.SSLCertVerificationError as exc:
+            raise WireError(f"SSL error: certificate verify failed: {exc.verify_message}"
+                            ) from None
+        except ssl.SSLError as exc:
+            raise WireError(f"SSL error: {exc.reason or exc}") from None
+        except TimeoutError:
+            raise WireError("the server did not answer in time") from None
+        self.tls = True
+        self.verified = ctx.verify_mode == ssl.CERT_REQUIRED
+        self._cert = self.sock.getpeercert(binary_form=True)
+        if mode == "verify-full":
+            _match_host(host, self.sock.getpeercert() or {})
+        self._retry = False
 
     # -- framing -----------------------------------------------------------------------------------
 
@@ -396,9 +678,11 @@ class Wire:
             for k, v in pairs.items()) + b"\0"
         self._send(struct.pack("!i", len(body) + 4) + body)
         scram = None
+        mode = p.get("sslmode", "prefer")
         while True:
             kind, body = self._read()
-            if kind == b"E":
+            if kind == b"E":  # refused: libpq tries its other way (prefer: plain, allow: TLS)
+                self._retry = mode in ("prefer", "allow") and (mode == "prefer") == self.tls
                 raise self._error(body)
             if kind == b"R":
                 code = struct.unpack("!i", body[:4])[0]
@@ -415,9 +699,10 @@ class Wire:
                     continue
                 if code not in (3, 5, 10) or scram is not None:
                     raise WireError(f"authentication method {code} is not supported here")
-                if code == 3 and _exposed(self.sock):
+                if code == 3 and _exposed(self.sock) and not self.verified:
                     raise WireError("the server asks for the password in clear text over the "
-                                    "network without TLS: refused (use sslmode=require, or "
+                                    "network without TLS whose server certificate was verified: "
+                                    "refused (use sslmode=verify-full with sslrootcert, or "
                                     "scram-sha-256 in the server's pg_hba.conf)", {"C": "28000"})
                 password = p.get("password") or _pgpass(p)
                 if password is None:
@@ -433,11 +718,20 @@ class Wire:
                     outer = hashlib.md5(inner.encode() + body[4:8]).hexdigest()
                     self._send(self._msg(b"p", b"md5" + outer.encode() + b"\0"))
                 else:
-                    if b"SCRAM-SHA-256" not in body[4:].split(b"\0"):
+                    offered = body[4:].split(b"\0")
+                    # as libpq's channel_binding=prefer: bound to the TLS channel when the
+                    # server offers it ("p"), else saying whether this client could ("y", "n")
+                    if b"SCRAM-SHA-256-PLUS" in offered and not self.tls:
+                        raise WireError("server offered SCRAM-SHA-256-PLUS authentication over "
+                                        "a non-SSL connection")  # TLS stripped on the way?
+                    if b"SCRAM-SHA-256-PLUS" in offered and self._cert:
+                        mechanism, scram = b"SCRAM-SHA-256-PLUS", _Scram(password, self._cert)
+                    elif b"SCRAM-SHA-256" in offered:
+                        mechanism, scram = b"SCRAM-SHA-256", _Scram(password, None, self.tls)
+                    else:
                         raise WireError("the server offers no SASL mechanism this client knows")
-                    scram = _Scram(password)
                     first = scram.first()
-                    self._send(self._msg(b"p", b"SCRAM-SHA-256\0" + struct.pack("!i", len(first))
+                    self._send(self._msg(b"p", mechanism + b"\0" + struct.pack("!i", len(first))
                                          + first))
             elif kind == b"S":
                 key, value, _ = body.split(b"\0", 2)
@@ -612,15 +906,18 @@ class Wire:
             return
         poll = select.poll()  # not select(): a descriptor past 1023 is fine in a busy process
         poll.register(self.sock, select.POLLIN)
-        if not poll.poll(max(0.0, timeout) * 1000):
+        # over TLS, what was decrypted already waits inside the SSL object, not in the socket
+        pending = self.tls and self.sock.pending()  # type: ignore[attr-defined]
+        if not pending and not poll.poll(max(0.0, timeout) * 1000):
             return
         self.sock.setblocking(False)
         try:
             chunk = self.sock.recv(CHUNK)
         except BlockingIOError:
             chunk = b"-"
-        except OSError:
-            chunk = b""
+        except OSError as exc:  # over TLS, part of a record came: ssl.SSLWantReadError
+            chunk = b"-" if type(exc).__name__ in ("SSLWantReadError", "SSLWantWriteError") \
+                else b""
         finally:
             if not self.closed:
                 self.sock.settimeout(self.read_timeout)
@@ -678,10 +975,11 @@ def _saslprep(password: str) -> bytes:
 
 
 class _Scram:
-    """SCRAM-SHA-256 (RFC 5802, 7677) without channel binding (no TLS here: gs2 header `n,,`).
-    The server must prove it knows the password (`verify`) before the session is used."""
+    """SCRAM-SHA-256 (RFC 5802, 7677), and -PLUS bound to the TLS channel (RFC 5929
+    tls-server-end-point: `cert` is the server's certificate) as libpq does it. The server must
+    prove it knows the password (`verify`) before the session is used."""
 
-    def __init__(self, password: str) -> None:
+    def __init__(self, password: str, cert: bytes | None = None, tls: bool = False) -> None:
         import base64
 
         self.b64 = base64
@@ -690,9 +988,12 @@ class _Scram:
         self.bare = f"n=,r={self.nonce}"
         self.expected: bytes | None = None
         self.verified = False
+        # gs2 header: bound ("p=..."), could bind but the server offers no -PLUS ("y"), or no TLS
+        self.header = b"p=tls-server-end-point,," if cert else b"y,," if tls else b"n,,"
+        self.binding = self.header + (_end_point(cert) if cert else b"")
 
     def first(self) -> bytes:
-        return ("n,," + self.bare).encode()
+        return self.header + self.bare.encode()
 
     @staticmethod
     def _attrs(message: bytes) -> dict[str, str]:
@@ -731,7 +1032,7 @@ class _Scram:
         salted = hashlib.pbkdf2_hmac("sha256", self.password, salted_with, int(iterations))
         client_key = hmac.new(salted, b"Client Key", "sha256").digest()
         stored = hashlib.sha256(client_key).digest()
-        without_proof = f"c=biws,r={nonce}"
+        without_proof = f"c={self.b64.b64encode(self.binding).decode()},r={nonce}"
         message = f"{self.bare},{server_first.decode()},{without_proof}".encode()
         signature = hmac.new(stored, message, "sha256").digest()
         proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
