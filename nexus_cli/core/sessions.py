@@ -289,6 +289,13 @@ def hand_over(conn: sqlite3.Connection, old: sqlite3.Row, new_id: str, now: floa
                  (old["name"], old["note"], old["listening"], old["id"], now, new_id))
 
 
+def mail_row(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
+    """What mail for `sid` needs of its row: where it goes (`route`) and whose client to tell
+    (the news marker)."""
+    return conn.execute("SELECT id, successor, handoff_at, client_pid, machine FROM sessions"
+                        " WHERE id = ?", (sid,)).fetchone()
+
+
 def route(conn: sqlite3.Connection, sid: str, row: sqlite3.Row | None = None) -> str:
     """Where something addressed to `sid` goes: its successor, when it was handed over. `row`:
     the session's row when the caller has just read it in this transaction (no second look)."""

@@ -60,11 +60,12 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
     session row when the caller has just read it in this transaction (no look at all)."""
     mid = new_id()
     # one look at the recipient serves routing and the news marker (a round trip on PostgreSQL)
-    row = known if known is not None and known["id"] == recipient else sessions.get(conn, recipient)
+    row = known if known is not None and known["id"] == recipient else \
+        sessions.mail_row(conn, recipient)
     if row is not None:
         routed = sessions.route(conn, recipient, row)  # a handed-over conversation's mail follows
         if routed != recipient:
-            recipient, row = routed, sessions.get(conn, routed)
+            recipient, row = routed, sessions.mail_row(conn, routed)
     later(
         conn,
         "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
