@@ -99,7 +99,8 @@ def _sender(root: str, url: str | None, n: int, count: int, start, done) -> None
     from nexus_cli.core.store.db import Store
     from nexus_cli.messages import mailbox
 
-    store = Store()
+    store = Store(reuse=True)  # one connection for the run, as a long-lived sender keeps it
+    store.open_write()  # connected (and the schema checked) before the clock starts
     start.wait()
     for i in range(count):
         with store.write() as conn:
