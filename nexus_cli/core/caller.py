@@ -146,8 +146,9 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
     if found.current is not None:
         me = found.current["id"]
         for claim in claims:
-            if claim[1] == found.current["id"]:
-                continue  # the session it runs now (current_of followed its successors)
+            if claim[1] == found.current["id"]:  # the session it runs now (no successor:
+                me = claim[1]  # current_of followed them)
+                continue
             if claim[1] in found.hosted:
                 me = sessions.follow_successors(conn, claim[1])  # it names one of ours: that one
                 continue
