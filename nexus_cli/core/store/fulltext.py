@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections.abc import Callable
 
 WORDS = "nexus_words"  # the SQL function (migration 14, PostgreSQL only)
 SNIPPET_WORDS = 16  # as find's snippet(ws_fts, 1, '[', ']', '…', 16)
@@ -218,19 +219,19 @@ class _Parser:
             raise BadQuery(self.peek() or "")
         return out
 
-    def or_(self) -> str:
-        parts = [self.and_()]
-        while self.peek() == "OR":
+    def _joined(self, word: str, operand: Callable[[], str], op: str) -> str:
+        """`operand (word operand)*` as tsquery's `op` between them."""
+        parts = [operand()]
+        while self.peek() == word:
             self.take()
-            parts.append(self.and_())
-        return parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else "(" + f" {op} ".join(parts) + ")"
+
+    def or_(self) -> str:
+        return self._joined("OR", self.and_, "|")
 
     def and_(self) -> str:
-        parts = [self.not_()]
-        while self.peek() == "AND":
-            self.take()
-            parts.append(self.not_())
-        return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
+        return self._joined("AND", self.not_, "&")
 
     def not_(self) -> str:
         out = self.primary()
