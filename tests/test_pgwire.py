@@ -243,11 +243,25 @@ def test_a_server_that_stops_answering_a_query_fails_it_after_the_read_timeout(s
     assert peer.eof.wait(OUTER)
 
 
+def open_sockets() -> set[str]:
+    """The sockets this process holds, by inode: a count of all descriptors would move when
+    anything else in the process (a collected object of an earlier test) closes one."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except FileNotFoundError:  # the listing's own descriptor, closed by now
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
+
+
 def test_a_unix_socket_that_is_not_there_leaves_no_socket_open(tmp_path):
-    before = len(os.listdir("/proc/self/fd"))
+    before = open_sockets()
     with pytest.raises(WireError, match="failed") as caught:
         Wire({"host": str(tmp_path), "port": "5432", "user": "ann", "dbname": "x"}, 2)
-    assert len(os.listdir("/proc/self/fd")) == before, caught.value
+    assert open_sockets() <= before, caught.value
 
 
 # -- authentication -----------------------------------------------------------------------------
@@ -448,11 +462,11 @@ def test_a_failed_login_leaves_no_socket_open(pg_cluster):
         conn.execute("SET password_encryption = 'scram-sha-256'")
         conn.execute("DROP ROLE IF EXISTS nexus_pw")
         conn.execute("CREATE ROLE nexus_pw LOGIN PASSWORD 'right'")
-    before = len(os.listdir("/proc/self/fd"))
+    before = open_sockets()
     with pytest.raises(WireError) as caught:
         wire_for(pg_cluster, user="nexus_pw", password="wrong")
     assert caught.value.sqlstate == "28P01"
-    assert len(os.listdir("/proc/self/fd")) == before  # the error is still referenced here
+    assert open_sockets() <= before  # the error is still referenced here
 
 
 def test_parameters_and_results_round_trip_exactly(pg_cluster):
