@@ -8,6 +8,7 @@ import fcntl
 import os
 import signal
 import threading
+import time
 
 import pytest
 
@@ -130,3 +131,38 @@ def test_a_second_store_object_in_the_same_thread_does_not_wait_for_the_first(ho
     assert turn.depth == 1
     outer._queue.leave(turn)
     assert turn.depth == 0
+
+
+def test_a_waiter_that_sees_the_queue_move_while_it_spins_never_sleeps(store, home, monkeypatch):
+    """The lock freed during the spin is taken at once: no sleep in the kernel, where a waker's
+    processor would hold the woken writer back (queue.py)."""
+    write_one(store)
+    fd = hold(home)
+    monkeypatch.setattr(queue, "SPIN", 60.0)  # the whole wait is a spin here
+    monkeypatch.setattr(queue, "_wait", lambda fd, timeout: pytest.fail("the waiter slept"))
+    spinning, done = threading.Event(), threading.Event()
+    real_spin = queue._spin
+    monkeypatch.setattr(queue, "_spin", lambda fd, s: (spinning.set(), real_spin(fd, s))[1])
+    worker = threading.Thread(target=lambda: (write_one(store), done.set()))
+    worker.start()
+    assert spinning.wait(30)
+    assert not done.wait(0.1), "a write went ahead of the queue's holder"
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    assert done.wait(30), "the spinning write did not go once the queue moved"
+    worker.join()
+    os.close(fd)
+
+
+def test_a_spin_gives_up_in_its_time_and_the_wait_goes_on_in_the_kernel(store, home, monkeypatch):
+    write_one(store)
+    fd = hold(home)
+    mine = os.open(os.path.join(home, queue.NAME), os.O_RDWR)
+    try:
+        began = time.monotonic()
+        assert queue._spin(mine, 0.05) is False
+        assert time.monotonic() - began >= 0.05
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        assert queue._spin(mine, 0.05) is True
+    finally:
+        os.close(mine)
+        os.close(fd)
