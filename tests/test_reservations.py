@@ -210,6 +210,16 @@ def test_globs_and_directories(nx, hook, trio):
     assert nx("reserve", "src/*.md", "docs2/", env=B).code == 0  # overlaps nothing held
 
 
+def test_a_directory_finds_what_is_held_below_it_whatever_the_databases_collation(nx, trio):
+    """`src/` against `src/zebra/x.py`: found by byte order, which the test cluster's collation
+    (punctuation ignored first, as en_US.UTF-8 on many a server) does not follow."""
+    assert nx("reserve", "src/zebra/x.py", "src/Ab.py", env=A).code == 0
+    r = nx("reserve", "src/", "--json", env=B)
+    assert r.code == 4
+    held = {c["reservation"]["pattern"] for c in r.json["error"]["details"]["conflicts"]}
+    assert held == {"src/zebra/x.py", "src/Ab.py"}
+
+
 def test_dot_dotdot_and_symlinks_name_one_file(nx, hook, trio):
     (trio / "link.py").symlink_to(trio / "src" / "parser.py")
     r = nx("reserve", "./src/../link.py", "--json", env=A)

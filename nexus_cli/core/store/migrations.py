@@ -591,6 +591,16 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        20,
+        "a team database finds the reservations below a directory by byte order whatever its "
+        "collation: an index of `anchor` in the \"C\" collation, on PostgreSQL (SQLite compares "
+        "bytes already)",
+        "",  # PostgreSQL only: POSTGRESQL[20]
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
@@ -598,6 +608,7 @@ CURRENT = MIGRATIONS[-1][0]
 # with FTS5 tables and triggers, done with what a stock PostgreSQL has.
 POSTGRESQL: dict[int, str] = {
     14: "fulltext.POSTGRESQL",
+    20: "pg.BYTE_ORDER",
 }
 
 # Statements of SQLite data fix-ups that team mode (core/store/pg.py) leaves out: a team

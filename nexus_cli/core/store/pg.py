@@ -367,6 +367,8 @@ def translate(sql: str, style: int) -> tuple[str, bool]:
                      if m.group(1) else "IS NOT DISTINCT FROM ", sql, flags=re.I)
     if "rowid" in sql:  # a table's implicit row id: PostgreSQL's row version id, stable within
         sql = re.sub(r"\browid\b", "ctid", sql)  # the transaction (writers hold the lock)
+    if "COLLATE BINARY" in sql:  # byte order: the database's own collation may ignore `/`
+        sql = sql.replace("COLLATE BINARY", 'COLLATE "C"')
     if "LIKE" in sql:  # SQLite's LIKE ignores (ASCII) case
         sql = re.sub(r"\bLIKE\b", "ILIKE", sql)
     if re.search(r"\b(WHERE|AND|OR|NOT)\s+[01]\b", sql, re.I):  # SQLite's truthy integers
@@ -430,6 +432,10 @@ def _alias_subqueries(sql: str) -> str:
             sql = sql[:j + 1] + " AS _sub" + sql[j + 1:]
         start = i + 5
 
+
+# migration 20: what `COLLATE BINARY` ranges (translated to "C") read through
+BYTE_ORDER = ('CREATE INDEX reservations_by_anchor_bytes ON reservations'
+              ' (anchor COLLATE "C", expires_at)',)
 
 _FTS = re.compile(r"CREATE VIRTUAL TABLE (\w+) USING fts5", re.I)
 
