@@ -294,3 +294,87 @@ def test_uninstall_leaves_a_state_it_cannot_read_or_edit_cleanly_and_says_so(
     assert not (proj / ".codex" / "hooks.json").exists()  # the rest of the uninstall is done
     assert [n for n in r.json["notes"] if n.startswith(f"left Codex's records of nexus's hooks "
                                                        f"in {config} as they are")], r.json
+
+
+# -- a review follows its handler when nexus's edit moves it ---------------------------------------
+
+
+def _others_added_after_nexus(fakehome: Path) -> tuple[Path, dict[str, str]]:
+    """nexus installed and trusted, then another tool's handlers added after it, reviewed in
+    /hooks: a Stop group of its own and one handler in nexus's PostToolUse group. (~/.codex,
+    the others' keys -> their hashes)."""
+    codex = fakehome / ".codex"
+    hooks_file = codex / "hooks.json"
+    table = json.loads(hooks_file.read_text())
+    table["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "audit.sh stop"}]})
+    table["hooks"]["PostToolUse"][0]["hooks"].append({"type": "command", "command": "fmt.sh"})
+    hooks_file.write_text(json.dumps(table, indent=2))
+    source = trust.key_source(str(hooks_file))
+    theirs = {}
+    for event, gi, hi in trust.positions(table, ours=False):
+        group = table["hooks"][event][gi]
+        theirs[f"{source}:{trust.label(event)}:{gi}:{hi}"] = trust.hook_hash(
+            event, group, group["hooks"][hi])
+    assert len(theirs) == 2
+    _record(fakehome, theirs)
+    return codex, theirs
+
+
+def _their_status(codex: Path) -> dict[str, str]:
+    """What Codex would make of the other tool's handlers now: command -> status."""
+    hooks_file = codex / "hooks.json"
+    table = json.loads(hooks_file.read_text())
+    state = tomllib.loads((codex / "config.toml").read_text())["hooks"]["state"]
+    source = trust.key_source(str(hooks_file))
+    out = {}
+    for event, gi, hi in trust.positions(table, ours=False):
+        group = table["hooks"][event][gi]
+        key = f"{source}:{trust.label(event)}:{gi}:{hi}"
+        out[group["hooks"][hi]["command"]] = trust.status(
+            state.get(key), trust.hook_hash(event, group, group["hooks"][hi]))
+    return out
+
+
+def test_uninstall_moves_the_reviews_of_the_hooks_that_move_up(nx, fakehome, terminal):
+    """Taking nexus's handlers out moves the others up a place: Codex keys a review by place, so
+    without their records following them it would skip them, silently, as never reviewed."""
+    assert nx("install", "codex", "--trust").code == 0
+    codex, _ = _others_added_after_nexus(fakehome)
+    assert set(_their_status(codex).values()) == {trust.TRUSTED}
+    r = nx("uninstall", "codex", "--json")
+    assert r.code == 0, r.err
+    assert not r.json["notes"] or not any("left" in n for n in r.json["notes"]), r.json
+    assert _their_status(codex) == {"audit.sh stop": trust.TRUSTED, "fmt.sh": trust.TRUSTED}
+    assert len(_state(fakehome)) == 2  # theirs only: nexus's went
+    assert json.loads((codex / "hooks.json").read_text())["hooks"]["Stop"][0]["hooks"][0][
+        "command"] == "audit.sh stop"
+
+
+def test_a_reinstall_that_moves_nexus_last_keeps_every_review(nx, fakehome, terminal):
+    assert nx("install", "codex", "--trust").code == 0
+    codex, _ = _others_added_after_nexus(fakehome)
+    r = nx("install", "codex", "--json")  # nexus's groups go to the end of each event again
+    assert r.code == 0, r.err
+    assert json.loads((codex / "hooks.json").read_text())["hooks"]["Stop"][0]["hooks"][0][
+        "command"] == "audit.sh stop"
+    assert _their_status(codex) == {"audit.sh stop": trust.TRUSTED, "fmt.sh": trust.TRUSTED}
+    assert _trust_check(nx)["status"] == "ok"  # nexus's own reviews moved with them too
+    assert len(_state(fakehome)) == 11
+
+
+def test_a_review_nexus_cannot_move_cleanly_is_left_and_said(nx, fakehome, terminal):
+    assert nx("install", "codex", "--trust").code == 0
+    codex, theirs = _others_added_after_nexus(fakehome)
+    config = codex / "config.toml"
+    key = next(k for k in theirs if ":stop:" in k)
+    text = config.read_text().replace(f'[hooks.state."{key}"]\n', "", 1).replace(
+        f'trusted_hash = "{theirs[key]}"', f'hooks.state."{key}".trusted_hash = "{theirs[key]}"')
+    text = f'hooks.state."{key}".trusted_hash = "{theirs[key]}"\n' + text.replace(
+        f'hooks.state."{key}".trusted_hash = "{theirs[key]}"\n', "", 1)
+    config.write_text(text)
+    assert tomllib.loads(text)["hooks"]["state"][key] == {"trusted_hash": theirs[key]}
+    r = nx("uninstall", "codex", "--json")
+    assert r.code == 0, r.err
+    assert any(n.startswith(f"left Codex's records of the hooks nexus moved in {config}")
+               for n in r.json["notes"]), r.json
+    assert "dotted" in " ".join(r.json["notes"])

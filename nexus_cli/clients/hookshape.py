@@ -36,13 +36,15 @@ def is_ours(handler: object) -> bool:
             and words[3:] in ([], ["--wait"]))
 
 
-def positions(config: dict) -> list[tuple[str, int, int]]:
-    """(event, group index, handler index) of every nexus handler in a hook table."""
+def positions(config: dict, ours: bool = True) -> list[tuple[str, int, int]]:
+    """(event, group index, handler index) of every nexus handler in a hook table (`ours`
+    False: of every other handler), in the table's order."""
     found = []
     table = config.get("hooks")
     for event, groups in (table.items() if isinstance(table, dict) else ()):
         for gi, group in enumerate(groups if isinstance(groups, list) else []):
-            for hi, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
-                if is_ours(handler):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for hi, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if is_ours(handler) == ours:
                     found.append((event, gi, hi))
     return found

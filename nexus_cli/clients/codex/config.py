@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
 
 from ...core.errors import NexusError
 from .. import hookdefs
@@ -109,29 +110,100 @@ def changes(scope: str, project: str, install: bool, home: str | None,
             told: list[str] | None = None) -> list[Change]:
     """The edits of an install (with `trusted`, also the trust of nexus's handlers in the
     user's config.toml) or an uninstall (which also takes out Codex's records of nexus's
-    handlers from the user's config.toml; a record it cannot take out cleanly is left, and
-    `told` says so)."""
+    handlers from the user's config.toml). Either way the records of the handlers the edit
+    moves follow them (trust.moves). A record an uninstall cannot take out or move cleanly is
+    left as it is, and `told` says so."""
     command = hookdefs.nexus_command()
     filled = hookdefs.fills(home)
     hooks = hooks_path(scope, project)
     config = config_path(scope, project)
     out = [plan(hooks, lambda t: edit_hooks(hooks, t, install, filled)),
            plan(config, lambda t: edit_config(config, t, install, command, home, tools))]
-    if install and trusted:
-        if os.path.realpath(trust.state_path()) == os.path.realpath(config):
-            out[1] = trust_change(out[0], out[1])
-        else:
-            out.append(trust_change(out[0], None))
-    if not install:
-        same = os.path.realpath(trust.state_path()) == os.path.realpath(config)
-        change, why = untrust_change(out[0], out[1] if same else None)
-        if why and told is not None:
-            told.append(why)
-        if change is not None and same:
-            out[1] = change
-        elif change is not None and change.changed:
-            out.append(change)
+    before = load_json(hooks, out[0].before)
+    after = load_json(hooks, out[0].after) if out[0].after is not None else {}
+    path = trust.state_path()
+    if not install:  # first, so that a handler moving into one of their places keeps its own
+        ours = [key for _, key in trust.keys(hooks, before)]
+        _edit_state(out, lambda t: untrust_state(path, t, ours), told,
+                    f"left Codex's records of nexus's hooks in {path} as they are")
+    _edit_state(out, lambda t: rekey_state(path, t, trust.moves(hooks, before, after)), told,
+                f"left Codex's records of the hooks nexus moved in {path} under their old keys")
+    if install and trusted:  # last: nexus's handlers are where they stay
+        _edit_state(out, lambda t: trust_state(path, t, hooks, after), told, None)
     return out
+
+
+def _edit_state(out: list[Change], edit: Callable[[str | None], str | None],
+                told: list[str] | None, left: str | None) -> None:
+    """`edit` applied to the user's config.toml as `out` leaves it so far (its change added
+    when it is not among them yet). A refusal is raised, or with `left` (what to say) the file
+    stays as it is and `told` says why: nexus never rewrites what it cannot read."""
+    from ..configfile import read_text
+
+    path = trust.state_path()
+    at = next((i for i, c in enumerate(out) if c.target == os.path.realpath(path)), None)
+    try:
+        current = out[at] if at is not None else Change(path, *[read_text(path)] * 2)
+        change = Change(current.path, current.before, edit(current.after))
+    except NexusError as exc:
+        if left is None:
+            raise
+        if told is not None:
+            told.append(f"{left}: {exc.reason}; {exc.action}")
+        return
+    if at is not None:
+        out[at] = change
+    elif change.changed:
+        out.append(change)
+
+
+_STATE_KEY = re.compile(r"""^(\s*\[\s*hooks\s*\.\s*state\s*\.\s*)("(?:[^"\\]|\\.)*"|'[^']*')""")
+
+
+def rekey_state(path: str, text: str | None, moved: dict[str, str]) -> str | None:
+    """config.toml with Codex's records (`[hooks.state."<key>"]` tables) of handlers that moved
+    (`moved`: old key -> new) under their new keys, every other byte as it was. A record found at
+    a new key and not moving itself (nexus's own, of where its handler was) goes: it would speak
+    for the handler that moves there. A record nexus cannot rename without touching other
+    settings (an inline table, dotted keys) is refused (config_conflict)."""
+    import copy
+    import json
+
+    original = parse(path, text or "")
+    table = trust.state(original)
+    present = {old: new for old, new in moved.items() if old in table}
+    if not present:
+        return text
+    stale = [k for k in table if k in present.values() and k not in present]
+    lines = (text or "").splitlines(keepends=True)
+    for index in sorted((i for k, i in _state_headers(lines).items() if k in stale),
+                        reverse=True):
+        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
+                   len(lines))
+        del lines[index:end]
+    for key, index in _state_headers(lines).items():
+        if key in present:
+            found = _STATE_KEY.match(lines[index])
+            if found:  # the key as a TOML basic string (JSON's escapes are TOML's)
+                lines[index] = found.group(1) + json.dumps(present[key], ensure_ascii=False) + \
+                    lines[index][found.end():]
+    rest = "".join(lines)
+    expected = copy.deepcopy(original)
+    state = trust.state(expected)
+    for key in stale:
+        state.pop(key)
+    state.update({new: state.pop(old) for old, new in present.items()})
+    try:
+        result: dict | None = tomllib.loads(rest)
+    except tomllib.TOMLDecodeError:
+        result = None
+    if result is None or _bare(result) != _bare(expected):
+        raise NexusError(
+            "config_conflict", path,
+            "Codex's records of the hooks (`hooks.state`) are written there in a form nexus "
+            "cannot rename without touching other settings (an inline table or dotted keys)",
+            "review the moved hooks in Codex's /hooks")
+    return rest if rest.strip() else None
 
 
 def untrust_state(path: str, text: str | None, keys: list[str]) -> str | None:
@@ -188,29 +260,6 @@ def _bare(data: dict) -> dict:
     else:
         out.pop("hooks")
     return out
-
-
-def untrust_change(hooks: Change, config: Change | None) -> tuple[Change | None, str]:
-    """The edit of the user's config.toml taking out Codex's records of the nexus handlers that
-    `hooks` removes (`config`: that file's own change, when the uninstall edits it too), and why
-    it is left as it is when it cannot be edited: nexus never rewrites what it cannot read."""
-    from ..configfile import read_text
-
-    path = trust.state_path()
-    keys = [key for _, key in trust.keys(hooks.path, load_json(hooks.path, hooks.before))]
-    if not keys:
-        return config, ""
-    try:
-        before = config.after if config is not None else read_text(path)
-        if before is None:
-            return config, ""
-        after = untrust_state(path, before, keys)
-    except NexusError as exc:
-        return config, (f"left Codex's records of nexus's hooks in {path} as they are: "
-                        f"{exc.reason}; {exc.action}")
-    if config is not None:
-        return Change(path, config.before, after), ""
-    return Change(path, before, after), ""
 
 
 def trust_state(path: str, text: str | None, hooks_file: str, hook_conf: dict) -> str | None:
@@ -295,19 +344,6 @@ def _without_trust(data: dict, wanted: dict) -> dict:
         if not out["hooks"]:
             out.pop("hooks")
     return out
-
-
-def trust_change(hooks: Change, config: Change | None) -> Change:
-    """The edit of the user's config.toml recording trust for nexus's handlers as `hooks` leaves
-    them; `config` is that file's own change when the install edits it too (user scope)."""
-    from ..configfile import read_text
-
-    after = load_json(hooks.path, hooks.after)
-    path = trust.state_path()
-    if config is not None:
-        return Change(path, config.before, trust_state(path, config.after, hooks.path, after))
-    before = read_text(path)
-    return Change(path, before, trust_state(path, before, hooks.path, after))
 
 
 def inspect(scope: str, project: str) -> dict:

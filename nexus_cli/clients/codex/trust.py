@@ -84,6 +84,34 @@ def keys(hooks_file: str, hook_conf: dict) -> list[tuple[str, str]]:
             for event, gi, hi in positions(hook_conf)]
 
 
+def moves(hooks_file: str, before: dict, after: dict) -> dict[str, str]:
+    """Codex's keys of the handlers an edit of nexus's handlers moves, old -> new. Codex records
+    a review by position, so a handler that moved would count as never reviewed, and be skipped,
+    after nexus's were taken out or put back at the end. An edit keeps the other tools' handlers
+    in their order, and a reinstall nexus's: the n-th of an event's others (or of nexus's) before
+    is the n-th after, when they are the same handlers (checked one by one; an event where they
+    are not is left alone: nexus's own after an upgrade that changed them)."""
+    source = key_source(hooks_file)
+    out = {}
+    for ours in (False, True):
+        found = [positions(before, ours), positions(after, ours)]
+        for event in {e for e, _, _ in found[0]}:
+            old, new = ([(g, h) for e, g, h in places if e == event] for places in found)
+            if len(old) != len(new) or any(
+                    _handler(before, event, g, h) != _handler(after, event, g2, h2)
+                    for (g, h), (g2, h2) in zip(old, new, strict=True)):
+                continue
+            out.update({f"{source}:{label(event)}:{g}:{h}":
+                        f"{source}:{label(event)}:{g2}:{h2}"
+                        for (g, h), (g2, h2) in zip(old, new, strict=True) if (g, h) != (g2, h2)})
+    return out
+
+
+def _handler(conf: dict, event: str, group: int, index: int) -> tuple:
+    """What Codex hashes of a handler comes from: the handler and its group's matcher."""
+    return conf["hooks"][event][group]["hooks"][index], conf["hooks"][event][group].get("matcher")
+
+
 def _timeout(event: str, value: object) -> object:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         return value  # not a number of seconds: Codex would not take it; never matches
