@@ -24,8 +24,9 @@ register(Tool(
     description="Remove exactly what `nexus install` added to a client's configuration.",
     details="codex: also takes Codex's records of nexus's handlers (`[hooks.state.\"...\"]`, "
     "written by `install --trust` or your /hooks review) out of ~/.codex/config.toml, nothing "
-    "else; a file it cannot read, or records in a form it cannot take out cleanly, are left as "
-    "they are and a note says so. git-hook: removes the commit guard and puts back the "
+    "else, and moves the records of the other hooks whose place in hooks.json the removal "
+    "changes (Codex keys a review by place); a file it cannot read, or records in a form it "
+    "cannot edit cleanly, are left as they are and a note says so. git-hook: removes the commit guard and puts back the "
     "pre-commit hook it chained; a guard edited by hand is refused (remove it yourself).",
     args="UninstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
