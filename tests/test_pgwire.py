@@ -1018,8 +1018,22 @@ def test_doctor_and_team_status_report_tls_through_this_client(tls_env, nx, monk
     monkeypatch.setenv("NEXUS_DATABASE_URL", url)
     status = nx("team", "status", "--json").json
     assert status["reachable"] and status["server"]["tls"] is True, status
+    assert status["server"]["tls_verification"] == "full"
+    assert "yes, the server verified" in nx("team", "status").out
     checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
-    assert checks["tls"]["status"] == "ok" and checks["tls"]["detail"] == "encrypted"
+    assert checks["tls"]["status"] == "ok" and "the server verified" in checks["tls"]["detail"]
+    # how far the server is verified, through either client, as libpq verifies it
+    verify_ca = tls_env.tcp_url(host="127.0.0.1", sslmode="verify-ca", sslrootcert=str(root))
+    unverified = tls_env.tcp_url(host="localhost", sslmode="require")
+    for given, how, status_ in ((verify_ca, "ca", "ok"), (unverified, "none", "warn")):
+        for client in ("pgwire", "psycopg"):
+            monkeypatch.setenv("NEXUS_DATABASE_URL",
+                               given + ("&sslcrl=/nonexistent" if client == "psycopg" else ""))
+            server = nx("team", "status", "--json").json["server"]
+            assert server["tls"] and server["tls_verification"] == how, (client, server)
+            tls = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}["tls"]
+            assert tls["status"] == status_, (client, tls)
+    assert "anyone on the way" in tls["detail"] and "verify-full" in tls["fix"]
     monkeypatch.setenv("NEXUS_DATABASE_URL", url.replace("verify-full", "disable"))
     checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
     assert checks["tls"]["status"] == "warn" and checks["tls"]["detail"] == "not encrypted"

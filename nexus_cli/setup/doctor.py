@@ -29,6 +29,25 @@ def check(name: str, status: str, detail: str, fix: str = "") -> dict:
     return {"name": name, "status": status, "detail": detail, "fix": fix}
 
 
+def _tls(info: dict, socket: bool) -> dict:
+    """Encryption, and whether the server it talks to was verified (else anyone on the way
+    could pose as it, and read every message). A Unix socket needs neither."""
+    how = info.get("tls_verification", "")
+    if not info["tls"]:
+        return check("tls", "ok" if socket else "warn", "not encrypted",
+                     "" if socket else "add sslmode=verify-full and sslrootcert=<the server's "
+                     "CA certificate> (or sslrootcert=system) to the URL")
+    if how == "full":
+        return check("tls", "ok", "encrypted; the server verified (its certificate and name)")
+    if how == "ca":
+        return check("tls", "ok", "encrypted; the server's certificate verified, not its name",
+                     "sslmode=verify-full checks the name too")
+    return check("tls", "ok" if socket else "warn",
+                 "encrypted, but the server not verified: anyone on the way could pose as it",
+                 "" if socket else "add sslmode=verify-full and sslrootcert=<the server's CA "
+                 "certificate> (or sslrootcert=system) to the URL")
+
+
 def team_checks(store: Any) -> list[dict]:
     """The team database: reachable, server version, schema, latency, TLS, the role's rights,
     row-level security; hooks that could not reach it lately."""
@@ -50,10 +69,7 @@ def team_checks(store: Any) -> list[dict]:
                      f"{info['latency_ms']:.2f} ms a round trip, {info['connect_ms']:.1f} ms to "
                      "connect", "hooks connect on every call: a server this far slows every "
                      "agent; prefer one near (same site)" if slow else ""))
-    out.append(check("tls", "ok" if info["tls"] or "host=/" in store.url else "warn",
-                     "encrypted" if info["tls"] else "not encrypted",
-                     "" if info["tls"] or "host=/" in store.url else
-                     "add sslmode=require (or verify-full) to the URL"))
+    out.append(_tls(info, "host=/" in store.url))
     out.append(check("role rights", "ok" if info["schema_usage"] else "fail",
                      "row-level security on: each role sees only its own sessions' mail"
                      if info["row_security"] else "row-level security off: every role that can "

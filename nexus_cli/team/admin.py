@@ -92,7 +92,8 @@ def people_only(what: str) -> None:
 
 def _server(info: dict) -> dict:
     return {**{k: info[k] for k in ("server_version", "schema_version", "schema_current",
-                                     "connect_ms", "latency_ms", "tls", "role")},
+                                     "connect_ms", "latency_ms", "tls", "tls_verification",
+                                     "role")},
             "schema_name": info["schema"], "row_security": info["row_security"]}
 
 

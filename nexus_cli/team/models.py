@@ -26,6 +26,10 @@ class TeamServer(Result):
     connect_ms: float = Field(description="Time to connect, in milliseconds.")
     latency_ms: float = Field(description="One round trip (`SELECT 1`), in milliseconds.")
     tls: bool = Field(description="Whether the connection is encrypted.")
+    tls_verification: Literal["full", "ca", "none", ""] = Field(
+        description='How far the server was verified, as libpq verifies it: "full" (its '
+        'certificate and host name: sslmode=verify-full), "ca" (its certificate only), "none" '
+        '(encrypted, but anyone on the way could pose as the server), "" (no TLS).')
     role: str = Field(description="The database role nexus connects as (the person).")
     schema_name: str = Field(description="The schema holding nexus's tables.")
     row_security: bool = Field(description="Whether row-level security guards the inboxes.")

@@ -7,13 +7,17 @@ from typing import Any
 from ..core.human import fields
 from ..core.text import visible
 
+_TLS = {"full": "yes, the server verified (certificate and name)",
+        "ca": "yes, the server's certificate verified, not its name",
+        "none": "yes, but the server not verified"}
+
 
 def _server(s: dict[str, Any]) -> list:
     return [("server", f"PostgreSQL {visible(s['server_version'])}"),
             ("schema", f"{s['schema_version']} (this nexus: {s['schema_current']})"),
             ("role", visible(s["role"])), ("schema name", visible(s["schema_name"])),
             ("latency", f"{s['latency_ms']:.2f} ms (connect {s['connect_ms']:.1f} ms)"),
-            ("tls", "yes" if s["tls"] else "no"),
+            ("tls", _TLS.get(s.get("tls_verification") or "", "yes") if s["tls"] else "no"),
             ("row security", "on" if s["row_security"] else "off")]
 
 

@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import NexusError
 from . import migrations, paths, pgwire, team, wake
@@ -215,6 +216,7 @@ class _WireCursor:
 class _Pgconn:
     def __init__(self, wire: pgwire.Wire) -> None:
         self.ssl_in_use = wire.tls
+        self.wire = wire
 
 
 class WireRaw:
@@ -940,6 +942,25 @@ class Channel:
         self.close()
 
 
+def verification(raw: Any) -> str:
+    """How far the server behind a TLS connection was verified, as libpq verifies it: "full"
+    (its certificate and its host name: verify-full), "ca" (its certificate only: verify-ca, or
+    a root certificate at hand in a weaker mode), "none" (encrypted, but anyone on the way could
+    pose as the server); "" without TLS."""
+    if not getattr(raw.pgconn, "ssl_in_use", False):
+        return ""
+    wire = getattr(raw.pgconn, "wire", None)
+    if wire is not None:
+        return "full" if wire.name_checked else "ca" if wire.verified else "none"
+    opts = {o.keyword.decode(): o.val.decode() if o.val else "" for o in raw.pgconn.info}
+    mode = opts.get("sslmode") or "prefer"
+    root = opts.get("sslrootcert") or os.path.join(os.path.expanduser("~"), ".postgresql",
+                                                     "root.crt")
+    if mode == "verify-full":
+        return "full"
+    return "ca" if mode == "verify-ca" or root == "system" or os.path.exists(root) else "none"
+
+
 def ping(url: str) -> dict:
     """For `team status` and doctor: reachability, server version, schema, latency, TLS, role."""
     started = time.perf_counter()
@@ -962,7 +983,8 @@ def ping(url: str) -> dict:
         return {"server_version": raw.info.parameter_status("server_version"),
                 "schema_version": version, "schema_current": migrations.CURRENT,
                 "connect_ms": round(connected * 1000, 2), "latency_ms": round(latency * 1000, 3),
-                "tls": bool(getattr(raw.pgconn, "ssl_in_use", False)), "role": role,
+                "tls": bool(getattr(raw.pgconn, "ssl_in_use", False)),
+                "tls_verification": verification(raw), "role": role,
                 "schema": schema, "schema_usage": bool(can_write),
                 "row_security": bool(secured and secured[0])}
     finally:

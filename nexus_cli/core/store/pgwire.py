@@ -454,6 +454,7 @@ class Wire:
         self._deadline: float | None = time.monotonic() + timeout
         self.tls = False  # the connection is encrypted
         self.verified = False  # ... and the server's certificate was verified
+        self.name_checked = False  # ... and its host name matched (verify-full)
         self._cert: bytes | None = None  # the server's certificate (DER): channel binding
         mode = "disable" if p["host"].startswith("/") else p.get("sslmode", "prefer")
         # libpq's attempts, in order: the second one only after a failure libpq retries
@@ -496,7 +497,7 @@ class Wire:
     def _connect(self, p: dict[str, str]) -> None:
         """A fresh socket to the server (a retry starts over: nothing of the last one kept)."""
         self.status, self.parameters, self._buf = "I", {}, bytearray()
-        self.broken = self.closed = self.tls = self.verified = False
+        self.broken = self.closed = self.tls = self.verified = self.name_checked = False
         self._cert = None
         try:
             if p["host"].startswith("/"):
@@ -586,6 +587,7 @@ class Wire:
         self._cert = self.sock.getpeercert(binary_form=True)
         if mode == "verify-full":
             _match_host(host, self.sock.getpeercert() or {})
+            self.name_checked = True
         self._retry = False
 
     # -- framing -----------------------------------------------------------------------------------
