@@ -378,3 +378,49 @@ def test_a_review_nexus_cannot_move_cleanly_is_left_and_said(nx, fakehome, termi
     assert any(n.startswith(f"left Codex's records of the hooks nexus moved in {config}")
                for n in r.json["notes"]), r.json
     assert "dotted" in " ".join(r.json["notes"])
+
+
+def test_a_comment_after_a_record_that_goes_stays_with_what_it_heads(nx, fakehome, terminal):
+    assert nx("install", "codex", "--trust").code == 0
+    config = fakehome / ".codex" / "config.toml"
+    config.write_text(config.read_text() + "\n# ---- my profiles (keep) ----\n[profiles.fast]\n"
+                      'model = "small"\n')
+    assert nx("uninstall", "codex").code == 0
+    assert config.read_text().endswith("# ---- my profiles (keep) ----\n[profiles.fast]\n"
+                                       'model = "small"\n')
+    assert "hooks" not in tomllib.loads(config.read_text())
+
+
+def test_a_config_nexus_cannot_read_gets_no_note_when_no_record_moves(nx, fakehome, tmp_path,
+                                                                    monkeypatch):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    (fakehome / ".codex").mkdir()
+    (fakehome / ".codex" / "config.toml").write_text("this is = = not toml\n")
+    r = nx("install", "codex", "--scope", "project", "--json")
+    assert r.code == 0, r.err
+    assert not any("records" in n for n in r.json["notes"]), r.json["notes"]
+
+
+def test_trust_is_refused_when_a_moved_review_cannot_follow_its_hook(nx, fakehome, terminal):
+    """Else nexus's hash would be written over the record of the hook that moved away."""
+    assert nx("install", "codex", "--trust").code == 0
+    codex, theirs = _others_added_after_nexus(fakehome)
+    config = codex / "config.toml"
+    key = next(k for k in theirs if ":post_tool_use:" in k)
+    text = config.read_text() + f'\n[hooks.state."{key}".note]\nwhy = "mine"\n'
+    config.write_text(text)
+    r = nx("install", "codex", "--trust")
+    assert r.code != 0 and "config_conflict" in r.err, r.err
+    assert config.read_text() == text
+
+
+def test_a_key_with_a_character_toml_escapes_is_written_escaped(tmp_path):
+    from nexus_cli.clients.codex import config
+
+    path = str(tmp_path / "config.toml")
+    text = '[hooks.state."/h/hooks.json:stop:1:0"]\ntrusted_hash = "sha256:a"\n'
+    out = config.rekey_state(path, text, {"/h/hooks.json:stop:1:0": "/h\x7f/hooks.json:stop:0:0"})
+    assert tomllib.loads(out)["hooks"]["state"] == {
+        "/h\x7f/hooks.json:stop:0:0": {"trusted_hash": "sha256:a"}}

@@ -166,3 +166,27 @@ def test_a_spin_gives_up_in_its_time_and_the_wait_goes_on_in_the_kernel(store, h
     finally:
         os.close(mine)
         os.close(fd)
+
+
+def test_a_wait_interrupted_just_as_it_got_the_lock_leaves_it_free(store, home, monkeypatch):
+    """Ctrl-C landing between the lock granted and `enter` returning (a caller that catches it
+    and goes on, as `ask` does) must not keep every other writer waiting."""
+    write_one(store)
+    fd = hold(home)
+
+    def granted_then_interrupted(mine: int, seconds: float) -> bool:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        fcntl.flock(mine, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(queue, "_spin", granted_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_one(store)
+    other = os.open(os.path.join(home, queue.NAME), os.O_RDWR)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no BlockingIOError
+    finally:
+        os.close(other)
+        os.close(fd)
+    monkeypatch.undo()
+    write_one(store)  # and this thread's own depth was left at 0

@@ -124,9 +124,12 @@ def changes(scope: str, project: str, install: bool, home: str | None,
     path = trust.state_path()
     if not install:  # first, so that a handler moving into one of their places keeps its own
         ours = [key for _, key in trust.keys(hooks, before)]
-        _edit_state(out, lambda t: untrust_state(path, t, ours), told,
-                    f"left Codex's records of nexus's hooks in {path} as they are")
+        if not _edit_state(out, lambda t: untrust_state(path, t, ours), told,
+                           f"left Codex's records of nexus's hooks in {path} as they are"):
+            return out  # then the others' stay too: one of theirs may sit where nexus's were
+    # with --trust a record that cannot move is refused: nexus's would be written over it
     _edit_state(out, lambda t: rekey_state(path, t, trust.moves(hooks, before, after)), told,
+                None if trusted else
                 f"left Codex's records of the hooks nexus moved in {path} under their old keys")
     if install and trusted:  # last: nexus's handlers are where they stay
         _edit_state(out, lambda t: trust_state(path, t, hooks, after), told, None)
@@ -134,10 +137,11 @@ def changes(scope: str, project: str, install: bool, home: str | None,
 
 
 def _edit_state(out: list[Change], edit: Callable[[str | None], str | None],
-                told: list[str] | None, left: str | None) -> None:
+                told: list[str] | None, left: str | None) -> bool:
     """`edit` applied to the user's config.toml as `out` leaves it so far (its change added
-    when it is not among them yet). A refusal is raised, or with `left` (what to say) the file
-    stays as it is and `told` says why: nexus never rewrites what it cannot read."""
+    when it is not among them yet); False when it was refused: then with `left` (what to say)
+    the file stays as it is and `told` says why (nexus never rewrites what it cannot read),
+    else the refusal is raised."""
     from ..configfile import read_text
 
     path = trust.state_path()
@@ -150,11 +154,12 @@ def _edit_state(out: list[Change], edit: Callable[[str | None], str | None],
             raise
         if told is not None:
             told.append(f"{left}: {exc.reason}; {exc.action}")
-        return
+        return False
     if at is not None:
         out[at] = change
     elif change.changed:
         out.append(change)
+    return True
 
 
 _STATE_KEY = re.compile(r"""^(\s*\[\s*hooks\s*\.\s*state\s*\.\s*)("(?:[^"\\]|\\.)*"|'[^']*')""")
@@ -169,24 +174,21 @@ def rekey_state(path: str, text: str | None, moved: dict[str, str]) -> str | Non
     import copy
     import json
 
+    if not moved:
+        return text  # nothing moves: the file is not even read
     original = parse(path, text or "")
     table = trust.state(original)
     present = {old: new for old, new in moved.items() if old in table}
     if not present:
         return text
     stale = [k for k in table if k in present.values() and k not in present]
-    lines = (text or "").splitlines(keepends=True)
-    for index in sorted((i for k, i in _state_headers(lines).items() if k in stale),
-                        reverse=True):
-        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
-                   len(lines))
-        del lines[index:end]
+    lines = _without_tables((text or "").splitlines(keepends=True), stale)
     for key, index in _state_headers(lines).items():
         if key in present:
             found = _STATE_KEY.match(lines[index])
-            if found:  # the key as a TOML basic string (JSON's escapes are TOML's)
-                lines[index] = found.group(1) + json.dumps(present[key], ensure_ascii=False) + \
-                    lines[index][found.end():]
+            if found:  # the key as a TOML basic string: JSON's escapes, and DEL's, which TOML's
+                quoted = json.dumps(present[key], ensure_ascii=False).replace("\x7f", "\\u007f")
+                lines[index] = found.group(1) + quoted + lines[index][found.end():]
     rest = "".join(lines)
     expected = copy.deepcopy(original)
     state = trust.state(expected)
@@ -211,18 +213,13 @@ def untrust_state(path: str, text: str | None, keys: list[str]) -> str | None:
     handlers, being uninstalled), every other byte as it was; None when nothing is left. A record
     nexus cannot take out without touching other settings (an inline table, dotted keys) is
     refused (config_conflict); a file that does not parse too (config_invalid)."""
+    if not keys:
+        return text  # nothing to look for: the file is not even read
     original = parse(path, text or "")
     present = [k for k in keys if k in trust.state(original)]
     if not present:
         return text
-    lines = (text or "").splitlines(keepends=True)
-    starts = sorted(i for key, i in _state_headers(lines).items() if key in present)
-    for index in reversed(starts):
-        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
-                   len(lines))
-        del lines[index:end]
-        if index and index == len(lines) and not lines[-1].strip():
-            lines.pop()  # the blank line --trust put before a table that ended the file
+    lines = _without_tables((text or "").splitlines(keepends=True), present)
     rest = "".join(lines)
     try:
         result: dict | None = tomllib.loads(rest)
@@ -235,6 +232,23 @@ def untrust_state(path: str, text: str | None, keys: list[str]) -> str | None:
             "cannot take out without touching other settings (an inline table or dotted keys)",
             f"remove the `hooks.state` entries of {present[0].rsplit(':', 3)[0]} by hand")
     return rest if rest.strip() else None
+
+
+def _without_tables(lines: list[str], keys: list[str]) -> list[str]:
+    """The lines without the `[hooks.state."<key>"]` tables of these keys: a table's header, its
+    lines and the blank lines after them, up to the next header or to a comment after its last
+    setting (a comment there heads what follows: it stays)."""
+    for index in sorted((i for k, i in _state_headers(lines).items() if k in keys),
+                        reverse=True):
+        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
+                   len(lines))
+        last = max((j for j in range(index + 1, end) if lines[j].strip()
+                    and not lines[j].lstrip().startswith("#")), default=index)
+        end = next((j for j in range(last + 1, end) if lines[j].lstrip().startswith("#")), end)
+        del lines[index:end]
+        if index and index == len(lines) and not lines[-1].strip():
+            lines.pop()  # the blank line --trust put before a table that ended the file
+    return lines
 
 
 def _without_keys(data: dict, keys: list[str]) -> dict:

@@ -415,9 +415,11 @@ class Store:
         conn = self.open_write()
         try:
             turn = self._queue.enter(BUSY_TIMEOUT_MS / 1000)
-        except queue.Timeout:
+        except BaseException as exc:
             self._release(conn)
-            raise _busy(self.path) from None
+            if isinstance(exc, queue.Timeout):
+                raise _busy(self.path) from None
+            raise
         self._active.conn = conn
         try:
             with transaction(conn, self.path, immediate=True):

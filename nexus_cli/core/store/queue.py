@@ -81,13 +81,20 @@ class Queue:
         if held is None:
             return None
         if held.depth == 0:
+            deadline = time.monotonic() + timeout
             try:
-                fcntl.flock(held.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if not _spin(held.fd, min(SPIN, timeout)):
-                    _wait(held.fd, max(timeout - SPIN, 0.001))
+                try:
+                    fcntl.flock(held.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    if not _spin(held.fd, min(SPIN, timeout)):
+                        _wait(held.fd, max(deadline - time.monotonic(), 0.001))
+            except Timeout:
+                raise
             except OSError:
-                return None
+                return None  # no lock to be had on this file (ENOLCK): SQLite's lock alone
+            except BaseException:
+                fcntl.flock(held.fd, fcntl.LOCK_UN)  # interrupted just as it got the lock
+                raise
         held.depth += 1
         return held
 
