@@ -116,7 +116,7 @@ def test_there_is_no_import_circle():
 
 HEAVY = ("click", "pydantic", "rich", "portalocker", "tomli_w")
 # a hook also leaves out what stdlib costs milliseconds to import and it does not need
-HOOK_HEAVY = (*HEAVY, "typing", "subprocess", "shutil", "threading", "dataclasses",
+HOOK_HEAVY = (*HEAVY, "typing", "subprocess", "shutil", "threading", "dataclasses", "shlex",
               "nexus_cli.core.context", "nexus_cli.cli", "nexus_cli.mcp")
 PROBE = """
 import io, json, os, sys

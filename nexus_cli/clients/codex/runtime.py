@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Mapping, Sequence
 
 from ...core.proctable import Proc, table
@@ -66,6 +65,7 @@ def queue(client_pid: int | None, thread: str, text: str, env: Mapping[str, str]
     """Queue `text` as the thread's next turn; the reason when that cannot be done."""
     if client_pid and not table().alive(client_pid):
         return "no running Codex client for this thread (its process has exited)"
+    import shlex  # here: a hook loads this module, and only a wake queues a turn
     import subprocess
 
     command = shlex.split(env.get("NEXUS_CODEX_COMMAND") or "") or [binary(client_pid)]
