@@ -116,6 +116,15 @@ def test_codex_table_in_the_middle_is_replaced_in_place_of_nothing_else(nx, fake
     assert "/old/nexus" not in new and tomllib.loads(new)["tui"] == {"theme": "dark"}
 
 
+def test_a_comment_heading_the_table_after_nexus_stays_on_uninstall(nx, fakehome):
+    assert nx("install", "codex").code == 0
+    config = fakehome / ".codex" / "config.toml"
+    mine = '# ---- my profiles (keep) ----\n[profiles.fast]\nmodel = "small"\n'
+    config.write_text(config.read_text() + mine)
+    assert nx("uninstall", "codex").code == 0
+    assert config.read_text() == mine
+
+
 @pytest.mark.parametrize("client,name,content", [
     ("claude", ".claude/settings.json", "{not json"),
     ("claude", ".claude.json", "[1, 2]"),

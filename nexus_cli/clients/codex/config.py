@@ -43,20 +43,26 @@ def parse(path: str, text: str) -> dict:
 
 
 def without_nexus_table(text: str) -> str:
-    """The text with every `[mcp_servers.nexus...]` table cut out, nothing else touched. When
-    nexus's table ends the file, the one blank line install put before it goes too."""
-    out: list[str] = []
-    skipping, cut_at = False, None
-    for line in text.splitlines(keepends=True):
-        if HEADER.match(line):
-            skipping = bool(TABLE.match(line))
-            if skipping:
-                cut_at = len(out)
-        if not skipping:
-            out.append(line)
-    if skipping and cut_at and cut_at == len(out) and out[-1].strip() == "":
-        out.pop()
-    return "".join(out)
+    """The text with every `[mcp_servers.nexus...]` table cut out, nothing else touched."""
+    lines = text.splitlines(keepends=True)
+    return "".join(_cut_tables(lines, [i for i, line in enumerate(lines) if TABLE.match(line)]))
+
+
+def _cut_tables(lines: list[str], starts: list[int]) -> list[str]:
+    """The lines without the tables whose headers are at `starts`: each header, its lines and
+    the blank lines after them, up to the next header or to a comment after its last setting
+    (a comment there heads what follows: it stays). A table that ended the file takes the one
+    blank line before it too (nexus put it there)."""
+    for index in sorted(starts, reverse=True):
+        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
+                   len(lines))
+        last = max((j for j in range(index + 1, end) if lines[j].strip()
+                    and not lines[j].lstrip().startswith("#")), default=index)
+        end = next((j for j in range(last + 1, end) if lines[j].lstrip().startswith("#")), end)
+        del lines[index:end]
+        if index and index == len(lines) and not lines[-1].strip():
+            lines.pop()
+    return lines
 
 
 def _others(data: dict) -> dict:
@@ -235,20 +241,8 @@ def untrust_state(path: str, text: str | None, keys: list[str]) -> str | None:
 
 
 def _without_tables(lines: list[str], keys: list[str]) -> list[str]:
-    """The lines without the `[hooks.state."<key>"]` tables of these keys: a table's header, its
-    lines and the blank lines after them, up to the next header or to a comment after its last
-    setting (a comment there heads what follows: it stays)."""
-    for index in sorted((i for k, i in _state_headers(lines).items() if k in keys),
-                        reverse=True):
-        end = next((j for j in range(index + 1, len(lines)) if HEADER.match(lines[j])),
-                   len(lines))
-        last = max((j for j in range(index + 1, end) if lines[j].strip()
-                    and not lines[j].lstrip().startswith("#")), default=index)
-        end = next((j for j in range(last + 1, end) if lines[j].lstrip().startswith("#")), end)
-        del lines[index:end]
-        if index and index == len(lines) and not lines[-1].strip():
-            lines.pop()  # the blank line --trust put before a table that ended the file
-    return lines
+    """The lines without the `[hooks.state."<key>"]` tables of these keys (_cut_tables)."""
+    return _cut_tables(lines, [i for k, i in _state_headers(lines).items() if k in keys])
 
 
 def _without_keys(data: dict, keys: list[str]) -> dict:
