@@ -145,7 +145,7 @@ def main() -> None:
     opts = parser.parse_args()
     compile_package()
     certs = pgcluster.certificates(tempfile.mkdtemp(prefix="nexus-bench-tls-"))
-    cluster = pgcluster.start(tls={"cert": certs["cert"], "key": certs["key"]})
+    cluster = pgcluster.start(tls={"cert": certs["cert"], "key": certs["key"]}, bytewise=True)
     tls_url = cluster.tcp_url(host="localhost", sslmode="verify-full", sslrootcert=certs["root"])
     try:
         from nexus_cli.core.store import pg

@@ -333,6 +333,24 @@ def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_pat
     assert answer["waited_seconds"] < 60  # woken, not timed out
 
 
+def test_every_text_column_compares_bytes_as_sqlite_does(nx, pg_cluster, monkeypatch):
+    """Whatever the database's collation (the test cluster's ignores punctuation first): the
+    same order and equality as the local store, and no collation library loaded per connection.
+    Row-level security's own column (`team init`) included."""
+    name, url = schema(pg_cluster, migrate=True)
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    assert nx("team", "init", "ann_" + os.urandom(3).hex(), "--apply").code == 0
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        assert conn.execute("SELECT datlocprovider FROM pg_database WHERE datname ="
+                            " current_database()").fetchone()[0] == "i"  # ICU, not bytes
+        columns = conn.execute(
+            "SELECT table_name, column_name, collation_name FROM information_schema.columns"
+            " WHERE table_schema = %s AND data_type = 'text' AND table_name != 'migrations'",
+            (name,)).fetchall()
+    assert len(columns) > 100
+    assert [c for c in columns if c[2] != "C"] == []
+
+
 def test_doctor_checks_the_team_database(nx, pg_cluster, monkeypatch):
     _, url = schema(pg_cluster, migrate=True)
     monkeypatch.setenv("NEXUS_DATABASE_URL", url)

@@ -28,7 +28,8 @@ ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 OWN = "(SELECT id FROM sessions WHERE db_role = current_user)"
 RLS = f"""
-ALTER TABLE sessions ADD COLUMN IF NOT EXISTS db_role TEXT NOT NULL DEFAULT current_user;
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL
+    DEFAULT current_user;
 CREATE INDEX IF NOT EXISTS sessions_by_role ON sessions (db_role);
 ALTER TABLE sessions ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS nexus_read ON sessions;
@@ -66,7 +67,8 @@ CREATE POLICY nexus_remove ON tasks FOR DELETE USING (sender IN {OWN});
 ALTER TABLE approvals ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS nexus_own ON approvals;
 CREATE POLICY nexus_own ON approvals USING (session_id IN {OWN}) WITH CHECK (session_id IN {OWN});
-ALTER TABLE insight_files ADD COLUMN IF NOT EXISTS db_role TEXT NOT NULL DEFAULT current_user;
+ALTER TABLE insight_files ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL
+    DEFAULT current_user;
 ALTER TABLE insight_files ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS nexus_own ON insight_files;
 CREATE POLICY nexus_own ON insight_files
