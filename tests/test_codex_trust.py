@@ -362,22 +362,48 @@ def test_a_reinstall_that_moves_nexus_last_keeps_every_review(nx, fakehome, term
     assert len(_state(fakehome)) == 11
 
 
-def test_a_review_nexus_cannot_move_cleanly_is_left_and_said(nx, fakehome, terminal):
+@pytest.mark.parametrize("form", ["dotted", "inline"])
+def test_a_review_that_cannot_follow_its_moved_hook_refuses_the_change(nx, fakehome, terminal,
+                                                                      form):
+    """Nothing is written: else Codex would skip the hook that moved, without a word."""
     assert nx("install", "codex", "--trust").code == 0
     codex, theirs = _others_added_after_nexus(fakehome)
-    config = codex / "config.toml"
+    config, hooks_file = codex / "config.toml", codex / "hooks.json"
     key = next(k for k in theirs if ":stop:" in k)
-    text = config.read_text().replace(f'[hooks.state."{key}"]\n', "", 1).replace(
-        f'trusted_hash = "{theirs[key]}"', f'hooks.state."{key}".trusted_hash = "{theirs[key]}"')
-    text = f'hooks.state."{key}".trusted_hash = "{theirs[key]}"\n' + text.replace(
-        f'hooks.state."{key}".trusted_hash = "{theirs[key]}"\n', "", 1)
+    text = config.read_text().replace(f'[hooks.state."{key}"]\ntrusted_hash = "{theirs[key]}"\n',
+                                      "", 1)
+    text = f'hooks.state."{key}".trusted_hash = "{theirs[key]}"\n' + text if form == "dotted" \
+        else text + f'\n[hooks.state]\n"{key}" = {{ trusted_hash = "{theirs[key]}" }}\n'
     config.write_text(text)
     assert tomllib.loads(text)["hooks"]["state"][key] == {"trusted_hash": theirs[key]}
-    r = nx("uninstall", "codex", "--json")
-    assert r.code == 0, r.err
-    assert any(n.startswith(f"left Codex's records of the hooks nexus moved in {config}")
-               for n in r.json["notes"]), r.json
-    assert "dotted" in " ".join(r.json["notes"])
+    table = hooks_file.read_text()
+    for command in (("uninstall", "codex"), ("install", "codex")):
+        r = nx(*command, "--json")
+        assert r.code == 8 and r.json["error"]["code"] == "config_conflict", r.out
+        assert "nothing was changed" in r.json["error"]["reason"]
+        assert config.read_text() == text and hooks_file.read_text() == table
+
+
+def test_records_of_places_nexus_left_go_and_an_upgrade_leaves_none(nx, fakehome, terminal,
+                                                                   monkeypatch, tmp_path):
+    """A reinstall whose handlers changed (another NEXUS_HOME) moves nexus to the end: the
+    records of where it was go (a moved hook takes one of those places with its own)."""
+    assert nx("install", "codex", "--trust").code == 0
+    codex, _ = _others_added_after_nexus(fakehome)
+    old = {k for _, k, _ in trust.hashes(str(codex / "hooks.json"),
+                                         json.loads((codex / "hooks.json").read_text()))}
+    monkeypatch.setenv("NEXUS_HOME", str(tmp_path / "elsewhere"))
+    assert nx("install", "codex").code == 0
+    table = json.loads((codex / "hooks.json").read_text())
+    now = {k for _, k, _ in trust.hashes(str(codex / "hooks.json"), table)}
+    assert now != old
+    assert _their_status(codex) == {"audit.sh stop": trust.TRUSTED, "fmt.sh": trust.TRUSTED}
+    theirs = {f"{trust.key_source(str(codex / 'hooks.json'))}:{trust.label(e)}:{g}:{h}"
+              for e, g, h in trust.positions(table, ours=False)}
+    assert set(_state(fakehome)) <= theirs | now  # nothing of where nexus was
+    assert nx("uninstall", "codex").code == 0
+    assert _their_status(codex) == {"audit.sh stop": trust.TRUSTED, "fmt.sh": trust.TRUSTED}
+    assert len(_state(fakehome)) == 2  # theirs, and nothing of nexus's anywhere
 
 
 def test_a_comment_after_a_record_that_goes_stays_with_what_it_heads(nx, fakehome, terminal):

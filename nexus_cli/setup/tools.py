@@ -26,8 +26,9 @@ register(Tool(
     "written by `install --trust` or your /hooks review) out of ~/.codex/config.toml, nothing "
     "else, and moves the records of the other hooks whose place in hooks.json the removal "
     "changes (Codex keys a review by place); a file it cannot read, or records in a form it "
-    "cannot edit cleanly, are left as they are and a note says so. git-hook: removes the "
-    "commit guard and puts back the pre-commit hook it chained; a guard edited by hand is "
+    "cannot edit cleanly, are left as they are and a note says so, unless other hooks move: "
+    "then nothing is changed (config_conflict), else Codex would skip them. git-hook: removes "
+    "the commit guard and puts back the pre-commit hook it chained; a guard edited by hand is "
     "refused (remove it yourself).",
     args="UninstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,

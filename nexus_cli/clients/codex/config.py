@@ -115,10 +115,11 @@ def changes(scope: str, project: str, install: bool, home: str | None,
             tools: str | None = None, trusted: bool = False,
             told: list[str] | None = None) -> list[Change]:
     """The edits of an install (with `trusted`, also the trust of nexus's handlers in the
-    user's config.toml) or an uninstall (which also takes out Codex's records of nexus's
-    handlers from the user's config.toml). Either way the records of the handlers the edit
-    moves follow them (trust.moves). A record an uninstall cannot take out or move cleanly is
-    left as it is, and `told` says so."""
+    user's config.toml) or an uninstall, with Codex's records in the user's config.toml kept
+    true: those of the places nexus's handlers leave go, and those of the handlers the edit
+    moves follow them (trust.moves; Codex keys a review by place). When a handler moves, a
+    record nexus cannot edit cleanly refuses the whole change (nothing is written: the other
+    hooks would be skipped); otherwise it is left as it is, and `told` says so."""
     command = hookdefs.nexus_command()
     filled = hookdefs.fills(home)
     hooks = hooks_path(scope, project)
@@ -128,15 +129,15 @@ def changes(scope: str, project: str, install: bool, home: str | None,
     before = load_json(hooks, out[0].before)
     after = load_json(hooks, out[0].after) if out[0].after is not None else {}
     path = trust.state_path()
-    if not install:  # first, so that a handler moving into one of their places keeps its own
-        ours = [key for _, key in trust.keys(hooks, before)]
-        if not _edit_state(out, lambda t: untrust_state(path, t, ours), told,
-                           f"left Codex's records of nexus's hooks in {path} as they are"):
-            return out  # then the others' stay too: one of theirs may sit where nexus's were
-    # with --trust a record that cannot move is refused: nexus's would be written over it
-    _edit_state(out, lambda t: rekey_state(path, t, trust.moves(hooks, before, after)), told,
-                None if trusted else
-                f"left Codex's records of the hooks nexus moved in {path} under their old keys")
+    moved = trust.moves(hooks, before, after)
+    kept = {key for _, key in trust.keys(hooks, after)}
+    gone = [key for _, key in trust.keys(hooks, before) if key not in kept and key not in moved]
+    left = None if moved or trusted else \
+        f"left Codex's records of nexus's hooks in {path} as they are"
+    # first, so that a handler moving into one of those places keeps its own record
+    if not _edit_state(out, lambda t: untrust_state(path, t, gone), told, left):
+        return out
+    _edit_state(out, lambda t: rekey_state(path, t, moved), told, None)
     if install and trusted:  # last: nexus's handlers are where they stay
         _edit_state(out, lambda t: trust_state(path, t, hooks, after), told, None)
     return out
@@ -208,9 +209,11 @@ def rekey_state(path: str, text: str | None, moved: dict[str, str]) -> str | Non
     if result is None or _bare(result) != _bare(expected):
         raise NexusError(
             "config_conflict", path,
-            "Codex's records of the hooks (`hooks.state`) are written there in a form nexus "
-            "cannot rename without touching other settings (an inline table or dotted keys)",
-            "review the moved hooks in Codex's /hooks")
+            "Codex's records of the hooks this change moves (`hooks.state`) are written there in "
+            "a form nexus cannot rename without touching other settings (an inline table or "
+            "dotted keys), and Codex would skip those hooks; nothing was changed",
+            'write each as a table of its own (`[hooks.state."<key>"]`, as Codex writes them), '
+            "then run the command again")
     return rest if rest.strip() else None
 
 
