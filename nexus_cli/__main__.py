@@ -8,7 +8,14 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:  # Ctrl-C while nexus was still loading: no traceback
+        sys.stderr.write("\nnexus: interrupted\n")
+        return 130
+
+
+def _main(args: list[str]) -> int:
     if args[:1] == ["hook"]:
         import os
 
@@ -39,9 +46,10 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"nexus {__version__}")
         return 0
-    from .cli import main as cli_main
+    from . import cli
 
-    return cli_main(args)
+    cli.OWN_PROCESS = True
+    return cli.main(args)
 
 
 if __name__ == "__main__":

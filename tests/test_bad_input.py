@@ -115,3 +115,46 @@ def test_text_that_is_not_utf_8_is_bad_input(nx, hook, chdir_work, home):
         assert r.code == 2 and "Traceback" not in r.err and r.err.startswith("nexus: "), (args, r)
     assert {k: v for k, v in tree_bytes(home).items() if k.endswith("nexus.db")} == \
         {k: v for k, v in before.items() if k.endswith("nexus.db")}
+
+
+# -- Ctrl-C ---------------------------------------------------------------------------------------
+
+_INTERRUPTED = """
+import os, signal, sys
+{setup}
+from nexus_cli.__main__ import main
+sys.exit(main({argv!r}))
+"""
+
+
+def _nexus_in_a_process(setup: str, argv: list[str], home) -> "subprocess.CompletedProcess":
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX"))}
+    env.update(NEXUS_HOME=str(home), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    return subprocess.run([sys.executable, "-c", _INTERRUPTED.format(setup=setup, argv=argv)],
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_ctrl_c_while_nexus_loads_is_exit_130_without_a_traceback(home):
+    done = _nexus_in_a_process(
+        "import nexus_cli.cli as c\n"
+        "def boom(args):\n    raise KeyboardInterrupt\n"
+        "c.main = boom", ["peers"], home)
+    assert done.returncode == 130 and "nexus: interrupted" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_once_the_write_is_done_does_not_call_it_interrupted(home):
+    """The message is stored: exit 0 and the answer, else a script retrying on 130 sends it
+    twice."""
+    done = _nexus_in_a_process(
+        "from nexus_cli.cli import output\n"
+        "shown = output.emit\n"
+        "def emit(*a, **k):\n    os.kill(os.getpid(), signal.SIGINT)\n    return shown(*a, **k)\n"
+        "output.emit = emit", ["profile", "--note", "busy with the parser"], home)
+    assert done.returncode == 0, done.stderr
+    assert "interrupted" not in done.stderr

@@ -5,6 +5,7 @@ the commands that are not tools (`hook`, `mcp`, `watch`)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
@@ -89,6 +90,9 @@ class ToolGroup(Group):
         return self.tool.make_context(info_name, args, parent=parent, **extra)
 
 
+OWN_PROCESS = False  # `nexus` itself runs (__main__), not a test: its signals are ours to set
+
+
 def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
              as_: str | None) -> None:
     from ..catalog import tool as find
@@ -105,6 +109,9 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
               progress=output.spinner())
     try:
         result = registry.invoke(tool, ctx, raw, params.namer(spec))
+        if OWN_PROCESS:  # done and committed: a Ctrl-C from here on would call a write that
+            # happened interrupted (exit 130), and a script retrying on that sends it twice
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         if not ctx.delivered:
             output.emit(tool, result, as_json)
     except NexusError as exc:
