@@ -4,6 +4,10 @@ constraints in the compiled schema (contract/tools.json), the same the CLI and M
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -127,12 +131,7 @@ sys.exit(main({argv!r}))
 """
 
 
-def _nexus_in_a_process(setup: str, argv: list[str], home) -> "subprocess.CompletedProcess":
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def _nexus_in_a_process(setup: str, argv: list[str], home) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX"))}
     env.update(NEXUS_HOME=str(home), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     return subprocess.run([sys.executable, "-c", _INTERRUPTED.format(setup=setup, argv=argv)],
