@@ -157,3 +157,25 @@ def test_ctrl_c_once_the_write_is_done_does_not_call_it_interrupted(home):
         "output.emit = emit", ["profile", "--note", "busy with the parser"], home)
     assert done.returncode == 0, done.stderr
     assert "interrupted" not in done.stderr
+
+
+# -- usage errors ---------------------------------------------------------------------------------
+
+
+def test_a_group_without_its_command_shows_what_it_offers(nx):
+    r = nx("team")
+    assert r.code == 2 and "Commands:" in r.out and "join" in r.out
+    assert "\\n" not in r.out + r.err
+
+
+@pytest.mark.parametrize(("argv", "where", "said"), [
+    (["install"], "nexus install", "Choose from: claude, codex, git-hook"),
+    (["install", "codex", "--scope"], "nexus install", "'--scope' requires an argument"),
+    (["chat", "send", "--bogus", "x"], "nexus chat send", "No such option '--bogus'"),
+])
+def test_a_usage_error_is_one_line_naming_the_command(nx, argv, where, said):
+    r = nx(*argv)
+    assert r.code == 2, r.err
+    assert r.err.startswith(f"nexus: usage_error: {where} (") and said in r.err, r.err
+    assert f"see `{where} --help`" in r.err
+    assert r.err.count("\n") == 1 and "\\n" not in r.err and "\\t" not in r.err

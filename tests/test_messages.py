@@ -182,10 +182,15 @@ def test_bad_input_gives_a_coded_error_and_no_write(nx, pair, home, args, key):
 
 
 @pytest.mark.parametrize("args", [("send",), ("send", "x"), ("read", "--nope"), ("nosuch",),
-                                  ("message",), ("message", "status")])
+                                  ("message", "status")])
 def test_usage_errors_are_coded_too(nx, args):
     r = nx(*args)
     assert r.code == 2 and "nexus: usage_error: nexus" in r.err and "Traceback" not in r.err
+
+
+def test_a_group_alone_shows_its_commands_with_the_usage_exit_code(nx):
+    r = nx("message")
+    assert r.code == 2 and "Commands:" in r.out and "status" in r.out and not r.err
 
 
 def test_profile_name_is_unique_among_live_sessions(nx, pair):

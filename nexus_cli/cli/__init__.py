@@ -174,9 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         sys.stderr.write("\nnexus: interrupted\n")
         return 130
+    except click.exceptions.NoArgsIsHelpError as exc:  # `nexus team`: what it offers
+        click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+        return int(Exit.USAGE)
     except click.ClickException as exc:
-        where = getattr(getattr(exc, "ctx", None), "command_path", "nexus")
-        reason = exc.format_message()
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else _where(app, argv or sys.argv[1:])
+        reason = " ".join(exc.format_message().split())  # one line: click lays out lists
         err = NexusError("usage_error", where, reason.rstrip("."), f"see `{where} --help`")
         output.emit_error(err, "--json" in (argv or []))
         return int(Exit.USAGE)
@@ -193,6 +197,20 @@ def main(argv: list[str] | None = None) -> int:
         output.emit_error(err, False)
         return int(Exit.INTERNAL)
     return 0
+
+
+def _where(app: click.Group, argv: list[str]) -> str:
+    """The command an argument list names (an error in its options comes without one)."""
+    path: list[str] = ["nexus"]
+    command: click.Command = app
+    for word in argv:
+        found = command.get_command(click.Context(command), word) \
+            if isinstance(command, click.Group) else None
+        if found is None:
+            break
+        path.append(word)
+        command = found
+    return " ".join(path)
 
 
 __all__ = ["CODES", "build", "main"]
