@@ -450,3 +450,24 @@ def test_a_key_with_a_character_toml_escapes_is_written_escaped(tmp_path):
     out = config.rekey_state(path, text, {"/h/hooks.json:stop:1:0": "/h\x7f/hooks.json:stop:0:0"})
     assert tomllib.loads(out)["hooks"]["state"] == {
         "/h\x7f/hooks.json:stop:0:0": {"trusted_hash": "sha256:a"}}
+
+
+def test_the_install_notes_say_only_what_is_left_to_do(nx, fakehome, terminal, tmp_path,
+                                                     monkeypatch):
+    r = nx("install", "codex", "--json")
+    assert any("restart Codex" in n for n in r.json["notes"])
+    assert any("Codex skips hooks you have not reviewed" in n for n in r.json["notes"])
+    assert nx("install", "codex", "--trust").code == 0
+    again = nx("install", "codex", "--json").json  # nothing changes, every hook is reviewed
+    assert [f["action"] for f in again["files"]] == ["unchanged", "unchanged"]
+    assert not any("restart" in n or "skips hooks" in n for n in again["notes"]), again["notes"]
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    told = nx("install", "codex", "--scope", "project", "--json").json["notes"]
+    assert any("only in trusted projects" in n for n in told)
+    config = fakehome / ".codex" / "config.toml"
+    config.write_text(config.read_text() + f'\n[projects."{proj}"]\ntrust_level = "trusted"\n')
+    assert nx("uninstall", "codex", "--scope", "project").code == 0
+    told = nx("install", "codex", "--scope", "project", "--json").json["notes"]
+    assert not any("only in trusted projects" in n for n in told), told

@@ -15,22 +15,28 @@ from ..core.settings import DEFAULT_GROUPS
 CLIENTS = {"claude": claude, "codex": codex}
 
 
-def notes(client: str, scope: str, project: str, install: bool,
+def notes(client: str, scope: str, project: str, install: bool, changes: list,
           trusted: bool = False) -> list[str]:
-    if not install:
-        return ["restart the client so it stops calling nexus"]
-    out = ["restart the client (new sessions pick the hooks up; `/hooks` in a running Claude "
-           "Code session reloads them)" if client == "claude" else
-           "restart Codex so it loads the hooks and the MCP server"]
-    if client == "codex" and trusted:
+    """What to do next, as things stand once `changes` are written (nothing to restart when
+    nothing changed; no review to ask for when Codex already trusts every nexus hook)."""
+    out = []
+    if any(c.changed for c in changes):
+        out.append("restart the client so it stops calling nexus" if not install else
+                   "restart the client (new sessions pick the hooks up; `/hooks` in a running "
+                   "Claude Code session reloads them)" if client == "claude" else
+                   "restart Codex so it loads the hooks and the MCP server")
+    if client != "codex" or not install:
+        return out
+    reviewed, project_trusted = codex.once_written(changes, project)
+    if trusted:
         out.append(f"nexus's hooks are recorded as trusted in {codex.trust.state_path()} (as "
                    "Codex's /hooks review records them); `nexus doctor` shows their state")
-    elif client == "codex":
+    elif not reviewed:
         out.append("Codex skips hooks you have not reviewed: start `codex` and choose to trust the "
                    "new hooks when it asks (or review them with /hooks), or run `nexus install "
                    "codex --trust` at your terminal; `nexus doctor` shows which are trusted "
                    "(automation: `codex exec --dangerously-bypass-hook-trust`)")
-    if client == "codex" and scope == "project":
+    if scope == "project" and not project_trusted:
         out.append(f"Codex reads {project}/.codex only in trusted projects: add "
                    f"[projects.\"{project}\"] trust_level = \"trusted\" to "
                    f"{codex.config_path('user', project)}")
@@ -126,7 +132,7 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
                       "diff": change.diff() if change.changed else ""})
     return {"client": a.client, "scope": a.scope, "dry_run": a.dry_run,
             "installed": install, "files": files,
-            "notes": [*notes(a.client, a.scope, project, install, trusted), *extra]
+            "notes": [*notes(a.client, a.scope, project, install, changes, trusted), *extra]
             if not a.dry_run
             else extra}
 

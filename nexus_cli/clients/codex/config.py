@@ -143,6 +143,27 @@ def changes(scope: str, project: str, install: bool, home: str | None,
     return out
 
 
+def once_written(out: list[Change], project: str) -> tuple[bool, bool]:
+    """(every nexus hook reviewed, the project trusted) as Codex will read them once `out` (an
+    install's changes) is written: what the install's notes need say. Unreadable: (False,
+    False), and the notes say it all."""
+    from ..configfile import read_text
+
+    def final(path: str) -> str | None:
+        at = next((c for c in out if c.target == os.path.realpath(path)), None)
+        return at.after if at is not None else read_text(path)
+
+    try:
+        hook_conf = load_json(out[0].path, out[0].after) if out[0].after is not None else {}
+        conf = tomllib.loads(final(trust.state_path()) or "")
+    except (NexusError, tomllib.TOMLDecodeError):
+        return False, False
+    projects = conf.get("projects")
+    entry = projects.get(project) if isinstance(projects, dict) else None
+    return (not trust.untrusted(out[0].path, hook_conf, conf),
+            isinstance(entry, dict) and entry.get("trust_level") == "trusted")
+
+
 def _edit_state(out: list[Change], edit: Callable[[str | None], str | None],
                 told: list[str] | None, left: str | None) -> bool:
     """`edit` applied to the user's config.toml as `out` leaves it so far (its change added
