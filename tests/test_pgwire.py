@@ -433,6 +433,10 @@ def test_url_hosts_ports_and_percent_encoding():
     assert p is not None and p["host"] == "fe80::1" and p.get("sslmode", "prefer") == "prefer"
     assert pgwire.params("postgresql://ann@h1,h2/team") is None
     assert pgwire.params("postgresql://ann@localhost:54x/team") is None
+    # what libpq refuses, libpq refuses (its error says why): never read as some other address
+    for wrong in ("postgresql://ann@[::1:1/team", "postgresql://ann@[::1]x/team",
+                  "postgresql://ann@localhost:99999/team", "postgresql://ann@localhost:0/team"):
+        assert pgwire.params(wrong) is None, wrong
 
 
 # -- against a real server ----------------------------------------------------------------------

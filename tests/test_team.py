@@ -86,6 +86,23 @@ def test_join_refuses_what_is_not_a_postgresql_url(nx):
     assert r.code == 2 and "invalid_argument" in r.err and "Traceback" not in r.err
 
 
+@pytest.mark.parametrize("url", [
+    "garbage", "postgresql:///x?host=/tmp&port=abc", "postgresql:///x?host=/tmp&sslmode=bogus",
+    "postgresql://ann:sekret@[::1:1/x", "postgresql://ann:sekret@127.0.0.1:99999/x"])
+def test_a_url_postgresql_cannot_use_is_said_as_such_where_it_came_from(nx, home, url):
+    """Not "the server is down, retry": the URL is wrong, and where it is set is named; its
+    password never shown."""
+    r = nx("peers", env={"NEXUS_DATABASE_URL": url})
+    assert r.code == 2 and r.err.startswith("nexus: team_url_invalid: NEXUS_DATABASE_URL ("), r.err
+    assert "unset it" in r.err and "sekret" not in r.err and "Traceback" not in r.err
+    r = nx("team", "join", url, "--json")  # refused before any connection
+    assert r.code == 2 and r.json["error"]["code"] in ("team_url_invalid", "invalid_argument")
+    assert "sekret" not in r.out + r.err
+    from nexus_cli.core.store import team
+
+    assert not os.path.exists(team.url_file())
+
+
 def test_a_server_that_is_down_is_a_coded_error_and_hooks_let_their_client_go(
         nx, hook, chdir_work, tmp_path, home):
     down = tmp_path / "no-server"

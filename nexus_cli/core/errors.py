@@ -103,6 +103,9 @@ CODES: dict[str, tuple[Exit, str]] = {
     "fs_write_disabled": (Exit.FORBIDDEN, "fs_write is off (`nexus config set fsWrite 1`)."),
     "team_unreachable": (Exit.STORE, "The team database server cannot be reached (down, wrong "
                                      "URL, network); nothing was written."),
+    "team_url_invalid": (Exit.USAGE, "The team database URL (given, NEXUS_DATABASE_URL or the "
+                                     "joined one) is not one PostgreSQL takes; nothing was "
+                                     "written."),
     "team_denied": (Exit.FORBIDDEN, "The team database refused the role this (row-level "
                                     "security or missing rights)."),
     "team_unsupported": (Exit.STORE, "The feature needs the local SQLite store; not available in "

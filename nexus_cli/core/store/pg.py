@@ -500,8 +500,17 @@ def fts_tables() -> set[str]:
 # -- errors ----------------------------------------------------------------------------------
 
 
-def unreachable(url: str, exc: BaseException | str) -> NexusError:
+def _said(exc: BaseException | str, url: str) -> str:
+    """The first line of a driver's message, without the URL's password (libpq quotes a URI it
+    cannot parse whole)."""
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    reason = reason.replace(url, team.redact(url))
+    given = re.match(r"[^:]+://[^:@/]*:([^@/]+)@", url)  # user:password@ as written
+    return reason.replace(given.group(1), "***") if given else reason
+
+
+def unreachable(url: str, exc: BaseException | str) -> NexusError:
+    reason = _said(exc, url)
     return NexusError("team_unreachable", team.redact(url),
                       f"the team database cannot be reached ({reason[:200]}); nothing was written",
                       "retry when the server is back (`nexus team status` checks it), or "
@@ -696,8 +705,29 @@ def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
             raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
                         " SET idle_in_transaction_session_timeout = 60000")
     except ERRORS as exc:
+        if getattr(exc, "sqlstate", None) is None and _BAD_URL.search(str(exc)):
+            raise bad_url(url, exc) from None
         raise unreachable(url, exc) from None
     return Conn(raw, url, root)
+
+
+# libpq's words for a URL it cannot use (before any server is asked: no SQLSTATE)
+_BAD_URL = re.compile(r'missing "=" after|\binvalid\b|end of string reached|unterminated quoted')
+
+
+def bad_url(url: str, exc: BaseException) -> NexusError:
+    """The URL itself is wrong: said as where it came from, with how to put it right."""
+    reason = _said(exc, url).removeprefix("connection is bad: ")[:200]
+    source = team.source() if url == team.url() else None
+    if source == "env":
+        key, action = team.ENV, f"fix {team.ENV} (postgresql://[user@]host[:port]/database), " \
+                                "or unset it for the local store"
+    elif source == "config":
+        key, action = team.url_file(), "`nexus team join URL` with a URL that works, or " \
+                                       "`nexus team leave` for the local store"
+    else:
+        key, action = "url", "pass postgresql://[user@]host[:port]/database"
+    return NexusError("team_url_invalid", key, f"{reason}; nothing was written", action)
 
 
 def schema_version(conn: Conn) -> int:

@@ -92,8 +92,10 @@ def params(url: str) -> dict[str, str] | None:
             out["password"] = _unquote(password)
     if netloc:
         if netloc.startswith("["):
-            host, _, port = netloc[1:].partition("]")
-            port = port.lstrip(":")
+            host, closed, port = netloc[1:].partition("]")
+            if not closed or (port and not port.startswith(":")):
+                return None  # not an address libpq takes: its error says why
+            port = port[1:]
         else:
             host, _, port = netloc.partition(":")
         if "," in netloc:
@@ -121,8 +123,8 @@ def params(url: str) -> dict[str, str] | None:
     if any(env.get(v) for v in LIBPQ_ENV):
         return None
     out.setdefault("port", "5432")
-    if not out["port"].isdigit():
-        return None
+    if not out["port"].isdigit() or not 0 < int(out["port"]) < 65536:
+        return None  # libpq's error says why
     if "host" not in out:
         out["host"] = next((d for d in ("/var/run/postgresql", "/tmp") if os.path.isdir(d)), "/tmp")
     if "," in out["host"]:
