@@ -50,6 +50,33 @@ def test_a_child_is_named_and_a_dead_pid_is_dead(backend):
     assert fresh.get(child.pid) is None and not fresh.alive(child.pid, row.start)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_child_that_exited_but_is_not_reaped_is_not_alive(backend):
+    """A zombie still answers kill(pid, 0): its session's client is gone all the same."""
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        row = backend().get(child.pid)
+        assert row is not None and backend().alive(child.pid, row.start)
+        child.stdin.close()
+        deadline = time.monotonic() + 30
+        while state_of(child.pid) not in ("Z", None) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert state_of(child.pid) in ("Z", None)
+        fresh = backend()
+        assert fresh.get(child.pid) is None and not fresh.alive(child.pid, row.start)
+    finally:
+        child.wait()
+
+
+def state_of(pid: int) -> str | None:
+    """The process's state letter (ps where there is no /proc)."""
+    out = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True)
+    return out.stdout.strip()[:1] or None
+
+
 def test_both_backends_agree_on_the_tree():
     if not os.path.exists("/proc/self/stat"):
         pytest.skip("no /proc here")

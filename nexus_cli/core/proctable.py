@@ -97,6 +97,8 @@ class ProcFS(ProcTable):
         end = data.rindex(b")")
         name = data[data.index(b"(") + 1 : end].decode("utf-8", "replace")
         fields = data[end + 2 :].split()
+        if fields[:1] in ([b"Z"], [b"X"]):
+            return None  # it has exited (a zombie its parent has not reaped yet)
         try:
             return Proc(pid, int(fields[1]), name, fields[19].decode())
         except (IndexError, ValueError):
@@ -126,20 +128,22 @@ class PsTable(ProcTable):
             self._rows = {}
             try:
                 out = subprocess.run(
-                    ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "lstart=", "-o", "comm="],
+                    ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat=", "-o", "lstart=",
+                     "-o", "comm="],
                     capture_output=True, text=True, timeout=10,
                     env={**os.environ, "LC_ALL": "C"}).stdout
             except (OSError, subprocess.SubprocessError):
                 return self._rows
             for line in out.splitlines():
-                parts = line.split(None, 7)  # pid ppid Dow Mon DD HH:MM:SS YYYY comm
-                if len(parts) < 8 or not parts[0].isdigit() or not parts[1].isdigit():
+                parts = line.split(None, 8)  # pid ppid stat Dow Mon DD HH:MM:SS YYYY comm
+                if len(parts) < 9 or not parts[0].isdigit() or not parts[1].isdigit() \
+                        or parts[2].startswith("Z"):  # a zombie has exited
                     continue
-                comm = parts[7].strip()
+                comm = parts[8].strip()
                 pid = int(parts[0])
                 self._paths[pid] = comm
                 self._rows[pid] = Proc(pid, int(parts[1]), os.path.basename(comm)[:15],
-                                       " ".join(parts[2:7]))
+                                       " ".join(parts[3:8]))
         return self._rows
 
     def get(self, pid: int) -> Proc | None:
