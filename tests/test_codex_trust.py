@@ -471,3 +471,20 @@ def test_the_install_notes_say_only_what_is_left_to_do(nx, fakehome, terminal, t
     assert nx("uninstall", "codex", "--scope", "project").code == 0
     told = nx("install", "codex", "--scope", "project", "--json").json["notes"]
     assert not any("only in trusted projects" in n for n in told), told
+
+
+def test_doctor_checks_a_project_when_the_users_config_does_not_parse(nx, fakehome, tmp_path,
+                                                                     monkeypatch):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    assert nx("install", "codex", "--scope", "project").code == 0
+    config = fakehome / ".codex" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text("broken = = 1\n")
+    checks = {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}
+    assert checks["codex config (user)"]["status"] == "fail"
+    assert checks["codex hooks"]["status"] == "ok" and "(project)" in checks["codex hooks"][
+        "detail"]
+    trust_row = checks["codex hook trust"]
+    assert trust_row["status"] == "fail" and str(config) in trust_row["detail"], trust_row

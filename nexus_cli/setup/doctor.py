@@ -254,6 +254,9 @@ def codex_trust(info: dict, scope: str) -> dict:
     handler), changed since review, not reviewed, or turned off; Codex skips all but the first."""
     from ..clients.codex import trust
 
+    if info.get("trust_unread"):
+        return check("codex hook trust", "fail", info["trust_unread"],
+                     "fix that file (Codex cannot read it either)")
     judged = info["trust"]
     count = {s: [j["event"] for j in judged if j["status"] == s]
              for s in (trust.CHANGED, trust.UNREVIEWED, trust.DISABLED)}

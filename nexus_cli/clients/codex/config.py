@@ -388,11 +388,15 @@ def inspect(scope: str, project: str) -> dict:
     servers = conf["mcp_servers"] if isinstance(conf.get("mcp_servers"), dict) else {}
     hook_conf = load_json(hooks, read_text(hooks))
     hookdefs.check_shape(hooks, hook_conf)
+    unread = ""  # why the user's config.toml, where a project's trust is, cannot be read
     if trust.state_path() != config:  # a project's hooks are trusted in the user's config
-        state_text = read_text(trust.state_path())
-        conf = parse(trust.state_path(), state_text) if state_text else {}
+        try:
+            state_text = read_text(trust.state_path())
+            conf = parse(trust.state_path(), state_text) if state_text else {}
+        except NexusError as exc:  # the project's own files are still worth a look
+            conf, unread = {}, exc.message
     judged = trust.judge(hooks, hook_conf, conf)
-    return {"hooks_file": hooks, "hooks": hookdefs.installed(hook_conf),
+    return {"hooks_file": hooks, "hooks": hookdefs.installed(hook_conf), "trust_unread": unread,
             "outdated": hookdefs.outdated(hook_conf, "codex"),
             "mcp_file": config, "mcp": servers.get("nexus"),
             "trust": judged, "untrusted": [j["key"] for j in judged
