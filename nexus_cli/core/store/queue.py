@@ -9,7 +9,7 @@ the queue only orders them, and a store it cannot open (read-only media) is writ
 A waiter first spins for a moment (`SPIN`), giving its processor away between tries, and only then
 sleeps in the kernel. A write holds the lock for a fraction of a millisecond, and a sleeper woken
 by its release is queued behind the releaser on the releaser's processor: with 8 writers on 2
-cores the lock sat idle half the time while 5 or 6 of them slept (the cores 40% idle). A spinner
+cores the lock sat idle ~45% of the time while 5 or 6 of them slept (the cores 27% idle). A spinner
 is already running when the lock comes free, and yields to any process that has work meanwhile.
 
 Locks belong to an open file, and a file is shared by a process's threads and by a forked child:
