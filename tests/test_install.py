@@ -356,3 +356,18 @@ def test_an_install_touching_two_files_writes_both_or_neither(nx, fakehome, monk
     monkeypatch.setattr(configfile, "_atomic", real)
     assert json.loads((fakehome / ".claude" / "settings.json").read_text()) == {"model": "opus"}
     assert json.loads((fakehome / ".claude.json").read_text()) == {"numStartups": 1}
+
+
+@pytest.mark.parametrize(("client", "name"), [("codex", ".codex/hooks.json"),
+                                              ("claude", ".claude/settings.json")])
+@pytest.mark.parametrize("indent", [4, "\t"])
+def test_a_json_file_keeps_its_indentation(nx, fakehome, client, name, indent):
+    path = fakehome / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mine = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "audit.sh"}]}]}}
+    path.write_text(json.dumps(mine, indent=indent) + "\n")
+    assert nx("install", client).code == 0
+    unit = " " * indent if isinstance(indent, int) else indent
+    assert f'\n{unit}"hooks": {{\n{unit}{unit}"' in path.read_text()
+    assert nx("uninstall", client).code == 0
+    assert path.read_text() == json.dumps(mine, indent=indent) + "\n"

@@ -66,16 +66,26 @@ def load_json(path: str, text: str | None) -> dict:
     return data
 
 
-def dump_json(data: dict) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def dump_json(data: dict, indent: int | str = 2) -> str:
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+
+
+def indent_of(text: str | None) -> int | str:
+    """The indentation a JSON file is written with, its first indented line's (2 when none)."""
+    for line in (text or "").splitlines()[1:]:
+        body = line.lstrip(" \t")
+        if body and len(body) < len(line):
+            lead = line[:len(line) - len(body)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return 2
 
 
 def finish(text: str | None, old: dict, new: dict) -> str | None:
-    """The new text of a JSON config: unchanged when nothing changed, None (remove the file) when
-    nothing is left."""
+    """The new text of a JSON config, indented as it was: unchanged when nothing changed, None
+    (remove the file) when nothing is left."""
     if new == old:
         return text
-    return dump_json(new) if new else None
+    return dump_json(new, indent_of(text)) if new else None
 
 
 @dataclass
