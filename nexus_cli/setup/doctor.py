@@ -33,17 +33,14 @@ def _tls(info: dict, socket: bool) -> dict:
     """Encryption, and whether the server it talks to was verified (else anyone on the way
     could pose as it, and read every message). A Unix socket needs neither."""
     how = info.get("tls_verification", "")
-    if not info["tls"]:
-        return check("tls", "ok" if socket else "warn", "not encrypted",
-                     "" if socket else "add sslmode=verify-full and sslrootcert=<the server's "
-                     "CA certificate> (or sslrootcert=system) to the URL")
     if how == "full":
         return check("tls", "ok", "encrypted; the server verified (its certificate and name)")
     if how == "ca":
         return check("tls", "ok", "encrypted; the server's certificate verified, not its name",
                      "sslmode=verify-full checks the name too")
     return check("tls", "ok" if socket else "warn",
-                 "encrypted, but the server not verified: anyone on the way could pose as it",
+                 "encrypted, but the server not verified: anyone on the way could pose as it"
+                 if info["tls"] else "not encrypted",
                  "" if socket else "add sslmode=verify-full and sslrootcert=<the server's CA "
                  "certificate> (or sslrootcert=system) to the URL")
 

@@ -147,15 +147,9 @@ def once_written(out: list[Change], project: str) -> tuple[bool, bool]:
     """(every nexus hook reviewed, the project trusted) as Codex will read them once `out` (an
     install's changes) is written: what the install's notes need say. Unreadable: (False,
     False), and the notes say it all."""
-    from ..configfile import read_text
-
-    def final(path: str) -> str | None:
-        at = next((c for c in out if c.target == os.path.realpath(path)), None)
-        return at.after if at is not None else read_text(path)
-
     try:
         hook_conf = load_json(out[0].path, out[0].after) if out[0].after is not None else {}
-        conf = tomllib.loads(final(trust.state_path()) or "")
+        conf = tomllib.loads(_pending(out)[1].after or "")
     except (NexusError, tomllib.TOMLDecodeError):
         return False, False
     projects = conf.get("projects")
@@ -164,18 +158,24 @@ def once_written(out: list[Change], project: str) -> tuple[bool, bool]:
             isinstance(entry, dict) and entry.get("trust_level") == "trusted")
 
 
+def _pending(out: list[Change]) -> tuple[int | None, Change]:
+    """The user's config.toml as `out` leaves it: (its place among them, its change), or (None,
+    the file as it is)."""
+    from ..configfile import read_text
+
+    path = trust.state_path()
+    at = next((i for i, c in enumerate(out) if c.target == os.path.realpath(path)), None)
+    return (at, out[at]) if at is not None else (None, Change(path, *[read_text(path)] * 2))
+
+
 def _edit_state(out: list[Change], edit: Callable[[str | None], str | None],
                 told: list[str] | None, left: str | None) -> bool:
     """`edit` applied to the user's config.toml as `out` leaves it so far (its change added
     when it is not among them yet); False when it was refused: then with `left` (what to say)
     the file stays as it is and `told` says why (nexus never rewrites what it cannot read),
     else the refusal is raised."""
-    from ..configfile import read_text
-
-    path = trust.state_path()
-    at = next((i for i, c in enumerate(out) if c.target == os.path.realpath(path)), None)
     try:
-        current = out[at] if at is not None else Change(path, *[read_text(path)] * 2)
+        at, current = _pending(out)
         change = Change(current.path, current.before, edit(current.after))
     except NexusError as exc:
         if left is None:

@@ -481,7 +481,7 @@ def ddl(script: str, number: int | None = None) -> list[str]:
 def bytewise(statement: str) -> str:
     """A table's text columns compared byte by byte, as SQLite compares them (BINARY), whatever
     the database's own collation: the same order and equality on both stores, and no collation
-    library loaded by each new connection (an ICU collation costs a hook ~5 ms a connection)."""
+    library at work in a comparison (an ICU default is still opened by each connection)."""
     if not re.match(r"\s*(CREATE\s+TABLE|ALTER\s+TABLE)\b", statement, re.I):
         return statement
     return re.sub(r"\bTEXT\b(?!\s+COLLATE)", 'TEXT COLLATE "C"', statement)
@@ -1000,8 +1000,7 @@ def verification(raw: Any) -> str:
         return "full" if wire.name_checked else "ca" if wire.verified else "none"
     opts = {o.keyword.decode(): o.val.decode() if o.val else "" for o in raw.pgconn.info}
     mode = opts.get("sslmode") or "prefer"
-    root = opts.get("sslrootcert") or os.path.join(os.path.expanduser("~"), ".postgresql",
-                                                     "root.crt")
+    root = pgwire.root_cert(opts.get("sslrootcert"))
     if mode == "verify-full":
         return "full"
     return "ca" if mode == "verify-ca" or root == "system" or os.path.exists(root) else "none"

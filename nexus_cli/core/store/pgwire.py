@@ -165,6 +165,11 @@ def _dotdir() -> str:
     return os.path.join(os.path.expanduser("~"), ".postgresql")
 
 
+def root_cert(given: str | None) -> str:
+    """The root certificate libpq verifies a server with: `sslrootcert`, else ~/.postgresql's."""
+    return given or os.path.join(_dotdir(), "root.crt")
+
+
 def _pgpass(p: dict[str, str]) -> str | None:
     path = os.environ.get("PGPASSFILE") or os.path.expanduser("~/.pgpass")
     try:
@@ -544,7 +549,7 @@ class Wire:
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # libpq's ssl_min_protocol_version
         ctx.set_ciphers("DEFAULT")  # OpenSSL's (and the system's) choice, as libpq leaves it
         ctx.set_alpn_protocols(["postgresql"])  # as libpq 17+
-        root = p.get("sslrootcert") or os.path.join(_dotdir(), "root.crt")
+        root = root_cert(p.get("sslrootcert"))
         if root == "system":
             ctx.set_default_verify_paths()
         elif os.path.exists(root):  # libpq: whenever the file is there, in every mode
