@@ -202,6 +202,18 @@ def test_profile_name_is_unique_among_live_sessions(nx, pair):
     assert nx("send", "reviewer", "by new name", env=B).code == 0
 
 
+def test_a_name_cannot_pass_for_a_handle_nor_take_the_shape_of_one(nx, pair):
+    b_handle = nx("whoami", "--json", env=B).json["handle"]
+    for name in (b_handle, "u-root", "S-ABC", "s-", "u-me"):
+        r = nx("profile", "--name", name, env=A)
+        assert r.code == 2 and "invalid_argument" in r.err and "s- or u-" in r.err, (name, r.err)
+    for name, why in (("", "must not be empty"), ("x" * 49, "at most 48 characters"),
+                      ("a b", "may hold only")):
+        r = nx("profile", "--name", name, env=A)
+        assert r.code == 2 and why in r.err, (name, r.err)
+    assert nx("profile", "--name", "us-east", env=A).code == 0  # only the handles' own prefixes
+
+
 def as_b(tool: str, args: dict) -> dict:
     """Act as B from another thread (the nx helper's environment is process-wide)."""
     return call(None, tool, args, env=B)

@@ -126,6 +126,18 @@ def team_user_id() -> str:
     return f"{USER}:{login()}@{team.pinned_machine() or machine_name()}"
 
 
+HANDLE_PREFIXES = ("s-", "u-")  # a session's handle, the person's
+
+
+def check_name(name: str) -> None:
+    """A name a session chooses: it may not look like a handle (`s-…`, `u-…`), so that no
+    session can pass for another session or for the person in a listing or a message's sender."""
+    if name.lower().startswith(HANDLE_PREFIXES):
+        raise NexusError("invalid_argument", name, "names starting with s- or u- would read as "
+                         "a session's or the person's handle",
+                         "choose a name that does not start with s- or u-")
+
+
 def base_name(sid: str, cwd: str) -> str:
     client, rest = split_id(sid)
     if client == USER:

@@ -33,9 +33,10 @@ class PeersArgs(Args):
 
 
 class ProfileArgs(Args):
-    name: str | None = Field(None, pattern=r"^[A-Za-z0-9._@#-]{1,48}$",
-                             description="New name: 1-48 of A-Z a-z 0-9 . _ @ # -, unique among "
-                             "live sessions.")
+    name: str | None = Field(None, min_length=1, max_length=48, pattern=r"^[A-Za-z0-9._@#-]+$",
+                             json_schema_extra={"x-hint": "may hold only A-Z a-z 0-9 . _ @ # -"},
+                             description="New name: 1-48 of A-Z a-z 0-9 . _ @ # -, not starting "
+                             "with s- or u- (handles), unique among live sessions.")
     note: str | None = Field(None, max_length=200, description="What you are doing (<= 200 chars).")
 
 

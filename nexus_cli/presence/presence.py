@@ -55,6 +55,8 @@ def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
     if a.name is None and a.note is None:
         raise NexusError("invalid_argument", "profile", "give a name, a note, or both",
                          "e.g. `nexus profile --name reviewer --note 'reviewing auth'`")
+    if a.name is not None:
+        identity.check_name(a.name)
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         if a.name is not None:

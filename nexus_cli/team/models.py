@@ -14,9 +14,11 @@ class TeamJoinArgs(Args):
     url: str = Field(min_length=1, max_length=2000, description="The team database, as a "
                      "PostgreSQL URL (`postgresql://user@host/db`; keep the password in "
                      "~/.pgpass or PGPASSWORD rather than in the URL).")
-    name: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]{1,64}$", description="Your name "
+    name: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._-]+$",
+                             description="Your name "
                              "in the team (you are then user:NAME on every machine); without "
-                             "it, user:<login>@<machine>.", json_schema_extra={"x-metavar": "NAME"})
+                             "it, user:<login>@<machine>.", json_schema_extra={
+                                 "x-metavar": "NAME", "x-hint": "may hold only A-Z a-z 0-9 . _ -"})
 
 
 class TeamServer(Result):
@@ -60,8 +62,12 @@ class TeamLeaveResult(Result):
     still_set: bool = Field(description="NEXUS_DATABASE_URL still selects a team database.")
 
 
+Role = Field(min_length=1, max_length=63, pattern=r"^[a-z_][a-z0-9_]*$",
+             json_schema_extra={"x-hint": "must start with a-z or _ and hold only a-z 0-9 _"})
+
+
 class TeamInitArgs(Args):
-    roles: list[Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,62}$", max_length=63)]] = Field(
+    roles: list[Annotated[str, Role]] = Field(
                             default_factory=list, max_length=200,
                             description="A database role to create (if missing) and grant a "
                             "member's rights to; repeat for each person.",
