@@ -44,6 +44,24 @@ def test_install_claude_on_an_empty_home(nx, fakehome, home):
     assert snapshot(fakehome) == before  # idempotent to the byte
 
 
+@pytest.mark.parametrize("client", ["claude", "codex", "git-hook"])
+def test_a_relative_nexus_home_is_installed_as_the_absolute_path_it_means(
+        nx, fakehome, home, tmp_path, monkeypatch, client):
+    """Hooks and MCP servers start in every session's own directory: a relative NEXUS_HOME
+    written as given would give each project a store of its own."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(tmp_path)
+    r = nx("install", client, "--json", env={"NEXUS_HOME": "nexus-home"})
+    assert r.code == 0, r.err
+    written = "".join(p.read_text() for p in [*fakehome.rglob("*"), *tmp_path.joinpath(
+        ".git").rglob("*")] if p.is_file() and not p.name.endswith("-backup"))
+    assert f"NEXUS_HOME={home}" in written or f'"NEXUS_HOME" = "{home}"' in written \
+        or f'NEXUS_HOME = "{home}"' in written, written
+    assert "NEXUS_HOME=nexus-home" not in written and '"nexus-home"' not in written
+
+
 def test_existing_claude_settings_are_preserved_and_uninstall_is_exact(nx, fakehome):
     (fakehome / ".claude").mkdir()
     mine = {"model": "opus", "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(.env)"]},

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 
+from .store import paths
+
 # presence
 STALE_AFTER = 30 * 60  # working/idle with no activity this long counts as offline
 RECENT_OFFLINE = 24 * 3600  # `peers --include-offline` shows sessions active this recently
@@ -99,9 +101,9 @@ DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 def path(root: str | None = None) -> str:
     """`$NEXUS_HOME/config.toml` when NEXUS_HOME is set (one variable moves everything), else
     `$XDG_CONFIG_HOME/nexus/config.toml` (`~/.config/nexus/config.toml`)."""
-    home = os.environ.get("NEXUS_HOME")
+    home = paths.explicit_home()
     if home:
-        return os.path.join(os.path.abspath(os.path.expanduser(home)), "config.toml")
+        return os.path.join(home, "config.toml")
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     return os.path.join(base, "nexus", "config.toml")
 

@@ -11,6 +11,7 @@ from ..clients.codex import config as codex
 from ..core import identity, registry, shellcmd
 from ..core.context import Ctx
 from ..core.settings import DEFAULT_GROUPS
+from ..core.store import paths
 
 CLIENTS = {"claude": claude, "codex": codex}
 
@@ -55,7 +56,7 @@ def _git_hook(a: Any, install: bool) -> dict:
                          "git-hook is installed into the repository you are in",
                          "leave out --scope, --tools and --trust (they are for claude and codex)")
     if install:
-        command = hookdefs.fills(os.environ.get("NEXUS_HOME"))["{nexus}"]
+        command = hookdefs.fills(paths.explicit_home())["{nexus}"]
         files = githook.install(command, a.dry_run)
     else:
         files = githook.uninstall(a.dry_run)
@@ -98,7 +99,7 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
     if a.client == "git-hook":
         return _git_hook(a, install)
     project = identity.project_root(os.getcwd())
-    home = os.environ.get("NEXUS_HOME")
+    home = paths.explicit_home()
     tools = None
     if install:
         chosen = registry.chosen_groups(a.tools)

@@ -8,11 +8,19 @@ import sys
 DB_NAME = "nexus.db"
 
 
+def explicit_home() -> str | None:
+    """`$NEXUS_HOME` as an absolute path (a relative one is taken from the current directory,
+    and what is written for other processes, such as installed hooks, must not depend on
+    theirs), or None when it is not set."""
+    explicit = os.environ.get("NEXUS_HOME")
+    return os.path.abspath(os.path.expanduser(explicit)) if explicit else None
+
+
 def home() -> str:
     """`$NEXUS_HOME`, else the platform's per-user data directory plus `nexus`."""
-    explicit = os.environ.get("NEXUS_HOME")
+    explicit = explicit_home()
     if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
+        return explicit
     if sys.platform == "darwin":
         base = os.path.expanduser("~/Library/Application Support")
     elif os.name == "nt":
