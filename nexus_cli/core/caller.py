@@ -54,8 +54,8 @@ def nearest_client(conn: sqlite3.Connection, chain: Sequence[Proc], now: float) 
     for depth, proc in enumerate(chain):
         rows = sessions.of_process(conn, proc)
         if rows:
-            return Found(proc, rows[0]["client"], depth, sessions.current_of(conn, rows, now),
-                         hosted(conn, rows))
+            return Found(proc, rows[0]["client"], depth, sessions.current_of(rows, now),
+                         hosted(rows))
         kind = kind_of(proc)
         if kind:
             return Found(proc, kind, depth, None, frozenset())
@@ -80,17 +80,29 @@ def env_claims(env: Mapping[str, str]) -> list[tuple[str, str, str]]:
     return out
 
 
-def hosted(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> frozenset[str]:
-    """The sessions a client process ran, and their successors."""
-    return frozenset({r["id"] for r in rows} | {sessions.follow_successors(conn, r["id"])
-                                                for r in rows if r["successor"]})
+def hosted(rows: Sequence[sqlite3.Row]) -> frozenset[str]:
+    """The sessions a client process ran. Its successors after /clear are among them (the same
+    process registered them); a successor elsewhere (`handoff now --to`) is not: handing over
+    never makes a process another session."""
+    return frozenset(r["id"] for r in rows)
 
 
 def hosted_by(conn: sqlite3.Connection, proc: Proc) -> frozenset[str] | None:
-    """The sessions a registered client process ran (and their successors); None when nexus has
-    not registered it."""
+    """The sessions a registered client process ran; None when nexus has not registered it."""
     rows = sessions.of_process(conn, proc)
-    return hosted(conn, rows) if rows else None
+    return hosted(rows) if rows else None
+
+
+def own_successor(conn: sqlite3.Connection, sid: str, ran: frozenset[str]) -> str:
+    """`sid`, or the last of its successors that the same client process ran (`ran`): a
+    variable naming a conversation its client has since replaced (/clear) means the new one."""
+    seen = {sid}
+    while True:
+        row = sessions.get(conn, sid)
+        if row is None or row["successor"] not in ran or row["successor"] in seen:
+            return sid
+        sid = row["successor"]
+        seen.add(sid)
 
 
 def further_up(conn: sqlite3.Connection, claim: tuple[str, str, str], chain: Sequence[Proc],
@@ -146,11 +158,11 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
     if found.current is not None:
         me = found.current["id"]
         for claim in claims:
-            if claim[1] == found.current["id"]:  # the session it runs now (no successor:
-                me = claim[1]  # current_of followed them)
+            if claim[1] == found.current["id"]:  # the session it runs now
+                me = claim[1]
                 continue
-            if claim[1] in found.hosted:
-                me = sessions.follow_successors(conn, claim[1])  # it names one of ours: that one
+            if claim[1] in found.hosted:  # one it ran: that one, or what replaced it here
+                me = own_successor(conn, claim[1], found.hosted)
                 continue
             if further_up(conn, claim, chain, found.depth):
                 continue  # inherited from the agent that started this one: not ours, not an error
@@ -170,7 +182,7 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
     if row is not None and sessions.client_alive(row) and row["client_pid"] != found.proc.pid:
         raise refuse(sid, f"{sid} runs in process {row['client_pid']}, not in the "
                      f"{found.client} process {found.proc.pid} this runs below")
-    return sessions.follow_successors(conn, sid), "env", None
+    return sid, "env", None
 
 
 def at_terminal() -> bool:
@@ -225,8 +237,8 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
     if found is not None:
         me, source, row = found
         if explicit:
-            wanted = sessions.follow_successors(conn, lookup_exact(conn, explicit))
-            if wanted != me:
+            wanted = lookup_exact(conn, explicit)
+            if me not in (wanted, sessions.follow_successors(conn, wanted)):
                 raise refuse(wanted,
                              f"this process runs inside session {me} and may only act as itself",
                              "drop --as; a session can only send, read and reply as itself")
@@ -269,8 +281,8 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
     claimed = from_meta(conn, meta, now)
     found = nearest_client(conn, chain, now)
     if claimed is not None:
-        claimed = sessions.follow_successors(conn, claimed)
         if found is not None and found.current is not None:
+            claimed = own_successor(conn, claimed, found.hosted)
             if claimed not in found.hosted:
                 raise refuse(claimed, f"this MCP server belongs to {found.current['id']} (the "
                              f"{found.client} process {found.proc.pid}), not to that session")

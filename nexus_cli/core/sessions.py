@@ -263,14 +263,13 @@ def of_process(conn: sqlite3.Connection, proc: Proc) -> list[sqlite3.Row]:
                         (proc.pid, proc.start)).fetchall()
 
 
-def current_of(conn: sqlite3.Connection, hosted: list[sqlite3.Row], now: float) -> sqlite3.Row:
+def current_of(hosted: list[sqlite3.Row], now: float) -> sqlite3.Row:
     """Of the sessions one client process ran, the one it runs now: the most recently active live
-    one (after /clear its successor), else the most recent."""
+    one (after /clear its successor, which the same process registered), else the most recent.
+    A successor in another process (`handoff now --to`) is never this process's: a process is
+    only ever the sessions it ran itself."""
     live = [r for r in hosted if effective_status(r, now) != "offline"]
-    pick = (live or hosted)[0]
-    if not pick["successor"]:
-        return pick
-    return get(conn, follow_successors(conn, pick["id"])) or pick
+    return (live or hosted)[0]
 
 
 def client_alive(row: sqlite3.Row | dict) -> bool:
@@ -312,6 +311,7 @@ def route(conn: sqlite3.Connection, sid: str, row: sqlite3.Row | None = None) ->
 
 
 def follow_successors(conn: sqlite3.Connection, sid: str) -> str:
+    """Where what is addressed to `sid` goes now: the end of its chain of handoffs."""
     seen = {sid}
     while True:
         row = conn.execute("SELECT successor FROM sessions WHERE id = ?", (sid,)).fetchone()
