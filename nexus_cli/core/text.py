@@ -1,15 +1,24 @@
 """Text from peers is data. Before it reaches a terminal or an agent's context, every control
-character (C0, DEL, C1, the Unicode line and paragraph separators, bidi overrides) is shown as a
-visible escape, so a name, note or message can never move the cursor, retitle a window, clear a
-screen, or start a line of an announcement. `--json` output keeps text exact. Stdlib only."""
+character (C0, DEL, C1, the Unicode line and paragraph separators, bidi overrides) and every
+invisible format character (Unicode's Cf: zero-width spaces, tag characters that spell hidden
+ASCII, and the like) is shown as a visible escape, so a name, note or message can never move the
+cursor, retitle a window, clear a screen, start a line of an announcement, or say to a model
+what a person cannot see. A message body is shown as a quoted block (`block`), so none of its
+lines passes for a line of nexus's own. `--json` output keeps text exact. Stdlib only."""
 
 from __future__ import annotations
 
 import re
 from functools import cache
 
-# C0 but tab/newline, DEL, C1, line/paragraph separators, bidi embeddings/overrides/isolates
-CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
+# C0 but tab/newline, DEL, C1, line/paragraph separators, and Unicode's format characters (Cf:
+# bidi controls, zero-width characters, tags, ...) but the zero-width (non-)joiner that emoji and
+# several scripts are written with; also the variation selectors of the supplement, which can
+# carry bytes after any character (tests check this against unicodedata)
+CONTROL = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+           "\u08e2\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+           "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+           "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]")
 LINE_BREAK = "\r\n|[\n\r\x0b\x0c\x85\u2028\u2029]"
 
 
@@ -22,7 +31,8 @@ def _pattern(source: str) -> re.Pattern[str]:
 def _escape(match: re.Match[str]) -> str:
     ch = match.group(0)
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+        else f"\\U{code:08x}"
 
 
 def visible(text: str, keep_lines: bool = True) -> str:
@@ -31,6 +41,12 @@ def visible(text: str, keep_lines: bool = True) -> str:
     if not keep_lines:
         text = text.replace("\n", "\\n").replace("\t", "\\t")
     return _pattern(CONTROL).sub(_escape, text)
+
+
+def block(text: str) -> str:
+    """A message body for a terminal: controls escaped, every line quoted (`> `), so that no
+    line of it reads as a line nexus printed (a message header, a notice)."""
+    return "\n".join("> " + line if line else ">" for line in visible(text).split("\n"))
 
 
 def one_line(text: str, limit: int | None = None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.human import Part, Table, ago, fields, page_footer, who
-from ..core.text import one_line, visible
+from ..core.text import block, one_line
 
 
 def sent(r: dict[str, Any]) -> str:
@@ -18,7 +18,7 @@ def one_message(msg: dict[str, Any]) -> str:
     head = f"{msg['message_id']} from {who(msg['from'])}, {ago(msg['created_at_epoch'])}"
     if msg["reply_to"]:
         head += f", in reply to {msg['reply_to']}"
-    return f"{head}\n{visible(msg['text'])}"
+    return f"{head}\n{block(msg['text'])}"
 
 
 def read(r: dict[str, Any]) -> str:
@@ -36,7 +36,7 @@ def ask(r: dict[str, Any]) -> str:
                 f"{r['message_id']} stays open; the reply will arrive as a message")
     reply = r["reply"]
     return (f"{reply['message_id']} from {who(reply['from'])}, after {r['waited_seconds']:g} s:\n"
-            f"{visible(reply['text'])}")
+            f"{block(reply['text'])}")
 
 
 STATES = {
@@ -83,4 +83,4 @@ def show(m: dict[str, Any]) -> str:
                    ("announced", ago(m["delivered_at_epoch"]) if m["delivered_at_epoch"] else None),
                    ("read", ago(m["read_at_epoch"]) if m["read_at_epoch"] else None),
                    ("expired", ago(m["expired_at_epoch"]) if m["expired_at_epoch"] else None)])
-    return f"{head}\n\n{visible(m['text'])}"
+    return f"{head}\n\n{block(m['text'])}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.human import Part, Table, ago, fields, home_short, page_footer, who
-from ..core.text import one_line, visible
+from ..core.text import block, one_line
 
 
 def peers(r: dict[str, Any]) -> list[Part] | str:
@@ -57,12 +57,11 @@ def status(r: dict[str, Any]) -> str:
     ])
     parts = [head, body]
     if r["last_user_text"]:
-        parts.append("last prompt:\n  " + visible(r["last_user_text"]).replace("\n", "\n  "))
+        parts.append("last prompt:\n" + block(r["last_user_text"]))
     if r["last_assistant_text"]:
         source = " (from the transcript)" if "last_assistant_text" in r["transcript_fields"] \
             else ""
-        parts.append(f"last answer{source}:\n  "
-                     + visible(r["last_assistant_text"]).replace("\n", "\n  "))
+        parts.append(f"last answer{source}:\n" + block(r["last_assistant_text"]))
     parts.append(r["note"])
     return "\n".join(parts)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.human import Part, Table, ago, fields, page_footer, who
-from ..core.text import one_line, visible
+from ..core.text import block, one_line, visible
 
 
 def run(r: dict[str, Any]) -> str:
@@ -19,7 +19,7 @@ def run(r: dict[str, Any]) -> str:
     res = r.get("result")
     if res:
         if res["assistant_text"]:
-            out.append("\n" + visible(res["assistant_text"]))
+            out.append("\n" + block(res["assistant_text"]))
         if res["changes"]:
             out.append("\nchanged: " + ", ".join(visible(c["path"], keep_lines=False)
                                                  for c in res["changes"]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.human import Part, Table, ago, fields, plural
-from ..core.text import one_line, visible
+from ..core.text import block, one_line, visible
 
 
 def _size(n: int) -> str:
@@ -142,7 +142,7 @@ def messages(r: dict[str, Any]) -> str:
     out = []
     for m in r["messages"]:
         out.append(f"#{m['id']} {m['category']} from {one_line(m['name'])}, "
-                   f"{ago(m['timestamp_epoch'])}:\n{visible(m['text'])}")
+                   f"{ago(m['timestamp_epoch'])}:\n{block(m['text'])}")
     tail = f"{r['remaining']} more unread: run it again" if r["remaining"] else "all read"
     return "\n\n".join(out) + f"\n\n{where}: {tail}"
 
