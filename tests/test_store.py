@@ -409,3 +409,43 @@ def test_a_tool_calls_hook_reads_and_writes_its_session_once(hook, home, stateme
     assert hook("claude", "PostToolUse", sid(1), tool_name="Bash", tool_use_id="t1").code == 0
     mine = [s for s in statements if "FROM sessions" in s or s.startswith("UPDATE sessions")]
     assert [s.split()[0] for s in mine] == ["SELECT", "UPDATE", "SELECT"], mine
+
+
+def test_links_planted_for_the_wake_and_news_folders_are_never_followed(nx, hook, chdir_work,
+                                                                         home, tmp_path):
+    """A same-user process could plant `wake` or `news` as links to another folder: nexus writes
+    into, creates in and deletes from its own folders only (it overwrote a byte of a file there,
+    created markers, and swept files whose names ended in `.<number>`)."""
+    import subprocess
+
+    from nexus_cli.core.store import wake
+
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    files = {f"report.{dead.pid}": "keep", "backup.2024": "keep", "4000000": "keep",
+             f"{wake.key(f'codex:{sid(2)}')}.1": "HELLO"}
+    for name, text in files.items():
+        (victim / name).write_text(text)
+    for folder in ("wake", "news"):
+        if (home / folder).exists():
+            for p in (home / folder).iterdir():
+                p.unlink()
+            (home / folder).rmdir()
+        (home / folder).symlink_to(victim)
+    assert nx("send", "codex", "poke", env=claude_env(sid(1))).code == 0
+    assert nx("maintenance").code == 0
+    assert {p.name: p.read_text() for p in victim.iterdir()} == files
+    # in its own folders too, only what nexus makes is touched: FIFOs in wake/, files in news/
+    for folder in ("wake", "news"):
+        (home / folder).unlink()
+        (home / folder).mkdir(mode=0o700)
+    planted = home / "wake" / f"{wake.key(f'codex:{sid(2)}')}.{dead.pid}"
+    planted.write_text("HELLO")
+    (home / "news" / "link").symlink_to(victim / "backup.2024")
+    assert nx("send", "codex", "again", env=claude_env(sid(1))).code == 0
+    assert nx("maintenance").code == 0
+    assert planted.read_text() == "HELLO" and (victim / "backup.2024").read_text() == "keep"

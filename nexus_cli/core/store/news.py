@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+
+from . import paths
 
 FOLDER = "news"
 
@@ -42,17 +45,19 @@ def mark(conn: sqlite3.Connection, recipient: str, row: sqlite3.Row | None = Non
     # only for a client process of this machine (the team store: others learn after a tool call)
     if not row or not row["client_pid"] or row["machine"] not in (None, machine()):
         return
-    path = os.path.join(folder(root), str(int(row["client_pid"])))
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
-    except FileNotFoundError:
-        try:
-            os.makedirs(folder(root), 0o700, exist_ok=True)  # the team store: maybe no root yet
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
-        except OSError:
-            pass
+        if not os.path.isdir(root):
+            os.makedirs(root, 0o700, exist_ok=True)  # the team store: maybe no root yet
+        where = paths.open_subdir(root, FOLDER, create=True)
+    except OSError:
+        return
+    try:
+        os.close(os.open(str(int(row["client_pid"])), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW,
+                         0o600, dir_fd=where))
     except OSError:
         pass
+    finally:
+        os.close(where)
 
 
 def clear(conn: sqlite3.Connection, pid: int) -> None:
@@ -61,9 +66,15 @@ def clear(conn: sqlite3.Connection, pid: int) -> None:
     if root is None:
         return
     try:
-        os.unlink(os.path.join(folder(root), str(int(pid))))
+        where = paths.open_subdir(root, FOLDER)
+    except OSError:
+        return
+    try:
+        os.unlink(str(int(pid)), dir_fd=where)
     except OSError:
         pass
+    finally:
+        os.close(where)
 
 
 def sweep(root: str) -> int:
@@ -71,15 +82,20 @@ def sweep(root: str) -> int:
     from ..proctable import table
 
     try:
-        names = os.listdir(folder(root))
+        where = paths.open_subdir(root, FOLDER)
     except OSError:
         return 0
     removed = 0
-    for name in names:
-        if not name.isdigit() or not table().alive(int(name)):
-            try:
-                os.unlink(os.path.join(folder(root), name))
-                removed += 1
+    try:
+        for name in os.listdir(where):
+            if name.isdigit() and table().alive(int(name)):
+                continue
+            try:  # a marker is an empty file of nexus's: nothing else here is removed
+                if stat.S_ISREG(os.stat(name, dir_fd=where, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=where)
+                    removed += 1
             except OSError:
                 pass
+    finally:
+        os.close(where)
     return removed

@@ -34,8 +34,34 @@ def db_path(root: str | None = None) -> str:
     return os.path.join(root or home(), DB_NAME)
 
 
+WAKE = "wake"  # the waiters' channels (wake.py)
+
+
 def wake_dir(root: str | None = None) -> str:
-    return os.path.join(root or home(), "wake")
+    return os.path.join(root or home(), WAKE)
+
+
+def open_subdir(root: str, name: str, create: bool = False) -> int:
+    """A descriptor of the store's folder `name` (wake/, news/), created 0700 when `create`:
+    the folder itself, never a symbolic link, and the user's own (what nexus writes and deletes
+    in it must stay in the store). Work in it goes through the descriptor (`dir_fd`), so the
+    folder cannot be swapped meanwhile. Raises OSError when it is missing or not such a folder."""
+    path = os.path.join(root, name)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        if not create:
+            raise
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        fd = os.open(path, flags)
+    if hasattr(os, "geteuid") and os.fstat(fd).st_uid != os.geteuid():
+        os.close(fd)
+        raise PermissionError(f"{path} belongs to another user")
+    return fd
 
 
 def ensure_private_dir(path: str) -> None:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import re
 import select
+import stat
 from collections.abc import Iterable
 
 from . import paths
+
+FOLDER = paths.WAKE
 
 
 def ready(fds: Iterable[int], timeout: float) -> list[int]:
@@ -31,49 +34,58 @@ def key(session_id: str) -> str:
 
 
 def poke(root: str, session_ids: Iterable[str]) -> int:
-    """Nudge every waiter of these sessions; returns how many were reached."""
-    folder = paths.wake_dir(root)
+    """Nudge every waiter of these sessions; returns how many were reached. Only FIFOs of the
+    store's own wake folder are written to (a planted link or file is not)."""
     try:
-        names = os.listdir(folder)
+        folder = paths.open_subdir(root, FOLDER)
     except OSError:
         return 0
-    wanted = {key(s) for s in session_ids}
-    reached = 0
-    for name in names:
-        if name.rsplit(".", 1)[0] not in wanted:
-            continue
-        try:
-            fd = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:  # no reader (ENXIO) or gone: a dead waiter's leftover
-            continue
-        try:
-            os.write(fd, b"!")
-            reached += 1
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-    return reached
+    try:
+        wanted = {key(s) for s in session_ids}
+        reached = 0
+        for name in os.listdir(folder):
+            if name.rsplit(".", 1)[0] not in wanted:
+                continue
+            try:
+                fd = os.open(name, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=folder)
+            except OSError:  # no reader (ENXIO) or gone: a dead waiter's leftover
+                continue
+            try:
+                if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    os.write(fd, b"!")
+                    reached += 1
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return reached
+    finally:
+        os.close(folder)
 
 
 def sweep(root: str) -> int:
-    """Remove the channels of waiters that died without closing them (kill -9)."""
+    """Remove the channels of waiters that died without closing them (kill -9): FIFOs of the
+    wake folder only."""
     from ..proctable import table
 
-    folder = paths.wake_dir(root)
     try:
-        names = os.listdir(folder)
+        folder = paths.open_subdir(root, FOLDER)
     except OSError:
         return 0
     removed = 0
-    for name in names:
-        pid = name.rsplit(".", 1)[-1]
-        if pid.isdigit() and not table().alive(int(pid)):
+    try:
+        for name in os.listdir(folder):
+            pid = name.rsplit(".", 1)[-1]
+            if not pid.isdigit() or table().alive(int(pid)):
+                continue
             try:
-                os.unlink(os.path.join(folder, name))
-                removed += 1
+                if stat.S_ISFIFO(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=folder)
+                    removed += 1
             except OSError:
                 pass
+    finally:
+        os.close(folder)
     return removed
 
 
@@ -81,16 +93,21 @@ class Channel:
     """A waiter's FIFO. Create it before the first look at the store, so no poke is missed."""
 
     def __init__(self, root: str, session_id: str) -> None:
-        folder = paths.wake_dir(root)
-        paths.ensure_private_dir(folder)
-        self.path = os.path.join(folder, f"{key(session_id)}.{os.getpid()}")
+        self.folder = paths.open_subdir(root, FOLDER, create=True)
+        self.name = f"{key(session_id)}.{os.getpid()}"
+        self.path = os.path.join(root, FOLDER, self.name)
         try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-        os.mkfifo(self.path, 0o600)
-        # O_RDWR keeps the FIFO open for writers even between reads, and never blocks here
-        self.fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
+            try:
+                os.unlink(self.name, dir_fd=self.folder)
+            except FileNotFoundError:
+                pass
+            os.mkfifo(self.name, 0o600, dir_fd=self.folder)
+            # O_RDWR keeps the FIFO open for writers even between reads, and never blocks here
+            self.fd = os.open(self.name, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW,
+                              dir_fd=self.folder)
+        except BaseException:
+            os.close(self.folder)
+            raise
 
     def wait(self, timeout: float) -> bool:
         """Block until poked or `timeout` seconds pass; True when poked."""
@@ -108,9 +125,10 @@ class Channel:
             os.close(self.fd)
         finally:
             try:
-                os.unlink(self.path)
+                os.unlink(self.name, dir_fd=self.folder)
             except OSError:
                 pass
+            os.close(self.folder)
 
     def __enter__(self) -> Channel:
         return self
