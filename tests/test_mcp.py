@@ -408,3 +408,41 @@ def test_the_default_tools_fit_the_context_budget():
     assert size(["default"]) < BUDGET_BYTES, size(["default"])
     for name, tool in served(["all"]).items():
         assert len(tool.description) <= 160, f"{name}: say more in details, not description"
+
+
+def test_a_read_whose_answer_cannot_be_written_consumes_nothing(home, pair):
+    """The client's end of stdout is gone: the read's result is written before its COMMIT, the
+    write fails, the transaction rolls back, and the server stops (74) without a traceback."""
+    env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),
+           "STANDIN_HOOKS": hook_events("claude", sid(1), work(home))}
+    for var in ("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "CODEX_SESSION_ID", "CODEX_THREAD_ID"):
+        env.pop(var, None)
+    subprocess.run([*SERVER[:-1], "send", A_ID, "keep me unread"], env=env, check=True,
+                   capture_output=True, cwd=work(home))
+    proc = subprocess.Popen([client_wrapper(str(home.parent), "claude"), *SERVER],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, text=True)
+    proc.stdin.write(INIT + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.stdout.close()  # the client went away
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                     + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                   "params": {"name": "read", "arguments": {}}}) + "\n")
+    proc.stdin.close()  # (a client that closed its end closes the other too)
+    err = proc.stderr.read()
+    assert proc.wait(60) == 74 and "Traceback" not in err and "stdout cannot be written" in err
+    conn = raw_db(home)
+    try:
+        assert conn.execute("SELECT count(*) FROM messages WHERE text = 'keep me unread'"
+                            " AND read_at IS NULL").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("shell", ["exec 1>/dev/full", "exec 1>&-"])
+def test_a_stdout_that_fails_or_is_closed_ends_the_server_cleanly(home, shell):
+    env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(["sh", "-c", f'{shell}; exec "$@"', "sh", *SERVER], input=INIT + "\n",
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 74 and "Traceback" not in done.stderr, done.stderr

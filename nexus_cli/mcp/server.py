@@ -37,6 +37,11 @@ def valid_id(mid: Any) -> bool:
         isinstance(mid, int | float) and not isinstance(mid, bool))
 
 
+class OutputGone(Exception):
+    """stdout cannot be written (the client closed its end, a full disk): nothing more can be
+    answered, so the server stops."""
+
+
 def log(text: str) -> None:
     sys.stderr.write(f"nexus mcp: {text}\n")
     sys.stderr.flush()
@@ -49,6 +54,7 @@ class Server:
         self.groups = groups
         self.env = dict(os.environ if env is None else env)
         self.write_lock = threading.Lock()
+        self.gone = False  # stdout failed: the server stops
         self.initialized = False
         self.pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="nexus-call")
         self.inflight: dict[Any, threading.Event] = {}
@@ -61,10 +67,19 @@ class Server:
     # -- output ---------------------------------------------------------------------------------
 
     def send(self, message: dict) -> None:
+        """Write one message; OutputGone when it cannot be (the first time, it is logged)."""
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         with self.write_lock:
-            self.out.write(data)
-            self.out.flush()
+            if self.gone:
+                raise OutputGone
+            try:
+                self.out.write(data)
+                self.out.flush()
+            except (OSError, ValueError) as exc:  # EPIPE, ENOSPC; ValueError: closed
+                self.gone = True
+                log(f"stdout cannot be written ({getattr(exc, 'strerror', None) or exc}); "
+                    "stopping: no call is answered, and nothing more is consumed")
+                raise OutputGone from None
 
     def result(self, mid: Any, result: dict) -> None:
         self.send({"jsonrpc": "2.0", "id": mid, "result": result})
@@ -121,6 +136,8 @@ class Server:
                     self.handle(item)
                 return
             self.handle(message)
+        except OutputGone:
+            raise
         except Exception as exc:  # never die on one line
             log(f"a line failed: {type(exc).__name__}: {exc}")
             self.error(None, INTERNAL, "Internal error")
@@ -151,6 +168,8 @@ class Server:
             return
         try:
             self.request(mid, method, params)
+        except OutputGone:
+            raise
         except Exception as exc:  # never die on one bad request
             log(f"{method} failed: {type(exc).__name__}: {exc}")
             self.error(mid, INTERNAL, f"Internal error: {exc}")
@@ -209,19 +228,30 @@ class Server:
         from .tools import run_tool
 
         try:
-            result = run_tool(tool, args, meta, self.env, self._ancestors, cancelled)
+            result = run_tool(tool, args, meta, self.env, self._ancestors, cancelled,
+                              lambda done: self.result(mid, done))
+        except OutputGone:
+            return  # rolled back: what it would have consumed is still there
         except Exception as exc:
             log(f"{tool.name} crashed: {type(exc).__name__}: {exc}")
             result = {"content": [{"type": "text", "text": f"internal_error: {tool.name} ({exc}; "
                                    "please report it)"}], "isError": True}
         finally:
             self.inflight.pop(mid, None)
-        if not cancelled.is_set():  # a cancelled request gets no response
-            self.result(mid, result)
+        if result is not None and not cancelled.is_set():  # a cancelled request gets no response
+            try:
+                self.result(mid, result)
+            except OutputGone:
+                pass
 
     def serve(self, infile: BinaryIO) -> None:
         for line in iter(infile.readline, b""):
-            self.handle_line(line)
+            if self.gone:
+                break
+            try:
+                self.handle_line(line)
+            except OutputGone:
+                break
         # stdin closed: let running calls finish briefly, then end every wait
         deadline = time.monotonic() + 2.0
         while self.inflight and time.monotonic() < deadline:
@@ -255,6 +285,9 @@ def main(argv: list[str]) -> int:
     except NexusError as exc:
         log(exc.message)
         return 2
+    if sys.stdout is None or sys.stdin is None:  # started with a descriptor closed
+        log("stdin or stdout is closed: nothing to serve (start it from an MCP client)")
+        return 74
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol may reach the real stdout
     started = time.monotonic()
@@ -263,5 +296,7 @@ def main(argv: list[str]) -> int:
         server.serve(sys.stdin.buffer)
     except KeyboardInterrupt:
         pass
+    if server.gone:
+        return 74
     log(f"stdin closed after {time.monotonic() - started:.1f}s; exiting")
     return 0

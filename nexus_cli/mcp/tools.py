@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..catalog import load
@@ -67,19 +67,38 @@ def store() -> Store:
     return _STORE[0]
 
 
+def ok_result(result: dict) -> dict:
+    return {"content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
+            "structuredContent": result, "isError": False}
+
+
+class Cancelled(Exception):
+    """The client cancelled the call before its result was handed over: nothing is consumed."""
+
+
 def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, str],
-             ancestors: list, cancelled: threading.Event) -> dict:
+             ancestors: list, cancelled: threading.Event,
+             reply: Callable[[dict], None]) -> dict | None:
+    """The call's result, or None when it was already handed to `reply`: a tool that consumes
+    (marks messages read) has its result written before its COMMIT, so that a client that is
+    gone, or a stdout that fails, leaves everything unread."""
     cwd = os.getcwd()
 
     def resolve(conn: Any, now: float) -> caller.Caller:
         return caller.resolve_mcp(conn, now, meta, env, ancestors, cwd)
 
-    ctx = Ctx(store(), resolve, face="mcp", upkeep=expiry.LAZY)
+    def deliver(result: dict) -> None:
+        if cancelled.is_set():
+            raise Cancelled
+        reply(ok_result(result))
+
+    ctx = Ctx(store(), resolve, face="mcp", upkeep=expiry.LAZY, deliver=deliver)
     ctx.cancelled = cancelled
     try:
         result = invoke(tool, ctx, args)
     except NexusError as exc:
         events.refused(ctx.store, exc, "mcp", tool=tool.name)
         return error_result(exc)
-    return {"content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
-            "structuredContent": result, "isError": False}
+    except Cancelled:
+        return None
+    return None if ctx.delivered else ok_result(result)
