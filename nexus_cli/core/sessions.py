@@ -357,7 +357,11 @@ def live_count(conn: sqlite3.Connection, now: float) -> int:
 
 
 def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float) -> None:
-    conn.execute("INSERT OR REPLACE INTO tool_uses VALUES (?, ?, ?)", (tool_use_id, sid, now))
+    """The PreToolUse hook's binding of a tool use to its session. The first one stands: a hook
+    of another session naming the same id (learnt from a transcript) neither takes the call
+    over nor blocks it."""
+    conn.execute("INSERT INTO tool_uses VALUES (?, ?, ?) ON CONFLICT (tool_use_id) DO NOTHING",
+                 (tool_use_id, sid, now))
 
 
 def bound_session(conn: sqlite3.Connection, tool_use_id: str, now: float) -> str | None:
