@@ -197,7 +197,7 @@ def test_golden_output_for_people(nx, hook, chdir_work):
     assert lines[3] == "2 of 2"
     got = normalise(nx("read", env=b).out)
     assert got == ("m-XXXXXXXXXXXX from claude@work (s-000000010000), N ago\n"
-                   "please review\nsecond line\n")
+                   "> please review\n> second line\n")
     assert nx("read", env=b).out == "no unread messages\n"
     err = nx("send", "nobody", "x", env=a)
     assert err.out == "" and err.err == (
@@ -217,3 +217,59 @@ def test_the_readme_carries_the_security_model_word_for_word():
     from nexus_cli.gen import prose
 
     assert prose.SECURITY in (ROOT / "README.md").read_text()
+
+
+COMMAND_SPAN = re.compile(r"`(nexus [^`\n]+)`")
+
+
+def test_every_command_a_text_points_to_exists():
+    """What an error, a help text or the README tells people to run (`nexus ...` in backticks)
+    is a command nexus has, with options that command takes (an error said `nexus task list`)."""
+    import click
+
+    root = build()
+    ctx = click.Context(root)
+
+    def fault(span: str) -> str | None:
+        cmd: click.Command = root
+        for token in span.split()[1:]:
+            if token in ("...", "…", "|"):
+                return None
+            if token.startswith("-"):
+                name = token.split("=")[0].rstrip(",;:.)\"'")
+                if not re.match(r"^--?[a-zA-Z]", name):
+                    return None
+                known = {o for c in (cmd, getattr(cmd, "tool", cmd)) for p in c.params
+                         for o in (*p.opts, *p.secondary_opts)} | {"--help", "-h"}
+                if name not in known and not (cmd is root and name in ("--version", "-V")):
+                    return f"{cmd.name} takes no {name}"
+            elif isinstance(cmd, click.Group):
+                sub = cmd.get_command(ctx, token)
+                if sub is not None:
+                    cmd = sub
+                elif getattr(cmd, "tool", None) is not None:
+                    cmd = cmd.tool  # type: ignore[attr-defined]
+                elif re.match(r"^[a-z][a-z0-9-]*$", token):
+                    return f"{cmd.name} has no command {token}"
+                else:
+                    return None  # a placeholder: NAME, <id>, 'text'
+        return None
+
+    files = [*sorted((ROOT / "nexus_cli").rglob("*.py")), ROOT / "README.md"]
+    faults = [(f.name, span, why) for f in files for span in COMMAND_SPAN.findall(f.read_text())
+              if (why := fault(span))]
+    assert faults == []
+
+
+def test_the_readme_names_every_command_without_json():
+    import click
+
+    from nexus_cli.cli import EXTRA
+
+    root = build()
+    ctx = click.Context(root)
+    without = {name for name in EXTRA
+               if "--json" not in {o for p in root.get_command(ctx, name).params for o in p.opts}}
+    line = next(x for x in re.split(r"(?<=\.)\s", (ROOT / "README.md").read_text().replace(
+        "\n", " ")) if "are not tools and have no `--json`" in x)
+    assert set(re.findall(r"`([a-z]+)`", line.split("are not tools")[0])) == without

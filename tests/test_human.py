@@ -191,6 +191,13 @@ def test_path_is_the_path_alone(nx, home):
     assert r.out == f"{home}\n"
 
 
+@pytest.mark.parametrize("command", ["help", "man"])
+def test_help_and_man_of_no_command_say_so_once(nx, command):
+    r = nx(command, "task", "nope")
+    assert r.code == 2 and r.err == (f"nexus: usage_error: nexus {command} (no command `nexus task "
+                                     "nope`; see `nexus --help` for the commands)\n")
+
+
 @pytest.mark.parametrize(("args", "usage"), [
     (("peers",), "Usage: nexus peers [OPTIONS] [QUERY]"),
     (("send",), "Usage: nexus send [OPTIONS] TARGET TEXT"),

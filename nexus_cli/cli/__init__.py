@@ -136,8 +136,9 @@ def tool_command(spec: dict[str, Any]) -> click.Command:
 
     doc = spec["description"] + (f"\n\n{spec['details']}" if spec.get("details") else "")
     if spec["cli"]["stdin"]:
-        doc += "\n\nPass - as " + " or ".join(n.upper() for n in spec["cli"]["stdin"]) + \
-            " to read it from standard input."
+        shown = [params.dest(n).upper() if n in spec["cli"]["positional"] else params.flag(n)
+                 for n in spec["cli"]["stdin"]]
+        doc += "\n\nPass - as " + " or ".join(shown) + " to read it from standard input."
     return click.Command(spec["cli"]["path"][-1], callback=callback, params=params.params(spec),
                          help=doc, short_help=spec["title"])
 

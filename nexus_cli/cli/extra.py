@@ -108,6 +108,13 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
 watch.man_group = "messages"  # type: ignore[attr-defined]
 
 
+def _no_command(path: str, where: str) -> Exception:
+    from ..core.errors import NexusError
+
+    return NexusError("usage_error", where, f"no command `{path}`",
+                      "see `nexus --help` for the commands")
+
+
 @click.command("help", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1)
 @click.pass_context
@@ -118,7 +125,7 @@ def help_(ctx: click.Context, command: tuple[str, ...]) -> None:
     for name in command:
         sub = group.get_command(ctx, name) if isinstance(group, click.Group) else None
         if sub is None:
-            raise click.UsageError(f"no command `{' '.join([*info, name])}`; see `nexus --help`")
+            raise _no_command(" ".join([*info, name]), "nexus help")
         group, info = sub, [*info, name]
     with click.Context(group, info_name=" ".join(info), parent=None) as sub_ctx:
         click.echo(group.get_help(sub_ctx))
@@ -167,7 +174,7 @@ def man(command: tuple[str, ...]) -> None:
         for name in command:
             cmd = cmd.get_command(ctx, name) if isinstance(cmd, click.Group) else None
         if cmd is None:
-            raise click.UsageError(f"no command `nexus {' '.join(command)}`; see `nexus --help`")
+            raise _no_command(f"nexus {' '.join(command)}", "nexus man")
         page = f"nexus-{group_of(' '.join(command), cmd)}.1"
     path = data.path("man", page)
     if shutil.which("man") and os.path.exists(path):

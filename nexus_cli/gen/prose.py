@@ -19,7 +19,8 @@ and what it does not:
   chose: one login on two machines is two people). Acting for a session with `--as` needs an
   interactive terminal with the command in its foreground: an agent does not reach that power by
   unsetting a variable, detaching (`setsid`, a double fork, `nohup`) or piping. A process that
-  left its session's tree but kept its variables is refused.
+  left its session's tree but kept its variables is refused. (A terminal is a test a person
+  passes, not a proof: see what it cannot stop, below.)
   The same holds for what only the person may do: answering a permission request as the person
   (`nexus approve`) and changing the settings that widen what agents may do (`nexus config set
   fsWrite|runApprovals`) need an interactive terminal, so a process that left an agent's tree
@@ -31,17 +32,32 @@ and what it does not:
   to a new process only with a SessionStart (how `--resume` works), and the move is recorded. A
   hook fed by hand at a shell is refused and registers nothing.
 - **Text from peers is data.** Ids are checked whole against each client's id shape; a handle
-  names one session (extended on collision); names, notes and message lines are quoted, one line
-  each, with control characters shown escaped, in every announcement and every line printed for
-  people; `--json` keeps text exact.
-- **The store is private** (0700/0600, refused otherwise); its files are never symbolic links; a
-  file that cannot be read is never overwritten.
+  names one session (extended on collision), and no name may look like one; names, notes and
+  message lines are quoted, one line each, in every announcement; a message body printed for
+  people (`read`, `message show`, `ask`, `chat read`, `status`, `run result`) is a quoted block
+  (`> ` before every line), so no line of it passes for a line of nexus's own; control
+  characters and Unicode's invisible format characters (zero-width spaces, the tag characters
+  that can spell text a model reads and a person does not see) are shown escaped everywhere;
+  `--json` keeps text exact.
+- **The store is private** (0700/0600, refused otherwise); its files are never symbolic links,
+  nor are its folders (`wake/`, `news/`: nexus works in them through a descriptor of the folder
+  itself, writes only to its own FIFOs and deletes only what it made there); a file that cannot
+  be read is never overwritten.
 - **It is written down.** Refused impersonations and hook events, the person acting for a
   session, and sessions moved to another process are in the event log:
   `nexus events --action security`, `nexus events --action session`.
 - **What it cannot stop:** a process of yours with direct file access can read and write the
-  store, edit the clients' configuration, or run its own program named `claude`. A per-user file
-  cannot keep out its own user; a server that holds roles can (team mode).
+  store, edit the clients' configuration, or run its own program named `claude`. Nor can the
+  process tree tell a program written to escape it from you: an agent's command that detaches
+  from its client and drops the client's variables is taken for you (it sends and reads as
+  `user:<login>`), and one that also gives itself a terminal (a pseudo-terminal of its own:
+  `script`, `expect`, a new tmux window) passes the terminal test too, and may act for sessions,
+  approve, and change settings. A session whose client has exited can be resumed by any client
+  process of yours (that is how `--resume` works, and an agent can start a client). nexus
+  stops every casual and accidental route (a stale variable, `--as`, `_meta`, a hook fed by
+  hand, a nested agent) and records what it refuses; a per-user file cannot keep out its own
+  user. For a hard boundary run agents as another user, or use team mode, where the server's
+  roles decide.
 """
 
 ENVIRONMENT = [

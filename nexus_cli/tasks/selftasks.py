@@ -22,7 +22,7 @@ def _mine(conn: sqlite3.Connection, me: str, task_id: str) -> sqlite3.Row:
     task = get(conn, task_id)
     if task is None or me not in (task["sender"], task["target"]):
         raise NexusError("task_not_found", task_id, "no task with that id involves you",
-                         "list yours with `nexus tasks` or `nexus task list`")
+                         "list yours with `nexus tasks` or `nexus tasks --self`")
     return task
 
 
