@@ -179,3 +179,24 @@ def test_a_usage_error_is_one_line_naming_the_command(nx, argv, where, said):
     assert r.err.startswith(f"nexus: usage_error: {where} (") and said in r.err, r.err
     assert f"see `{where} --help`" in r.err
     assert r.err.count("\n") == 1 and "\\n" not in r.err and "\\t" not in r.err
+
+
+def test_a_negative_number_is_told_how_to_pass(nx, home):
+    r = nx("config", "set", "maxAutoTurns", "-3")
+    assert r.code == 2 and "goes after `--`" in r.err
+    r = nx("config", "set", "maxAutoTurns", "--", "-3")
+    assert r.code == 2 and "whole number from 0 to 100" in r.err
+
+
+def test_text_of_spaces_alone_is_refused_like_empty_text(nx, home):
+    for text in ("", "   ", "\n\t "):
+        r = nx("send", "codex", text)
+        assert r.code == 2 and ("must not be empty" in r.err or "must not be blank" in r.err), r.err
+
+
+def test_positional_arguments_are_described_with_their_limits(nx):
+    import click
+
+    help_text = nx("send", "--help").out
+    if hasattr(click.Command, "format_arguments"):  # click 8.5 on; older ones leave it out
+        assert "TEXT    The message (at most 32,000 characters)." in help_text

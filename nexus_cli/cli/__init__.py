@@ -182,7 +182,11 @@ def main(argv: list[str] | None = None) -> int:
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else _where(app, argv or sys.argv[1:])
         reason = " ".join(exc.format_message().split())  # one line: click lays out lists
-        err = NexusError("usage_error", where, reason.rstrip("."), f"see `{where} --help`")
+        action = f"see `{where} --help`"
+        if isinstance(exc, click.NoSuchOption) and exc.option_name[1:2].isdigit():
+            action = (f"a value that starts with - goes after `--`, as in `{where} ... -- "
+                      f"{exc.option_name}`")  # a negative number is not an option
+        err = NexusError("usage_error", where, reason.rstrip("."), action)
         output.emit_error(err, "--json" in (argv or []))
         return int(Exit.USAGE)
     except SystemExit as exc:

@@ -33,6 +33,18 @@ def _help(prop: dict[str, Any]) -> str:
     return text
 
 
+def _bounds(prop: dict[str, Any]) -> str:
+    """What an argument's schema limits, for its help: " (at most 32,000 characters)"."""
+    low, high = prop.get("minLength", 0), prop.get("maxLength")
+    if high is not None:
+        return f" ({low:,}-{high:,} characters)" if low > 1 else f" (at most {high:,} characters)"
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None and high is not None:
+        return f" ({low:,} to {high:,})"
+    return f" (at least {low:,})" if low is not None else \
+        f" (at most {high:,})" if high is not None else ""
+
+
 def _metavar(name: str, prop: dict[str, Any]) -> str:
     if prop.get("x-metavar"):
         return str(prop["x-metavar"])
@@ -96,10 +108,16 @@ def params(spec: dict[str, Any]) -> list[click.Parameter]:
         meta = "{" + "|".join(prop["enum"]) + "}" if choice else \
             str(prop.get("x-metavar") or dest(name).upper()) + ("..." if many else "")
         meta = meta if name in required else f"[{meta}]"
-        out.append(click.Argument(
+        arg = click.Argument(
             [dest(name)], required=name in required, type=choice, metavar=meta,
             nargs=-1 if many else 1,
-            shell_complete=complete_session if name in TARGETS else None))
+            shell_complete=complete_session if name in TARGETS else None)
+        # shown under "Positional arguments" by click 8.5 and later (older ones leave it out)
+        bounds = _bounds(prop.get("items", prop) if many else prop)
+        text = prop.get("description", "")
+        arg.help = (text.rstrip(".") + bounds + "." if bounds else  # type: ignore[attr-defined]
+                    text)
+        out.append(arg)
     for name, prop in props.items():
         if name in cli["positional"]:
             continue

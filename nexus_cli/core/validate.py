@@ -135,6 +135,8 @@ def check(schema: Mapping[str, Any], value: object, defs: Mapping[str, Any] | No
         if "minLength" in schema and n < schema["minLength"]:
             raise Problem(path, "must not be empty" if schema["minLength"] == 1 else
                           f"must be at least {_plural(schema['minLength'], 'character')}")
+        if schema.get("minLength", 0) >= 1 and not value.strip():
+            raise Problem(path, "must not be blank")
         if "maxLength" in schema and n > schema["maxLength"]:
             raise Problem(path, f"must be at most {_plural(schema['maxLength'], 'character')} "
                           f"(it has {n:,})")
