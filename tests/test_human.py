@@ -246,3 +246,12 @@ def test_completion_scripts_are_printed(nx):
         r = nx("completion", shell)
         assert r.code == 0 and "_NEXUS_COMPLETE" in r.out, shell
     assert nx("completion", "tcsh").code == 2
+
+
+def test_plain_columns_line_up_under_wide_characters():
+    from nexus_cli.core.human import Table
+    from nexus_cli.core.text import width
+
+    lines = Table(["n", "path", "by"], [["1", "dir/日本 file.py", "me"], ["2", "a.py", "you"],
+                                        ["3", "e\u0301t\u00e9.py", "x"]]).plain().splitlines()
+    assert len({width(line[: line.rindex("  ") + 2]) for line in lines}) == 1, lines

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .text import one_line, visible
+from .text import one_line, pad, visible, width
 from .timefmt import human_duration
 
 # colours that carry meaning (rich only; NO_COLOR, TERM=dumb and pipes get none)
@@ -30,9 +30,9 @@ class Table:
         self.wide, self.wrap, self.styled = wide, wrap, styled
 
     def plain(self) -> str:
-        widths = [max(len(r[i]) for r in [self.headers, *self.rows])
+        widths = [max(width(r[i]) for r in [self.headers, *self.rows])
                   for i in range(len(self.headers))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        return "\n".join("  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip()
                          for r in [self.headers, *self.rows])
 
 

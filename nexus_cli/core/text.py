@@ -43,6 +43,22 @@ def visible(text: str, keep_lines: bool = True) -> str:
     return _pattern(CONTROL).sub(_escape, text)
 
 
+def width(text: str) -> int:
+    """The columns `text` takes on a terminal: East Asian wide and full-width characters two,
+    combining marks none (so that plain columns line up under 日本語 as under ASCII)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def pad(text: str, columns: int) -> str:
+    """`text` followed by spaces up to `columns` terminal columns (str.ljust counts characters)."""
+    return text + " " * max(0, columns - width(text))
+
+
 def block(text: str) -> str:
     """A message body for a terminal: controls escaped, every line quoted (`> `), so that no
     line of it reads as a line nexus printed (a message header, a notice)."""
