@@ -37,7 +37,8 @@ def mcp(groups: str) -> None:
 
 @click.command("watch")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS",
-              help="Stop after this long without a message (default: until Ctrl-C).")
+              help="Stop after this long without a message (default: until Ctrl-C); exit 7 "
+              "when none came at all.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message (JSON lines).")
 @click.option("--as", "as_", default=None, metavar="SESSION",
               help="Watch as this session (the person at the shell may name any).")
@@ -62,7 +63,11 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
     render = read.render
     assert render is not None  # `read` has human output
 
+    shown = 0
+
     def show(result: dict) -> None:
+        nonlocal shown
+        shown += len(result["messages"])
         out = output._stdout()
         for message in result["messages"]:
             if as_json:
@@ -94,8 +99,8 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
                 break
             if timeout is not None and time.monotonic() - started >= timeout:
                 break
-        if timeout is not None:
-            sys.exit(int(Exit.TIMEOUT))  # the wait ended by its time-out (README: 7)
+        if timeout is not None and not shown:
+            sys.exit(int(Exit.TIMEOUT))  # nothing came before the time-out (README: 7)
     except NexusError as exc:
         output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))
