@@ -72,7 +72,11 @@ class Demo:
         if got["code"]:
             sys.exit(f"demo: `nexus {' '.join(args)}` failed: {got['err']}")
         if "--json" in args:
-            return json.loads(got["out"])
+            result = json.loads(got["out"])
+            if show:  # what the agent's tool really printed, on one line
+                line = json.dumps(result, ensure_ascii=False)
+                print(textwrap.indent(line if len(line) <= 150 else line[:149] + "…", "  "))
+            return result
         if show:
             print(textwrap.indent(got["out"].rstrip(), "  "))
         return got["out"]
@@ -109,7 +113,8 @@ def story(d: Demo) -> None:
     d.hook("claude", "UserPromptSubmit", prompt="refactor checkout, then get it reviewed")
     sent = d.nexus("claude", "send", "codex", "Please review checkout.py: I split pay() in two.",
                    "--json")
-    print(f"  stored as {sent['message_id']}; codex is {sent['to']['status']}: {sent['outlook']}")
+    print(f"{DIM}(stored as {sent['message_id']}; codex is {sent['to']['status']}: "
+          f"{sent['outlook']}){END}")
     d.hook("claude", "Stop", stop_hook_active=False, last_assistant_message="Asked for a review.")
 
     say("3. Codex's next prompt carries the announcement; it reads and replies.")
@@ -123,7 +128,7 @@ def story(d: Demo) -> None:
         "Stop hook waits for news instead of letting the conversation go idle.")
     task = d.nexus("claude", "delegate", "codex", "Add a regression test for refund(); report the "
                    "file and the test run.", "--json")
-    print(f"  task {task['id']}: record and message committed together")
+    print(f"{DIM}(task {task['id']}: its record and its message committed together){END}")
     d.nexus("claude", "listen", "on", show=False)
     waiting = d.clients["claude"].start(
         [BIN, "hook", "claude"], d.base,
