@@ -449,3 +449,13 @@ def test_links_planted_for_the_wake_and_news_folders_are_never_followed(nx, hook
     assert nx("send", "codex", "again", env=claude_env(sid(1))).code == 0
     assert nx("maintenance").code == 0
     assert planted.read_text() == "HELLO" and (victim / "backup.2024").read_text() == "keep"
+
+
+def test_doctor_tells_what_to_do_with_a_store_it_cannot_read(nx, home):
+    """Its advice was to run `nexus doctor`, from doctor: now it says how to get going again."""
+    db = make_store(home)
+    db.write_bytes(b"garbage" * 2000)
+    r = nx("doctor", "--json")
+    row = next(c for c in r.json["checks"] if c["name"] == "store")
+    assert row["status"] == "fail" and "nexus doctor" not in row["fix"]
+    assert "mv " in row["fix"] and str(db) in row["fix"]

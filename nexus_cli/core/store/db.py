@@ -89,6 +89,9 @@ def _translate(exc: BaseException, path: str) -> NexusError:
     if "unable to open" in text:
         return _fail("store_readonly", path, "the store could not be opened for writing",
                      "check the directory's permissions and the file system")
+    if isinstance(exc, OSError):  # the file system, before SQLite had a say
+        return _fail("store_unreadable", path, exc.strerror or str(exc),
+                     "point NEXUS_HOME at a directory of yours that can be created or exists")
     return _fail("store_unreadable", path, f"SQLite says: {exc}",
                  "the file was left untouched; `nexus doctor` checks it")
 
@@ -219,8 +222,12 @@ class Store:
                 reason = ("the file is empty" if not header else
                           "the file is truncated" if SQLITE_MAGIC.startswith(header[:16]) else
                           "not an SQLite database")
-                raise _fail("store_unreadable", self.path, reason,
-                            "the file was left untouched; `nexus doctor` says what it holds")
+                from shlex import quote  # (an error's path only: hooks do not load shlex)
+
+                raise _fail("store_unreadable", self.path, reason + "; it was left untouched",
+                            f"restore it from a backup, or move it aside (`mv "
+                            f"{quote(self.path)} {quote(self.path + '.bad')}`) and nexus starts "
+                            "an empty store")
             page_size = int.from_bytes(header[16:18], "big")
             page_size = 65536 if page_size == 1 else page_size
             pages = int.from_bytes(header[28:32], "big")
