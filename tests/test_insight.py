@@ -312,7 +312,8 @@ def test_a_100_mb_transcript_is_tail_scanned_in_constant_memory(nx, chdir_work, 
 
 def test_log_of_a_nexus_session_uses_the_path_its_hooks_reported(nx, hook, chdir_work,
                                                                    user_home, tmp_path):
-    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere = tmp_path / "elsewhere" / f"{sid(1)}.jsonl"  # (a client names it by the id)
+    elsewhere.parent.mkdir()
     elsewhere.write_text((DATA / "claude-main.jsonl").read_text())
     hook("claude", "SessionStart", sid(1), source="startup", transcript_path=str(elsewhere))
     r = nx("log", "claude@work", "--json")
@@ -322,6 +323,25 @@ def test_log_of_a_nexus_session_uses_the_path_its_hooks_reported(nx, hook, chdir
     assert (p["path_source"], p["resolved_by"], p["transcript_path"]) == (
         "hook", "name", str(elsewhere))
     assert out["session"]["name"] == "claude@work"
+
+
+@pytest.mark.parametrize("planted", ["passwd", "other's", "link"])
+def test_a_reported_transcript_path_is_believed_only_for_the_session_s_own_file(
+        nx, hook, chdir_work, user_home, tmp_path, planted):
+    """A hook may name any path: nexus reads through it only a regular file named after the
+    session's id, never another file of the user's that any session could then `log`."""
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text((DATA / "claude-main.jsonl").read_text())
+    path = {"passwd": secret, "other's": tmp_path / f"{sid(3)}.jsonl",
+            "link": tmp_path / f"{sid(1)}.jsonl"}[planted]
+    if planted == "other's":
+        path.write_text(secret.read_text())
+    elif planted == "link":
+        path.symlink_to(secret)
+    hook("claude", "SessionStart", sid(1), source="startup", transcript_path=str(path))
+    r = nx("log", "claude@work", "--json")
+    assert r.code == 3 and r.json["error"]["code"] == "transcript_not_found", r.out
+    assert nx("status", "claude@work", "--json").json.get("last_assistant_text") is None
 
 
 def test_scope_reaches_other_projects_only_when_asked(nx, chdir_work, user_home, tmp_path):
@@ -346,7 +366,7 @@ def test_stats_of_a_session_and_of_your_own(nx, hook, chdir_work, user_home, tmp
     assert out["cache_hit_rate"] == 0.874 and out["reasoning_tokens"] == 48
     assert out["llm_time_ms"] > 0 and out["tokens_per_sec"] and out["ttft_samples"] == 2
     assert out["llm_time_human"].endswith("s") and out["models"] == ["gpt-5.5"]
-    mine = tmp_path / "mine.jsonl"
+    mine = tmp_path / f"{sid(1)}.jsonl"
     mine.write_text((DATA / "claude-stopblock-compact.jsonl").read_text())
     hook("claude", "SessionStart", sid(1), source="startup", transcript_path=str(mine))
     own = nx("stats", "--json", env=A).json
@@ -641,7 +661,7 @@ def test_the_board_once_fits_80_columns_and_shows_the_deadlock(nx, deadlock, use
 
 def test_the_board_focuses_a_session_and_opens_its_log(nx, hook, chdir_work, user_home,
                                                        tmp_path):
-    mine = tmp_path / "mine.jsonl"
+    mine = tmp_path / f"{sid(1)}.jsonl"
     mine.write_text((DATA / "claude-main.jsonl").read_text())
     hook("claude", "SessionStart", sid(1), source="startup", transcript_path=str(mine))
     out = nx("board", "--once", "--focus", "claude@work", "--width", "80").out
@@ -656,7 +676,7 @@ def test_the_board_focuses_a_session_and_opens_its_log(nx, hook, chdir_work, use
 
 
 def test_status_shows_the_transcript_s_last_answer_and_tool(nx, hook, chdir_work, tmp_path):
-    mine = tmp_path / "mine.jsonl"
+    mine = tmp_path / f"rollout-2026-01-01T00-00-00-{sid(2)}.jsonl"
     mine.write_text((DATA / "codex-main.jsonl").read_text())
     hook("codex", "SessionStart", sid(2), source="startup", transcript_path=str(mine))
     out = nx("status", "codex", "--json").json
@@ -807,7 +827,7 @@ def test_a_fifo_named_like_a_transcript_is_skipped_everywhere(nx, hook, home, ch
     folder = user_home / ".claude" / "projects" / claude_t.slug(chdir_work)
     fifo = folder / f"{sid(7)}.jsonl"
     os.mkfifo(fifo)
-    odd = tmp_path / "hooked.jsonl"
+    odd = tmp_path / f"{sid(1)}.jsonl"
     os.mkfifo(odd)
     unblock.extend([str(fifo), str(odd)])
     hook("claude", "SessionStart", sid(1), source="startup", transcript_path=str(odd))

@@ -30,7 +30,9 @@ and what it does not:
   records that process (pid and start time, so a reused pid does not count); an event for the
   session from any other process is refused (`hook_refused`). A session whose client exited moves
   to a new process only with a SessionStart (how `--resume` works), and the move is recorded. A
-  hook fed by hand at a shell is refused and registers nothing.
+  hook fed by hand at a shell is refused and registers nothing. The transcript path a hook
+  reports is read only when it is the session's own file: on this machine, a regular file (not a
+  link) named after the session's id; `nexus log` reads nothing else through it.
 - **Text from peers is data.** Ids are checked whole against each client's id shape; a handle
   names one session (extended on collision), and no name may look like one; names, notes and
   message lines are quoted, one line each, in every announcement; a message body printed for

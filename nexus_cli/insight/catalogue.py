@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 import time
 from typing import TYPE_CHECKING
 
@@ -91,11 +90,8 @@ def entries(ctx: Ctx, me: Caller, all_workspaces: bool, cwd: str | None,
         e.row = row
         hooked = row["transcript_path"]
         if hooked and hooked != e.path:
-            try:
-                st = os.stat(hooked)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):  # never a FIFO or a device a hook pointed at
+            st = locate.reported(row, identity.split_id(row["id"])[1])
+            if st is not None:
                 e.path, e.size, e.mtime = hooked, st.st_size, st.st_mtime
     cached = index.files(conn, light=True)
     set_titles = index.titles(conn)

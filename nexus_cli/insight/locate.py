@@ -62,10 +62,26 @@ def project_of(cwd: str) -> str:
     return identity.project_root(cwd) if cwd else ""
 
 
-def transcript_for(client: str, raw: str, row_path: str | None,
+def reported(row: sqlite3.Row, raw: str) -> os.stat_result | None:
+    """The transcript a session's hooks reported, when it can be believed: a session of this
+    machine (another machine's path means a file there), and the session's own file, a regular
+    file named after its id (`<id>.jsonl`, Codex `rollout-...-<id>.jsonl`), not a link. A hook
+    may name any path; nexus reads nothing else through it (not /etc/passwd, not another
+    session's transcript, not a FIFO)."""
+    path = row["transcript_path"]
+    if not path or not sessions.here(row) or not os.path.basename(path).endswith(f"{raw}.jsonl"):
+        return None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def transcript_for(client: str, raw: str, row: sqlite3.Row | None,
                    cwd: str | None) -> tuple[str | None, str | None]:
-    if row_path and os.path.isfile(row_path):
-        return row_path, "hook"
+    if row is not None and reported(row, raw) is not None:
+        return row["transcript_path"], "hook"
     found = READERS[client].find(raw, env(), cwd)
     return (found, "found") if found else (None, None)
 
@@ -75,7 +91,7 @@ def from_row(row: sqlite3.Row, resolved_by: str, target: str) -> Located:
     if client not in READERS:
         raise NexusError("transcript_not_found", target, f"{row['name']} is a person at a shell: "
                          "people have no transcript", "name an agent session (`nexus peers`)")
-    path, source = transcript_for(client, raw, row["transcript_path"], row["cwd"])
+    path, source = transcript_for(client, raw, row, row["cwd"])
     return Located(row["id"], client, raw, path, source, resolved_by, row, row["cwd"],
                    row["project"])
 

@@ -68,7 +68,7 @@ def transcript_of(row: sqlite3.Row) -> tuple[str, str] | None:
     client, raw = identity.split_id(row["id"])
     if client not in locate.READERS:
         return None
-    path, _ = locate.transcript_for(client, raw, row["transcript_path"], row["cwd"])
+    path, _ = locate.transcript_for(client, raw, row, row["cwd"])
     return (client, path) if path else None
 
 
