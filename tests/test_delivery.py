@@ -169,8 +169,8 @@ def test_codex_idle_wait_queues_a_turn(nx, hook, pair, tmp_path):
     thread.join(10)
     assert box["reply"] == (None, 0, None)
     args = log.read_text().splitlines()
-    assert args[:3] == ["queue", "--thread", sid(2)] and args[3] == "--message"
-    assert "queued for you" in "\n".join(args[4:])
+    assert args[:3] == ["queue", "--thread", sid(2)] and args[3].startswith("--message=")
+    assert "queued for you" in "\n".join(args[3:])  # one word: a text starting with - stays text
     assert nx("message", "status", mid, "--json", env=A).json["delivered_via"] == "wake"
 
 

@@ -70,7 +70,8 @@ def queue(client_pid: int | None, thread: str, text: str, env: Mapping[str, str]
 
     command = shlex.split(env.get("NEXUS_CODEX_COMMAND") or "") or [binary(client_pid)]
     try:
-        done = subprocess.run([*command, "queue", "--thread", thread, "--message", text],
+        # `--message=TEXT`: one word, so a text that starts with - is never read as an option
+        done = subprocess.run([*command, "queue", "--thread", thread, f"--message={text}"],
                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`{os.path.basename(command[0])} queue` could not run: {exc}"
