@@ -1,6 +1,7 @@
 """The CLI as people and agents meet it: start-up of `nexus send`, `read`, `peers` and `--version`
 against the interpreter floor in one run, and the send path's throughput with 8 concurrent
-sender processes (each an agent below its own stand-in client), checking that nothing is lost.
+sender processes (each an agent below its own stand-in client), checking that nothing is lost,
+beside the same sends from one process a core (what running more processes than cores costs).
 
 Usage: python bench/cli.py [--runs N] [--senders N] [--per-sender N]"""
 
@@ -100,6 +101,9 @@ def main() -> None:
         me.close()
         peer.close()
     rate, stored, distinct, lat = throughput(env, opts.senders, opts.per_sender)
+    cores = os.cpu_count() or 1
+    per_core = throughput(env, cores, opts.senders * opts.per_sender // cores)[0] \
+        if cores < opts.senders else None
     f = res["floor"]
     rows = [("python -c 'import json, sqlite3'", f"{f * 1000:.1f} ms", "1.00x", "")]
     for key, target in (("nexus send", "<= 5x"), ("nexus read", "<= 5x"),
@@ -110,6 +114,9 @@ def main() -> None:
                  ">= 5,000/s"))
     rows.append(("  stored / distinct / sent", f"{stored} / {distinct} / {total}", "",
                  "all equal"))
+    if per_core is not None:  # what oversubscribing the cores costs
+        rows.append((f"  the same sends from {cores} processes (one a core)",
+                     f"{per_core:,.0f} msg/s", f"{rate / per_core:.2f}x", "report"))
     med, p99 = (lat[int(len(lat) * q)] * 1000 for q in (0.5, 0.99))
     rows.append(("  one send: median / p99 / slowest",
                  f"{med:.2f} / {p99:.1f} / {lat[-1] * 1000:.0f} ms",

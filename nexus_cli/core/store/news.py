@@ -46,9 +46,11 @@ def mark(conn: sqlite3.Connection, recipient: str, row: sqlite3.Row | None = Non
     if not row or not row["client_pid"] or row["machine"] not in (None, machine()):
         return
     try:
-        if not os.path.isdir(root):
-            os.makedirs(root, 0o700, exist_ok=True)  # the team store: maybe no root yet
-        where = paths.open_subdir(root, FOLDER, create=True)
+        try:
+            where = paths.open_subdir(root, FOLDER, create=True)
+        except FileNotFoundError:  # the team store: maybe no local root yet
+            os.makedirs(root, 0o700, exist_ok=True)
+            where = paths.open_subdir(root, FOLDER, create=True)
     except OSError:
         return
     try:
