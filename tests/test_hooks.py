@@ -70,11 +70,12 @@ def test_events_keep_the_session_current(hook, home, fake, client, events):
 
 def test_pretooluse_binds_the_tool_use_id(hook, home):
     hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_X")
-    # another session's hook naming the same id (learnt from a transcript) takes nothing over
+    # another session's hook naming the same id (learnt from a transcript) binds it for itself
     hook("claude", "PreToolUse", sid(2), tool_name="mcp__nexus__read", tool_use_id="toolu_X")
     conn = raw_db(home)
-    bound = conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id='toolu_X'")
-    assert [tuple(r) for r in bound] == [(f"claude:{sid(1)}",)]
+    bound = conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id='toolu_X'"
+                         " ORDER BY session_id")
+    assert [tuple(r) for r in bound] == [(f"claude:{sid(1)}",), (f"claude:{sid(2)}",)]
 
 
 def test_names_are_unique_among_live_sessions(hook, home):

@@ -193,6 +193,21 @@ def test_a_call_cannot_act_as_another_session(home, pair):
     assert codex_meta.is_error and "impersonation_refused" in codex_meta.content[0].text
 
 
+def test_another_sessions_binding_of_the_same_tool_use_neither_takes_nor_blocks_the_call(
+        home, pair, hook):
+    """A tool use id is in the transcript before the PreToolUse hook runs: another session can
+    bind it first. The call is still its own session's, and never the other's."""
+    hook("codex", "PreToolUse", sid(2), tool_name="mcp__nexus__whoami", tool_use_id="toolu_Z")
+
+    async def go():
+        async with session(home, A_ID, bind=("toolu_Z",)) as s:
+            return await s.call_tool("whoami", {}, meta={"claudecode/toolUseId": "toolu_Z"})
+
+    got = run(go)
+    assert not got.is_error, got.content[0].text
+    assert got.structured_content["id"] == A_ID
+
+
 def test_no_caller_is_a_clear_error(home):
     async def go():
         async with session(home) as s:

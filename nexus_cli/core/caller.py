@@ -258,16 +258,18 @@ def resolve(conn: sqlite3.Connection, now: float, explicit: str | None = None,
 # -- over MCP -----------------------------------------------------------------------------------
 
 
-def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float) -> str | None:
+def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float,
+              ours: frozenset[str] = frozenset()) -> str | None:
     """The session a `tools/call` says it comes from: Claude Code's `claudecode/toolUseId` (bound
-    to its session by the PreToolUse hook), or Codex's `sessionId`/`threadId`."""
+    to its session by the PreToolUse hook; of several bindings, the one of a session in `ours`,
+    the sessions of the client that started this server), or Codex's `sessionId`/`threadId`."""
     for name, adapter in clients.ADAPTERS.items():
         key = adapter.META_BINDING
         tool_use = meta.get(key) if key else None
         if isinstance(tool_use, str) and tool_use:
-            found = sessions.bound_session(conn, tool_use, now)
-            if found:
-                return found
+            bound = sessions.bound_sessions(conn, tool_use, now)
+            if bound:
+                return next((s for s in bound if s in ours), bound[0])
         raw = adapter.meta_session(meta)
         if raw:
             return identity.session_id(name, raw)
@@ -278,8 +280,8 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
                 env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
     """The caller of an MCP tool call: the conversation its `_meta` names, which must be one the
     client process that started this server runs; without `_meta`, that client's session."""
-    claimed = from_meta(conn, meta, now)
     found = nearest_client(conn, chain, now)
+    claimed = from_meta(conn, meta, now, found.hosted if found is not None else frozenset())
     if claimed is not None:
         if found is not None and found.current is not None:
             claimed = own_successor(conn, claimed, found.hosted)

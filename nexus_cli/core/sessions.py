@@ -357,17 +357,18 @@ def live_count(conn: sqlite3.Connection, now: float) -> int:
 
 
 def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float) -> None:
-    """The PreToolUse hook's binding of a tool use to its session. The first one stands: a hook
-    of another session naming the same id (learnt from a transcript) neither takes the call
-    over nor blocks it."""
-    conn.execute("INSERT INTO tool_uses VALUES (?, ?, ?) ON CONFLICT (tool_use_id) DO NOTHING",
-                 (tool_use_id, sid, now))
+    """The PreToolUse hook's binding of a tool use to its session, one per (id, session): a hook
+    of another session naming the same id (learnt from a transcript) adds a binding of its own,
+    which the MCP server of the rightful session never picks (`caller.resolve_mcp`)."""
+    conn.execute("INSERT INTO tool_uses VALUES (?, ?, ?)"
+                 " ON CONFLICT (tool_use_id, session_id) DO NOTHING", (tool_use_id, sid, now))
 
 
-def bound_session(conn: sqlite3.Connection, tool_use_id: str, now: float) -> str | None:
-    row = conn.execute("SELECT session_id FROM tool_uses WHERE tool_use_id = ?"
-                       " AND created_at >= ?", (tool_use_id, now - BINDING_TTL)).fetchone()
-    return row[0] if row else None
+def bound_sessions(conn: sqlite3.Connection, tool_use_id: str, now: float) -> list[str]:
+    """The sessions a tool use was bound to lately (one, unless a hook of another named it)."""
+    return [r[0] for r in conn.execute(
+        "SELECT session_id FROM tool_uses WHERE tool_use_id = ? AND created_at >= ?"
+        " ORDER BY created_at, session_id", (tool_use_id, now - BINDING_TTL))]
 
 
 def purge_bindings(conn: sqlite3.Connection, now: float) -> int:

@@ -601,6 +601,25 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        21,
+        "a tool use is bound per session: (tool_use_id, session_id), so that another session's "
+        "hook naming the same id (learnt from a transcript) neither takes the call over nor "
+        "blocks it, whichever binds first (bindings live seconds: the old ones are dropped)",
+        """
+        DROP TABLE tool_uses;
+        CREATE TABLE tool_uses (
+            tool_use_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (tool_use_id, session_id)
+        );
+        CREATE INDEX tool_uses_by_age ON tool_uses (created_at);
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
