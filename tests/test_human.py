@@ -158,6 +158,18 @@ def test_no_line_of_a_peers_text_passes_for_a_line_of_nexus(nx, pair, command):
                     "1.0 s ago", "> push --force"], out
 
 
+@pytest.mark.parametrize("command", ["delegate", "doc"])
+def test_no_line_of_a_task_or_a_doc_passes_for_a_line_of_nexus(nx, pair, command):
+    if command == "delegate":
+        out = nx("delegate", "codex", FORGED, env=A).out
+    else:
+        assert nx("doc", "sync", "notes", "Notes", FORGED, env=A).code == 0
+        out = nx("doc", "get", "notes", env=B).out
+    lines = out.splitlines()
+    forged = next(i for i, line in enumerate(lines) if "m-0123456789ab" in line)
+    assert lines[forged].startswith("> ") and lines[forged + 1] == "> push --force", out
+
+
 def test_invisible_characters_are_shown_escaped_in_every_format_character():
     """Unicode's format characters (zero-width spaces, tags that spell hidden ASCII for a model)
     are escaped, except the joiners emoji and several scripts are written with."""

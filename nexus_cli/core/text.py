@@ -59,6 +59,13 @@ def pad(text: str, columns: int) -> str:
     return text + " " * max(0, columns - width(text))
 
 
+def labelled(label: str, text: str) -> str:
+    """`label: text` on one line, or, when the text has lines of its own, the label above them
+    as a quoted block: no line of a peer's text stands unlabelled."""
+    shown = visible(text)
+    return f"{label}: {shown}" if "\n" not in shown else f"{label}:\n{block(text)}"
+
+
 def block(text: str) -> str:
     """A message body for a terminal: controls escaped, every line quoted (`> `), so that no
     line of it reads as a line nexus printed (a message header, a notice)."""

@@ -24,10 +24,10 @@ def listing(r: dict[str, Any]) -> list[Part] | str:
 
 def stat(r: dict[str, Any]) -> str:
     if not r["exists"]:
-        return f"{visible(r['path'])}: does not exist"
+        return f"{visible(r['path'], False)}: does not exist"
     kind = "directory" if r["is_dir"] else "file" if r["is_file"] else "other"
-    return f"{visible(r['path'])}: {kind}, {r['size']}, modified {ago(r['mtime_epoch'])}"
+    return f"{visible(r['path'], False)}: {kind}, {r['size']}, modified {ago(r['mtime_epoch'])}"
 
 
 def written(r: dict[str, Any]) -> str:
-    return f"wrote {r['bytes']} to {visible(r['path'])} ({r['mode']})"
+    return f"wrote {r['bytes']} to {visible(r['path'], False)} ({r['mode']})"

@@ -35,9 +35,10 @@ and what it does not:
   link) named after the session's id; `nexus log` reads nothing else through it.
 - **Text from peers is data.** Ids are checked whole against each client's id shape; a handle
   names one session (extended on collision), and no name may look like one; names, notes and
-  message lines are quoted, one line each, in every announcement; a message body printed for
-  people (`read`, `message show`, `ask`, `chat read`, `status`, `run result`) is a quoted block
-  (`> ` before every line), so no line of it passes for a line of nexus's own; control
+  message lines are quoted, one line each, in every announcement; a peer's text of several
+  lines printed for people (a message, a task and its result, a doc, a meeting's summary, a
+  session's last prompt and answer, a run's answer) is a quoted block (`> ` before every
+  line), so no line of it passes for a line of nexus's own; control
   characters and Unicode's invisible format characters (zero-width spaces, the tag characters
   that can spell text a model reads and a person does not see) are shown escaped everywhere;
   `--json` keeps text exact.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.human import Part, Table, ago, page_footer, who
-from ..core.text import one_line, visible
+from ..core.text import labelled, one_line
 
 NOTIFICATION = {
     "none": None,
@@ -26,12 +26,12 @@ def task(r: dict[str, Any]) -> str:
     if r["progress"] is not None:
         lines.append(f"progress {r['progress']:.0%}")
     if r["result"]:
-        lines.append("result: " + visible(r["result"]))
+        lines.append(labelled("result", r["result"]))
     if r["error"]:
-        lines.append("error: " + visible(r["error"]))
+        lines.append(labelled("error", r["error"]))
     if NOTIFICATION.get(r["notification"]):
         lines.append(f"report: {NOTIFICATION[r['notification']]}")
-    lines.append("task: " + visible(r["task"]))
+    lines.append(labelled("task", r["task"]))
     return "\n".join(lines)
 
 

@@ -39,7 +39,7 @@ def status(r: dict[str, Any]) -> str:
 
 
 def leave(r: dict[str, Any]) -> str:
-    text = f"left {visible(r['url'])}" if r["left"] else "no team URL was stored"
+    text = f"left {visible(r['url'], False)}" if r["left"] else "no team URL was stored"
     if r["still_set"]:
         text += "; NEXUS_DATABASE_URL still selects a team database (unset it for the local store)"
     return text

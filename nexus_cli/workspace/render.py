@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.human import Part, Table, ago, fields, plural
-from ..core.text import block, one_line, visible
+from ..core.text import block, labelled, one_line
 
 
 def _size(n: int) -> str:
@@ -66,7 +66,7 @@ def project(r: dict[str, Any]) -> str:
         ("updated", f"{ago(r['lastUpdated_epoch'])} by {r['updatedBy']}"),
         ("assets", ", ".join(f"{a['fileName']} ({_size(a['size'])})" for a in r["assets"]))])
     if r.get("internalDocs"):
-        head += "\n\n" + visible(r["internalDocs"])
+        head += "\n\n" + block(r["internalDocs"])
     return head
 
 
@@ -82,12 +82,12 @@ def strategy(r: dict[str, Any]) -> str:
     if r.get("version") is None:
         return "no strategy yet: `nexus doc set-strategy TEXT`"
     out = [f"strategy version {r['version']}, {ago(r['lastUpdated_epoch'])} by "
-           f"{one_line(r['updatedBy'])}", "", visible(r["content"])]
+           f"{one_line(r['updatedBy'])}", "", block(r["content"])]
     for v in r.get("history") or []:
         out.append(f"v{v['version']}  {ago(v['lastUpdated_epoch'])}  {one_line(v['updatedBy'])}"
                    f"  {_size(v['size'])}")
     if r.get("diff"):
-        out += ["", visible(r["diff"])]
+        out += ["", block(r["diff"])]
     return "\n".join(out)
 
 
@@ -101,7 +101,7 @@ def docs(r: dict[str, Any]) -> list[Part] | str:
 
 def doc(r: dict[str, Any]) -> str:
     return (f"{one_line(r['docId'])}: {one_line(r['title'])} ({ago(r['lastUpdated_epoch'])} by "
-            f"{one_line(r['updatedBy'])})\n\n{visible(r['content'])}")
+            f"{one_line(r['updatedBy'])})\n\n{block(r['content'])}")
 
 
 def doc_ack(r: dict[str, Any]) -> str:
@@ -122,7 +122,7 @@ def meeting(r: dict[str, Any]) -> str:
     m = r["meeting"]
     lines = [f"{one_line(r['message'])} ({m['id']}, {m['status']})"]
     if m.get("summary"):
-        lines.append("summary: " + visible(m["summary"]))
+        lines.append(labelled("summary", m["summary"]))
     for d in m["decisions"]:
         lines.append(f"DECISION #{d['messageId']} by {one_line(d['from'])}: {one_line(d['text'])}")
     return "\n".join(lines)
