@@ -200,3 +200,22 @@ def test_positional_arguments_are_described_with_their_limits(nx):
     help_text = nx("send", "--help").out
     if hasattr(click.Command, "format_arguments"):  # click 8.5 on; older ones leave it out
         assert "TEXT    The message (at most 32,000 characters)." in help_text
+
+
+def test_an_mcp_call_answered_before_a_failed_commit_gets_no_second_answer(monkeypatch, home):
+    """Unit: a consuming call writes its answer before COMMIT; if the COMMIT then fails, the
+    client has had its one response (nothing was consumed) and no error follows it."""
+    import threading
+
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.mcp import tools as mcp_tools
+
+    def answered_then_failed(tool, ctx, args):
+        ctx.hand_over({"messages": [], "count": 0, "remaining": 0})
+        raise NexusError("store_full", "x", "the disk is full", "free some space")
+
+    monkeypatch.setattr(mcp_tools, "invoke", answered_then_failed)
+    replies: list = []
+    tool = mcp_tools.served(["messages"])["read"]
+    got = mcp_tools.run_tool(tool, {}, {}, {}, [], threading.Event(), replies.append)
+    assert got is None and len(replies) == 1 and replies[0]["isError"] is False

@@ -96,9 +96,21 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     ctx.cancelled = cancelled
     try:
         result = invoke(tool, ctx, args)
-    except NexusError as exc:
-        events.refused(ctx.store, exc, "mcp", tool=tool.name)
-        return error_result(exc)
     except Cancelled:
         return None
+    except Exception as exc:
+        if ctx.delivered:  # answered, then the COMMIT failed: nothing was consumed, and a call
+            log_failure(tool.name, exc)  # gets one response (it may see those messages again)
+            return None
+        if not isinstance(exc, NexusError):
+            raise
+        events.refused(ctx.store, exc, "mcp", tool=tool.name)
+        return error_result(exc)
     return None if ctx.delivered else ok_result(result)
+
+
+def log_failure(name: str, exc: BaseException) -> None:
+    import sys
+
+    sys.stderr.write(f"nexus mcp: {name} answered, then failed to commit ({exc}); nothing was "
+                     "consumed\n")
