@@ -325,7 +325,7 @@ def test_log_of_a_nexus_session_uses_the_path_its_hooks_reported(nx, hook, chdir
     assert out["session"]["name"] == "claude@work"
 
 
-@pytest.mark.parametrize("planted", ["passwd", "other's", "link"])
+@pytest.mark.parametrize("planted", ["passwd", "other's", "link", "hard link", "prefixed"])
 def test_a_reported_transcript_path_is_believed_only_for_the_session_s_own_file(
         nx, hook, chdir_work, user_home, tmp_path, planted):
     """A hook may name any path: nexus reads through it only a regular file named after the
@@ -333,11 +333,13 @@ def test_a_reported_transcript_path_is_believed_only_for_the_session_s_own_file(
     secret = tmp_path / "secret.jsonl"
     secret.write_text((DATA / "claude-main.jsonl").read_text())
     path = {"passwd": secret, "other's": tmp_path / f"{sid(3)}.jsonl",
-            "link": tmp_path / f"{sid(1)}.jsonl"}[planted]
-    if planted == "other's":
+            "prefixed": tmp_path / f"evil{sid(1)}.jsonl"}.get(planted, tmp_path / f"{sid(1)}.jsonl")
+    if planted in ("other's", "prefixed"):
         path.write_text(secret.read_text())
     elif planted == "link":
         path.symlink_to(secret)
+    elif planted == "hard link":
+        os.link(secret, path)
     hook("claude", "SessionStart", sid(1), source="startup", transcript_path=str(path))
     r = nx("log", "claude@work", "--json")
     assert r.code == 3 and r.json["error"]["code"] == "transcript_not_found", r.out

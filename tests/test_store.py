@@ -459,3 +459,10 @@ def test_doctor_tells_what_to_do_with_a_store_it_cannot_read(nx, home):
     row = next(c for c in r.json["checks"] if c["name"] == "store")
     assert row["status"] == "fail" and "nexus doctor" not in row["fix"]
     assert "mv " in row["fix"] and str(db) in row["fix"]
+
+
+def test_a_wake_folder_planted_as_a_link_is_the_store_s_error_not_stdout_s(nx, home, tmp_path):
+    make_store(home)
+    (home / "wake").symlink_to(tmp_path)
+    r = nx("watch", "--timeout", "0.5")
+    assert r.code == 6 and "store_insecure" in r.err and "wake folder" in r.err, r.err

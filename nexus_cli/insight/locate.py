@@ -65,17 +65,21 @@ def project_of(cwd: str) -> str:
 def reported(row: sqlite3.Row, raw: str) -> os.stat_result | None:
     """The transcript a session's hooks reported, when it can be believed: a session of this
     machine (another machine's path means a file there), and the session's own file, a regular
-    file named after its id (`<id>.jsonl`, Codex `rollout-...-<id>.jsonl`), not a link. A hook
+    file named after its id (`<id>.jsonl`, Codex `rollout-...-<id>.jsonl`), not a link, hard or
+    symbolic. A hook
     may name any path; nexus reads nothing else through it (not /etc/passwd, not another
     session's transcript, not a FIFO)."""
     path = row["transcript_path"]
-    if not path or not sessions.here(row) or not os.path.basename(path).endswith(f"{raw}.jsonl"):
+    name = os.path.basename(path or "")
+    if not path or not sessions.here(row) or not (
+            name == f"{raw}.jsonl" or name.endswith(f"-{raw}.jsonl")):
         return None
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    return st if stat.S_ISREG(st.st_mode) else None
+    # one name only: a hard link made under the session's name to another file is not its own
+    return st if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 else None
 
 
 def transcript_for(client: str, raw: str, row: sqlite3.Row | None,

@@ -400,8 +400,19 @@ class Store:
         return wake.poke(self.root, session_ids)
 
     def channel(self, session_id: str) -> wake.Channel:
-        """A waiter's channel, created before its first look at the store."""
-        return wake.Channel(self.root, session_id)
+        """A waiter's channel, created before its first look at the store. A wake folder that is
+        not nexus's own (a link, another user's) is the store's problem, said as such."""
+        try:
+            return wake.Channel(self.root, session_id)
+        except OSError as exc:
+            folder = paths.wake_dir(self.root)
+            if exc.errno in (errno.ENOSPC, errno.EROFS):
+                raise _translate(exc, folder) from None
+            from shlex import quote
+
+            raise _fail("store_insecure", folder, "the wake folder is a link or not yours: "
+                        f"{exc.strerror or exc}", f"remove it (`rm -r {quote(folder)}`): nexus "
+                        "makes a new one") from None
 
     def data_version(self, conn: sqlite3.Connection) -> object:
         """Changes whenever another connection committed (the waiters' safety poll)."""
