@@ -267,3 +267,13 @@ def test_plain_columns_line_up_under_wide_characters():
     lines = Table(["n", "path", "by"], [["1", "dir/日本 file.py", "me"], ["2", "a.py", "you"],
                                         ["3", "e\u0301t\u00e9.py", "x"]]).plain().splitlines()
     assert len({width(line[: line.rindex("  ") + 2]) for line in lines}) == 1, lines
+
+
+def test_the_board_s_columns_fit_by_terminal_columns():
+    from nexus_cli.core.text import width
+    from nexus_cli.insight.render import fit
+
+    lines = fit(["session", "doing"], [["日本語のセッション名前です", "editing 日本 file"],
+                                       ["ascii", "x" * 100]], 40, (0, 1))
+    assert all(width(line) <= 40 for line in lines)
+    assert len({width(line[: line.index("  ") + 2].rstrip()) for line in lines[1:]}) == 1

@@ -54,6 +54,18 @@ def width(text: str) -> int:
                2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
+def cut_columns(text: str, columns: int, mark: str = "…") -> str:
+    """`text` within `columns` terminal columns, ending in `mark` when it had to be cut."""
+    if width(text) <= columns:
+        return text
+    room, out = columns - width(mark), ""
+    for ch in text:
+        if width(out + ch) > room:
+            break
+        out += ch
+    return out + mark
+
+
 def pad(text: str, columns: int) -> str:
     """`text` followed by spaces up to `columns` terminal columns (str.ljust counts characters)."""
     return text + " " * max(0, columns - width(text))

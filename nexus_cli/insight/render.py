@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 from ..core.human import Part, Table, ago, fields, home_short, page_footer, plural
-from ..core.text import one_line, visible
+from ..core.text import cut_columns, one_line, pad, visible
+from ..core.text import width as text_width
 from ..core.timefmt import human_duration
 
 LABEL = {"user/message": "user", "assistant/message": "assistant", "tool/call": "tool",
@@ -176,7 +177,7 @@ def fit(headers: list[str], rows: list[list[str]], width: int,
         shrink: tuple[int, ...]) -> list[str]:
     """Aligned columns within `width`: the `shrink` columns give up room (cut with …)."""
     cells = [[visible(c, keep_lines=False) for c in r] for r in [headers, *rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    widths = [max(text_width(r[i]) for r in cells) for i in range(len(headers))]
     floor = {i: max(4, min(len(headers[i]), 8)) for i in shrink}
     while sum(widths) + 2 * (len(widths) - 1) > width:
         candidates = [i for i in shrink if widths[i] > floor[i]]
@@ -188,9 +189,8 @@ def fit(headers: list[str], rows: list[list[str]], width: int,
     for r in cells:
         parts = []
         for i, c in enumerate(r):
-            c = c if len(c) <= widths[i] else c[: max(1, widths[i] - 1)] + "…"
-            parts.append(c.ljust(widths[i]))
-        out.append("  ".join(parts).rstrip()[:width])
+            parts.append(pad(cut_columns(c, max(2, widths[i])), widths[i]))
+        out.append(cut_columns("  ".join(parts).rstrip(), width, ""))
     return out
 
 
@@ -209,7 +209,7 @@ def doing(s: dict[str, Any], now: float) -> str:
 
 
 def cut(lines: list[str], width: int) -> list[str]:
-    return [line if len(line) <= width else line[: width - 1] + "…" for line in lines]
+    return [cut_columns(line, width) for line in lines]
 
 
 def board_lines(snap: dict[str, Any], width: int, now: float | None = None,
