@@ -572,6 +572,8 @@ def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
     r = nx("team", "join", as_bob, "--name", "alice-w")
     assert r.code != 0 and "name_taken" in r.err and "Traceback" not in r.err
     assert identity.user_id() == pb  # nothing was kept
+    r = nx("team", "join", as_bob, "--name", "u-alice")  # would read as a person's handle
+    assert r.code == 2 and "s- or u-" in r.err and identity.user_id() == pb
 
 
 def test_a_transaction_begins_with_its_first_statement_and_an_empty_one_sends_nothing(

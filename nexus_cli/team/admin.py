@@ -110,10 +110,13 @@ def _check_url(url: str) -> str:
 
 def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
     """Check the server, bring its schema current (as this role, when it may), keep the URL."""
+    from ..core import identity
     from ..core.store import pg
 
     url = _check_url(a.url)
     people_only("team join")
+    if a.name:
+        identity.check_name(a.name)  # you are user:NAME, shown as NAME: not like a handle
     conn = pg.connect(url, ctx.store.root)
     try:
         if pg.schema_version(conn) < migrations.CURRENT:

@@ -121,14 +121,19 @@ class Channel:
         return True
 
     def close(self) -> None:
+        """Once: a second call does nothing (a descriptor number may belong to another file by
+        then)."""
+        if self.folder < 0:
+            return
+        fd, folder, self.fd, self.folder = self.fd, self.folder, -1, -1
         try:
-            os.close(self.fd)
+            os.close(fd)
         finally:
             try:
-                os.unlink(self.name, dir_fd=self.folder)
+                os.unlink(self.name, dir_fd=folder)
             except OSError:
                 pass
-            os.close(self.folder)
+            os.close(folder)
 
     def __enter__(self) -> Channel:
         return self
