@@ -91,7 +91,9 @@ def _translate(exc: BaseException, path: str) -> NexusError:
                      "check the directory's permissions and the file system")
     if isinstance(exc, OSError):  # the file system, before SQLite had a say
         return _fail("store_unreadable", path, exc.strerror or str(exc),
-                     "point NEXUS_HOME at a directory of yours that can be created or exists")
+                     "point NEXUS_HOME at a directory of yours that can be created or exists"
+                     if err in (errno.ENOENT, errno.ENOTDIR) else
+                     "check the disk and the store's directory, then retry")
     return _fail("store_unreadable", path, f"SQLite says: {exc}",
                  "the file was left untouched; `nexus doctor` checks it")
 
@@ -224,10 +226,11 @@ class Store:
                           "not an SQLite database")
                 from shlex import quote  # (an error's path only: hooks do not load shlex)
 
+                aside = self.path + time.strftime(".bad-%Y%m%d-%H%M%S")
                 raise _fail("store_unreadable", self.path, reason + "; it was left untouched",
                             f"restore it from a backup, or move it aside (`mv "
-                            f"{quote(self.path)} {quote(self.path + '.bad')}`) and nexus starts "
-                            "an empty store")
+                            f"{quote(self.path)} {quote(aside)}`) and nexus starts an empty "
+                            "store")
             page_size = int.from_bytes(header[16:18], "big")
             page_size = 65536 if page_size == 1 else page_size
             pages = int.from_bytes(header[28:32], "big")
