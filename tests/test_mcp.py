@@ -461,3 +461,41 @@ def test_a_stdout_that_fails_or_is_closed_ends_the_server_cleanly(home, shell):
     done = subprocess.run(["sh", "-c", f'{shell}; exec "$@"', "sh", *SERVER], input=INIT + "\n",
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 74 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
+    """A consuming answer is written inside its transaction, holding the store's write lock: a
+    client that stops reading a large one must not stall every other writer. The server gives
+    up after ANSWER_WAIT (5 s, under the 10 s busy timeout), rolls back, and stops."""
+    import time
+
+    env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),
+           "STANDIN_HOOKS": hook_events("claude", sid(1), work(home))}
+    for var in ("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "CODEX_SESSION_ID", "CODEX_THREAD_ID"):
+        env.pop(var, None)
+    for n in range(6):  # ~180 KB of answer: far past a pipe's buffer
+        subprocess.run([*SERVER[:-1], "send", A_ID, f"{n}" + "x" * 30_000], env=env, check=True,
+                       capture_output=True, cwd=work(home))
+    proc = subprocess.Popen([client_wrapper(str(home.parent), "claude"), *SERVER],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    proc.stdin.write((INIT + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                  "params": {"name": "read", "arguments": {}}}) + "\n").encode())
+    proc.stdin.flush()  # ... and the client reads no more
+    time.sleep(1)
+    other = subprocess.run([*SERVER[:-1], "send", A_ID, "another writer"], env=env,
+                           capture_output=True, text=True, cwd=work(home), timeout=60)
+    assert other.returncode == 0, other.stderr  # it waited for the lock (not 10 s), then wrote
+    proc.stdin.close()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 74 and "read nothing for 5 s" in err, err
+    conn = raw_db(home)
+    try:  # the read was rolled back: all six are still unread
+        assert conn.execute("SELECT count(*) FROM messages WHERE read_at IS NULL AND length(text)"
+                            " > 30000").fetchone()[0] == 6
+    finally:
+        conn.close()

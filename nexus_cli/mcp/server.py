@@ -37,6 +37,31 @@ def valid_id(mid: Any) -> bool:
         isinstance(mid, int | float) and not isinstance(mid, bool))
 
 
+ANSWER_WAIT = 5.0  # seconds a client may take to read an answer written inside a transaction
+
+
+def _fileno(out: BinaryIO) -> int | None:
+    try:
+        return out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None  # not a file (tests write to memory): written as it comes
+
+
+def _write_within(fd: int, data: bytes, seconds: float) -> None:
+    """Write `data` to `fd`, giving up (TimeoutError) when the reader takes no part of it for
+    `seconds`. A pipe polled writable takes PIPE_BUF bytes without blocking, so no write here
+    blocks, and the descriptor stays as it is (no O_NONBLOCK on a description others share)."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    view = memoryview(data)
+    while view:
+        if not poller.poll(seconds * 1000):
+            raise TimeoutError(f"the client read nothing for {seconds:g} s")
+        view = view[os.write(fd, view[: select.PIPE_BUF]):]
+
+
 class OutputGone(Exception):
     """stdout cannot be written (the client closed its end, a full disk): nothing more can be
     answered, so the server stops."""
@@ -66,23 +91,31 @@ class Server:
 
     # -- output ---------------------------------------------------------------------------------
 
-    def send(self, message: dict) -> None:
-        """Write one message; OutputGone when it cannot be (the first time, it is logged)."""
+    def send(self, message: dict, within: float | None = None) -> None:
+        """Write one message; OutputGone when it cannot be (the first time, it is logged).
+        `within`: seconds the client may take to read it (an answer written inside a write
+        transaction holds the store's lock meanwhile: a client that stops reading must not
+        stall every session's writes, so the server gives up and stops instead)."""
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         with self.write_lock:
             if self.gone:
                 raise OutputGone
             try:
-                self.out.write(data)
-                self.out.flush()
-            except (OSError, ValueError) as exc:  # EPIPE, ENOSPC; ValueError: closed
+                fd = _fileno(self.out) if within is not None else None
+                if fd is None:
+                    self.out.write(data)
+                    self.out.flush()
+                else:
+                    self.out.flush()
+                    _write_within(fd, data, within)  # type: ignore[arg-type]
+            except (OSError, ValueError) as exc:  # EPIPE, ENOSPC, a timeout; ValueError: closed
                 self.gone = True
                 log(f"stdout cannot be written ({getattr(exc, 'strerror', None) or exc}); "
                     "stopping: no call is answered, and nothing more is consumed")
                 raise OutputGone from None
 
-    def result(self, mid: Any, result: dict) -> None:
-        self.send({"jsonrpc": "2.0", "id": mid, "result": result})
+    def result(self, mid: Any, result: dict, within: float | None = None) -> None:
+        self.send({"jsonrpc": "2.0", "id": mid, "result": result}, within)
 
     def error(self, mid: Any, code: int, message: str, data: Any = None) -> None:
         err: dict[str, Any] = {"code": code, "message": message}
@@ -229,7 +262,7 @@ class Server:
 
         try:
             result = run_tool(tool, args, meta, self.env, self._ancestors, cancelled,
-                              lambda done: self.result(mid, done))
+                              lambda done: self.result(mid, done, ANSWER_WAIT))
         except OutputGone:
             return  # rolled back: what it would have consumed is still there
         except Exception as exc:
