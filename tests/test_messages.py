@@ -325,6 +325,37 @@ def test_output_that_cannot_be_written_consumes_nothing(nx, pair, home, redirect
     assert [m["text"] for m in got] == ["for the person"]  # still unread: nothing was lost
 
 
+def test_a_person_reading_in_a_pager_does_not_hold_the_store(nx, pair, home, tmp_path):
+    """`nexus read` at a terminal pages what is taller than it; the pager waits for the person,
+    and it runs once the read has committed: others write meanwhile (they waited the busy
+    timeout, then failed, while a person read in `less`)."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    me = nx("whoami", "--json").json["id"]
+    nx("send", "claude", "registering the person")
+    for n in range(40):
+        nx("send", me, f"line {n}", env=A)
+    env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home), **store_env(), "TERM": "xterm",
+           "PYTHONPATH": os.pathsep.join(sys.path), "HOME": str(tmp_path)}
+    nexus = f"{sys.executable} -m nexus_cli"
+    env["PAGER"] = (f"cat > {tmp_path}/paged; {nexus} send claude 'while paging' "
+                    f"> {tmp_path}/send.out 2>&1; echo $? > {tmp_path}/rc")
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    done = subprocess.run(["sh", "-c", f"{nexus} read"], env=env, stdin=child, stdout=child,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(child)
+    os.close(main)
+    assert done.returncode == 0, done.stderr
+    assert "line 9" in (tmp_path / "paged").read_text()  # it went through the pager
+    assert (tmp_path / "rc").read_text().strip() == "0", (tmp_path / "send.out").read_text()
+
+
 def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair, home):
     import subprocess
     import sys

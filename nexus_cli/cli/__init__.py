@@ -104,8 +104,9 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
     for key in tool.stdin:
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()
+    later: list = []  # a pager for what was delivered, run once the transaction is over
     ctx = Ctx(Store(), cli_resolver(as_), upkeep=upkeep(),
-              deliver=lambda result: output.emit(tool, result, as_json),
+              deliver=lambda result: later.append(output.emit(tool, result, as_json, True)),
               progress=output.spinner())
     try:
         result = registry.invoke(tool, ctx, raw, params.namer(spec))
@@ -114,6 +115,9 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         if not ctx.delivered:
             output.emit(tool, result, as_json)
+        for show in later:
+            if show is not None:
+                show()
     except NexusError as exc:
         events.refused(ctx.store, exc, "cli", command=" ".join(tool.path))
         output.emit_error(exc, as_json)

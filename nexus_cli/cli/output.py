@@ -58,9 +58,13 @@ def styled(out: Any) -> bool:
     return bool(os.environ.get("FORCE_COLOR")) or out.isatty()
 
 
-def emit(tool: Tool, result: dict[str, Any], as_json: bool) -> None:
+def emit(tool: Tool, result: dict[str, Any], as_json: bool,
+         defer: bool = False) -> Callable[[], None] | None:
     """Print a result and flush: a failure to write raises (OSError), before anything that
-    depends on the output having arrived."""
+    depends on the output having arrived. With `defer` (a consuming tool's output, written
+    inside its transaction), text for a pager is not paged now but returned as what to run
+    once the transaction is over: a person reading in `less` must not hold the store's write
+    lock meanwhile (a terminal takes the text; only a pager waits for the person)."""
     out = _stdout()
     if as_json:
         out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
@@ -74,22 +78,36 @@ def emit(tool: Tool, result: dict[str, Any], as_json: bool) -> None:
             with con.capture() as cap:
                 for part in parts:
                     con.print(to_rich(part) if isinstance(part, Table) else part)
-            page(out, cap.get(), con.height)
+            text, height = cap.get(), con.height
+            if defer and paged(out, text, height):
+                def later() -> None:
+                    page(out, text, height)
+                    out.flush()
+
+                return later
+            page(out, text, height)
         else:  # scripts and pipes: plain text, and no rich import
             for part in parts:
                 out.write((part.plain() if isinstance(part, Table) else part) + "\n")
     out.flush()
+    return None
+
+
+def paged(out: Any, text: str, height: int) -> bool:
+    """Whether `page` would hand `text` to a pager."""
+    pager = os.environ.get("PAGER", "less -FRX")
+    return text.count("\n") >= height and out.isatty() and bool(pager.strip()) and pager != "cat"
 
 
 def page(out: Any, text: str, height: int) -> None:
     """Text taller than the terminal goes through $PAGER (default `less -FRX`; PAGER=cat turns
     it off), the way git and gh do; anything else is written as it is."""
-    pager = os.environ.get("PAGER", "less -FRX")
-    if text.count("\n") < height or not out.isatty() or not pager.strip() or pager == "cat":
+    if not paged(out, text, height):
         out.write(text)
         return
     import subprocess
 
+    pager = os.environ.get("PAGER", "less -FRX")
     out.flush()
     try:
         proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, stdout=out)
