@@ -94,4 +94,4 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
 
 def shared_chat(conn: sqlite3.Connection, me: sqlite3.Row) -> str | None:
     """The brief line about new meeting and global chat for `me`, if any (never wakes)."""
-    return feed.news(conn, me, shellcmd.name(conn))
+    return feed.news(conn, me)

@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 from ..core import sessions
 from ..core.proctable import Proc
-from ..delivery import announce
 from ..maintenance import schedule
 from ..messages import mailbox
+from ..workspace import feed
 
 # what only some events need is imported by their handlers: a tool call (PostToolUse, the hot
-# path) loads announce, expiry and mailbox only
+# path) with nothing to say loads mailbox and the chat feed only (announce: when it has news)
 
 
 class Event(namedtuple("Event", "client sid data me now root proc env", defaults=(None,))):
@@ -43,6 +43,7 @@ def context(event: str, text: str) -> dict:
 
 
 def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    from ..delivery import announce
     from ..presence import succession
 
     succession.on_session_start(conn, ev.sid, ev.data.get("source"), ev.proc, ev.now, ev.root)
@@ -61,7 +62,7 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    from ..delivery import turns
+    from ..delivery import announce, turns
 
     turns.user_prompt(conn, ev.me, ev.now)
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
@@ -73,15 +74,19 @@ def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
     rows, total = mailbox.unread(conn, ev.sid, only_new=True)
-    parts = [announce.announce(conn, ev.me, rows, total, ev.now, "tool")] if rows else []
-    chat = announce.shared_chat(conn, ev.me)
+    parts = []
+    if rows:
+        from ..delivery import announce
+
+        parts.append(announce.announce(conn, ev.me, rows, total, ev.now, "tool"))
+    chat = feed.news(conn, ev.me)
     if chat:
         parts.append(chat)
     return Outcome(context("PostToolUse", "\n".join(parts)) if parts else None)
 
 
 def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    from ..delivery import notify, turns
+    from ..delivery import announce, notify, turns
 
     woken = notify.idle(conn, ev.sid, ev.now, "ended its turn")
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)

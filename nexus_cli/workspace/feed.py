@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..core.text import one_line, quoted
-
 ANNOUNCED = "@announced"  # the cursor stream of what a session was told (never a meeting id)
 SCAN = 1000  # messages looked at per announcement, at most
 LISTED = 3  # streams named per announcement
@@ -22,9 +20,11 @@ def _set(conn: sqlite3.Connection, sid: str, seq: int) -> None:
                  (sid, ANNOUNCED, seq))
 
 
-def news(conn: sqlite3.Connection, me: sqlite3.Row, nexus: str = "nexus") -> str | None:
+def news(conn: sqlite3.Connection, me: sqlite3.Row, nexus: str | None = None) -> str | None:
     """Inside the hook's write: the line announcing new chat for `me`, if any (and the session's
-    announcement cursor moves past it)."""
+    announcement cursor moves past it). `nexus`: the command as the line names it (by default
+    as the session's shell finds it). What only a line needs loads only for one: a tool call
+    with no chat pays for two lookups."""
     sid = me["id"]
     top = conn.execute("SELECT coalesce(max(seq), 0) FROM ws_chat").fetchone()[0]
     row = conn.execute("SELECT seq FROM ws_cursors WHERE reader = ? AND stream = ?",
@@ -45,6 +45,10 @@ def news(conn: sqlite3.Connection, me: sqlite3.Row, nexus: str = "nexus") -> str
     _set(conn, sid, top)
     if not rows:
         return None
+    from ..core import shellcmd
+    from ..core.text import one_line, quoted
+
+    nexus = nexus or shellcmd.name(conn)
     streams: dict[str | None, list[int]] = {}
     for meeting, category in rows:
         counts = streams.setdefault(meeting, [0, 0, 0])
