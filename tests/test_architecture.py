@@ -183,10 +183,12 @@ os._exit(0)
 
 def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):
     """Once a minute's upkeep is done, a tool call's hook asks only whether a round is due: the
-    upkeep's modules (expiry, the task ledger, idle notices) and the activity log stay unloaded."""
+    upkeep's modules (expiry, the task ledger, idle notices) and the activity log stay unloaded,
+    and so do the announcement and its text helpers while there is nothing to announce."""
     sid = "00000001-0000-4000-8000-000000000001"
     lazy = ["nexus_cli.maintenance.expiry", "nexus_cli.tasks.ledger",
-            "nexus_cli.delivery.notify", "nexus_cli.core.events"]
+            "nexus_cli.delivery.notify", "nexus_cli.core.events", "nexus_cli.delivery.announce",
+            "nexus_cli.core.shellcmd", "nexus_cli.core.text"]
     env = {"NEXUS_HOME": str(tmp_path / "store"), "PATH": "/usr/bin:/bin",
            "PYTHONPATH": str(PACKAGE.parent), "HEAVY": json.dumps(lazy)}
     from standin import StandIn
