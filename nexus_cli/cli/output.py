@@ -79,7 +79,7 @@ def emit(tool: Tool, result: dict[str, Any], as_json: bool,
                 for part in parts:
                     con.print(to_rich(part) if isinstance(part, Table) else part)
             text, height = cap.get(), con.height
-            if defer and paged(out, text, height):
+            if defer and pager(out, text, height):
                 def later() -> None:
                     page(out, text, height)
                     out.flush()
@@ -93,24 +93,25 @@ def emit(tool: Tool, result: dict[str, Any], as_json: bool,
     return None
 
 
-def paged(out: Any, text: str, height: int) -> bool:
-    """Whether `page` would hand `text` to a pager."""
-    pager = os.environ.get("PAGER", "less -FRX")
-    return text.count("\n") >= height and out.isatty() and bool(pager.strip()) and pager != "cat"
+def pager(out: Any, text: str, height: int) -> str | None:
+    """The pager `page` hands `text` to, if any: text taller than the terminal goes through
+    $PAGER (default `less -FRX`; PAGER=cat turns it off), the way git and gh do."""
+    command = os.environ.get("PAGER", "less -FRX")
+    tall = text.count("\n") >= height and out.isatty()
+    return command if tall and command.strip() and command != "cat" else None
 
 
 def page(out: Any, text: str, height: int) -> None:
-    """Text taller than the terminal goes through $PAGER (default `less -FRX`; PAGER=cat turns
-    it off), the way git and gh do; anything else is written as it is."""
-    if not paged(out, text, height):
+    """`text` through its pager (see `pager`), else written as it is."""
+    command = pager(out, text, height)
+    if command is None:
         out.write(text)
         return
     import subprocess
 
-    pager = os.environ.get("PAGER", "less -FRX")
     out.flush()
     try:
-        proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, stdout=out)
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=out)
         proc.communicate(text.encode(out.encoding or "utf-8", "replace"))
         if proc.returncode != 127:  # 127: the shell found no such pager
             return

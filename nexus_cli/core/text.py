@@ -58,12 +58,12 @@ def cut_columns(text: str, columns: int, mark: str = "…") -> str:
     """`text` within `columns` terminal columns, ending in `mark` when it had to be cut."""
     if width(text) <= columns:
         return text
-    room, out = columns - width(mark), ""
-    for ch in text:
-        if width(out + ch) > room:
-            break
-        out += ch
-    return out + mark
+    room, used = columns - width(mark), 0
+    for end, ch in enumerate(text):
+        used += width(ch)
+        if used > room:
+            return text[:end] + mark
+    return text
 
 
 def pad(text: str, columns: int) -> str:

@@ -11,7 +11,6 @@ from ..core import sessions, shellcmd
 from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
 from ..core.text import one_line, quoted
 from ..messages import mailbox
-from ..workspace import feed
 
 
 def _who(row: sqlite3.Row | None, sid: str) -> str:
@@ -90,8 +89,3 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
     lines.append(f"`{nexus} peers` lists sessions; `{nexus} send <name> \"<text>\"` messages "
                  f"one; `{nexus} read` reads yours (or the nexus MCP tools peers, send, read).")
     return "\n".join(lines)
-
-
-def shared_chat(conn: sqlite3.Connection, me: sqlite3.Row) -> str | None:
-    """The brief line about new meeting and global chat for `me`, if any (never wakes)."""
-    return feed.news(conn, me)

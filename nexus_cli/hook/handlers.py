@@ -53,7 +53,7 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
     if total:
         text += "\n" + announce.announce(conn, me, rows, total, ev.now, "session-start")
     work = announce.open_work(conn, ev.sid)
-    chat = announce.shared_chat(conn, me)  # a new session hears of chat from here on
+    chat = feed.news(conn, me)  # a new session hears of chat from here on
     from ..reservations import lifecycle  # imported by the events that need it only
 
     held = lifecycle.session_start(conn, me, ev.now, ev.root)
@@ -68,7 +68,7 @@ def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     parts = [announce.announce(conn, ev.me, rows, total, ev.now, "prompt")] if rows else []
     work = announce.open_work(conn, ev.sid)
-    parts += [p for p in (work, announce.shared_chat(conn, ev.me)) if p]
+    parts += [p for p in (work, feed.news(conn, ev.me)) if p]
     return Outcome(context("UserPromptSubmit", "\n".join(parts)) if parts else None)
 
 

@@ -45,21 +45,14 @@ def mark(conn: sqlite3.Connection, recipient: str, row: sqlite3.Row | None = Non
     # only for a client process of this machine (the team store: others learn after a tool call)
     if not row or not row["client_pid"] or row["machine"] not in (None, machine()):
         return
-    try:
+    with paths.subdir(root, FOLDER, create=True) as where:
+        if where is None:
+            return
         try:
-            where = paths.open_subdir(root, FOLDER, create=True)
-        except FileNotFoundError:  # the team store: maybe no local root yet
-            os.makedirs(root, 0o700, exist_ok=True)
-            where = paths.open_subdir(root, FOLDER, create=True)
-    except OSError:
-        return
-    try:
-        os.close(os.open(str(int(row["client_pid"])), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW,
-                         0o600, dir_fd=where))
-    except OSError:
-        pass
-    finally:
-        os.close(where)
+            os.close(os.open(str(int(row["client_pid"])),
+                             os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=where))
+        except OSError:
+            pass
 
 
 def clear(conn: sqlite3.Connection, pid: int) -> None:
@@ -67,29 +60,22 @@ def clear(conn: sqlite3.Connection, pid: int) -> None:
     root = _root(conn)
     if root is None:
         return
-    try:
-        where = paths.open_subdir(root, FOLDER)
-    except OSError:
-        return
-    try:
-        os.unlink(str(int(pid)), dir_fd=where)
-    except OSError:
-        pass
-    finally:
-        os.close(where)
+    with paths.subdir(root, FOLDER) as where:
+        if where is None:
+            return
+        try:
+            os.unlink(str(int(pid)), dir_fd=where)
+        except OSError:
+            pass
 
 
 def sweep(root: str) -> int:
     """Remove the markers of client processes that are gone."""
     from ..proctable import table
 
-    try:
-        where = paths.open_subdir(root, FOLDER)
-    except OSError:
-        return 0
     removed = 0
-    try:
-        for name in os.listdir(where):
+    with paths.subdir(root, FOLDER) as where:
+        for name in os.listdir(where) if where is not None else ():
             if name.isdigit() and table().alive(int(name)):
                 continue
             try:  # a marker is an empty file of nexus's: nothing else here is removed
@@ -98,6 +84,4 @@ def sweep(root: str) -> int:
                     removed += 1
             except OSError:
                 pass
-    finally:
-        os.close(where)
     return removed

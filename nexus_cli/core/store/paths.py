@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 DB_NAME = "nexus.db"
 
@@ -53,6 +55,7 @@ def open_subdir(root: str, name: str, create: bool = False) -> int:
     except FileNotFoundError:
         if not create:
             raise
+        os.makedirs(root, 0o700, exist_ok=True)  # (a team store's local root may not exist yet)
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
@@ -62,6 +65,21 @@ def open_subdir(root: str, name: str, create: bool = False) -> int:
         os.close(fd)
         raise PermissionError(f"{path} belongs to another user")
     return fd
+
+
+@contextmanager
+def subdir(root: str, name: str, create: bool = False) -> Iterator[int | None]:
+    """`open_subdir` for one piece of work: the descriptor, or None when there is no such folder
+    of nexus's own (nothing to do there); closed afterwards."""
+    try:
+        fd = open_subdir(root, name, create)
+    except OSError:
+        yield None
+        return
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def ensure_private_dir(path: str) -> None:

@@ -36,14 +36,10 @@ def key(session_id: str) -> str:
 def poke(root: str, session_ids: Iterable[str]) -> int:
     """Nudge every waiter of these sessions; returns how many were reached. Only FIFOs of the
     store's own wake folder are written to (a planted link or file is not)."""
-    try:
-        folder = paths.open_subdir(root, FOLDER)
-    except OSError:
-        return 0
-    try:
-        wanted = {key(s) for s in session_ids}
-        reached = 0
-        for name in os.listdir(folder):
+    wanted = {key(s) for s in session_ids}
+    reached = 0
+    with paths.subdir(root, FOLDER) as folder:
+        for name in os.listdir(folder) if folder is not None else ():
             if name.rsplit(".", 1)[0] not in wanted:
                 continue
             try:
@@ -58,9 +54,7 @@ def poke(root: str, session_ids: Iterable[str]) -> int:
                 pass
             finally:
                 os.close(fd)
-        return reached
-    finally:
-        os.close(folder)
+    return reached
 
 
 def sweep(root: str) -> int:
@@ -68,13 +62,9 @@ def sweep(root: str) -> int:
     wake folder only."""
     from ..proctable import table
 
-    try:
-        folder = paths.open_subdir(root, FOLDER)
-    except OSError:
-        return 0
     removed = 0
-    try:
-        for name in os.listdir(folder):
+    with paths.subdir(root, FOLDER) as folder:
+        for name in os.listdir(folder) if folder is not None else ():
             pid = name.rsplit(".", 1)[-1]
             if not pid.isdigit() or table().alive(int(pid)):
                 continue
@@ -84,8 +74,6 @@ def sweep(root: str) -> int:
                     removed += 1
             except OSError:
                 pass
-    finally:
-        os.close(folder)
     return removed
 
 
