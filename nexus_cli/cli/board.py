@@ -64,13 +64,14 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
         """The board's data, and the focus pane's lines (fitted when drawn)."""
         ctx = Ctx(store, cli_resolver(None))
         snap = data.snapshot(ctx, all_workspaces, include_offline, cache)
+        extras = data.extras(ctx, all_workspaces, [s["id"] for s in snap["sessions"]])
         pane: list[str] = []
         if focus_on:
             try:
                 pane = render.focus_lines(data.focus_log(ctx, focus_on, all_workspaces), 10_000)
             except NexusError as exc:
                 pane = ["", exc.shown]
-        return snap, waiting(ctx, all_workspaces) + reserved(ctx, all_workspaces) + pane
+        return snap, waiting(extras) + reserved(extras, ctx.now) + pane
 
     try:
         interactive = not once and sys.stdout.isatty() and sys.stdin.isatty() and \
@@ -96,14 +97,12 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
 board.man_group = "insight"  # type: ignore[attr-defined]
 
 
-def waiting(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
+def waiting(extras: dict, most: int = 5) -> list[str]:
     """The permission requests the viewer may answer, oldest first (none pending: no lines)."""
     from ..approvals import answer
     from ..core.text import one_line
 
-    with ctx.read() as conn:
-        me = ctx.me(conn)
-        items, total = answer.pending(conn, me, ctx.now, all_workspaces, most, 0)
+    items, total = extras["approvals"][:most], extras["approvals_total"]
     if not total:
         return []
     lines = ["", f"{answer.summary_line(total)} (`nexus approvals`; "
@@ -119,29 +118,22 @@ def waiting(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
     return lines
 
 
-def reserved(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
+def reserved(extras: dict, now: float, most: int = 5) -> list[str]:
     """The live file reservations in scope, oldest first (none: no lines)."""
-    import os
-
-    from ..core import sessions
     from ..core.text import one_line
     from ..reservations import leases
 
-    with ctx.read() as conn:
-        me = ctx.me(conn)
-        root = None if all_workspaces else os.path.realpath(me.project or me.cwd or "/")
-        rows = leases.listed(conn, root, ctx.now)
-        if not rows:
-            return []
-        lines = ["", f"{len(rows)} file reservation{'s' if len(rows) != 1 else ''} "
-                     "(`nexus reservations`):"]
-        for r in rows[:most]:
-            holder = sessions.get(conn, r["session_id"])
-            who = one_line(holder["name"], 40) if holder else r["session_id"]
-            why = f"  {leases.said(r['reason'], 60)}" if r["reason"] else ""
-            lines.append(f"  {leases.shown(r['pattern'])}  "
-                         f"{'exclusive' if r['exclusive'] else 'shared'}  {who}  until "
-                         f"{leases.until(r['expires_at'], ctx.now)}{why}")
+    rows = extras["reservations"]
+    if not rows:
+        return []
+    lines = ["", f"{len(rows)} file reservation{'s' if len(rows) != 1 else ''} "
+                 "(`nexus reservations`):"]
+    for r in rows[:most]:
+        why = f"  {leases.said(r['reason'], 60)}" if r["reason"] else ""
+        lines.append(f"  {leases.shown(r['pattern'])}  "
+                     f"{'exclusive' if r['exclusive'] else 'shared'}  "
+                     f"{one_line(r['holder']['name'], 40)}  until "
+                     f"{leases.until(r['expires_at_epoch'], now)}{why}")
     if len(rows) > most:
         lines.append(f"  ... and {len(rows) - most} more")
     return lines
