@@ -42,14 +42,36 @@ def _width(explicit: int | None) -> int:
               help="Show this session's latest log below the board.")
 @click.option("--width", type=click.IntRange(20, 1000), default=None, metavar="N",
               help="Columns to fit (default: the terminal's, else $COLUMNS, else 80).")
+@click.option("--web", is_flag=True, help="Serve the board as a web page on 127.0.0.1 while the "
+              "command runs (the person only); prints its address.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+              help="With --web: the port to serve on (default 0: a free one).")
+@click.option("--open", "open_", is_flag=True, help="With --web: open the page in your browser.")
 def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | None,
-          width: int | None) -> None:
+          width: int | None, web: bool, port: int | None, open_: bool) -> None:
     """A live board of every session in scope: name, client, status, what it is doing now (its
     running tool and for how long), inbox depth, tasks it owns and waits on, the first line of
     its last answer; below it who waits on whom, with deadlocks, the permission requests you may
     answer and the file reservations in scope. It redraws as the store
     changes. Keys: 1-9 show that session's log, 0 hides it, q quits. --once prints one frame
-    (for scripts); without a terminal the board prints one frame in plain text."""
+    (for scripts); without a terminal the board prints one frame in plain text.
+
+    --web serves the same board as a page, for as long as the command runs (Ctrl-C stops it; no
+    daemon): it prints one line with the address, http://127.0.0.1:PORT/?token=SECRET, and
+    answers only requests that carry that token, on loopback, at that address. The page draws
+    the wait graph, updates itself within a second of any change, and lets you answer a
+    permission request (allow once or reject), send a message, and release a reservation (for
+    its holder, as `nexus release --as HOLDER` does: the activity log records it). Only the
+    person at an interactive terminal may serve it. The page loads nothing from any other
+    origin."""
+    if not web and (port is not None or open_):
+        raise click.UsageError("--port and --open go with --web")
+    if web and (once or focus or width):
+        raise click.UsageError("--web serves a page: --once, --focus and --width are for the "
+                               "terminal board")
+    if web:
+        _web(port or 0, open_, all_workspaces, include_offline)
+        return
     from ..core.context import Ctx, cli_resolver
     from ..core.errors import NexusError
     from ..core.store.db import Store
@@ -137,6 +159,48 @@ def reserved(extras: dict, now: float, most: int = 5) -> list[str]:
     if len(rows) > most:
         lines.append(f"  ... and {len(rows) - most} more")
     return lines
+
+
+def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) -> None:
+    """Serve the web board until Ctrl-C (or SIGTERM): exit 0, no traceback."""
+    import signal
+
+    from ..core.errors import NexusError
+    from ..web import server
+    from . import output
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        site = server.Board(port, all_workspaces, include_offline).start()
+    except NexusError as exc:
+        output.emit_error(exc, False)
+        sys.exit(int(exc.exit_code))
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            out = output._stdout()
+            out.write(f"nexus board: {site.url}  (Ctrl-C stops it)\n")
+            out.flush()
+            if open_:
+                import webbrowser
+
+                webbrowser.open(site.url)
+            while site.thread.is_alive():
+                site.thread.join(1.0)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        sys.exit(output.failed(exc))
+    finally:
+        try:
+            site.stop()
+        except KeyboardInterrupt:
+            pass
+        sys.stderr.write("nexus board: stopped\n")
 
 
 def _live(store, fetch, focus: str | None, width: int | None) -> None:
