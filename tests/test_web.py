@@ -307,8 +307,12 @@ def test_only_the_person_at_a_terminal_serves_the_board(hook, web, fake, monkeyp
     assert got.value.code == "people_only" and "interactive terminal" in got.value.reason
 
 
-def test_the_feed_publishes_a_change_within_its_wake(nx, hook, web):
-    """Without a browser, on both stores: a message wakes the feed (no fast polling)."""
+def test_the_feed_publishes_a_change_within_its_wake(nx, hook, web, monkeypatch):
+    """Without a browser, on both stores: a message wakes the feed (its wake channels, the
+    look each second), not its ten-second refetch."""
+    from nexus_cli.web import feed
+
+    monkeypatch.setattr(feed, "REFETCH_EVERY", 3600.0)
     hook("claude", "SessionStart", sid(1), source="startup")
     hook("codex", "SessionStart", sid(2), source="startup")
     board = web()

@@ -3,7 +3,8 @@ terminal board does: a wake channel for every session shown and for the reservat
 tasks, reports and releases poke them after COMMIT), a `PRAGMA data_version` look once a second
 (what hooks record: status, tools, permission requests), and a fresh look every REFETCH_EVERY
 seconds (transcripts change without a store write; the durations shown grow). On a team
-database one LISTEN connection hears every session's wake. A state is published only when it
+database one LISTEN connection hears every session's wake, and, with no change counter to look
+at, the look each second reads the board again. A state is published only when it
 differs from the last one; the page's event streams wait on it (`Feed.next`)."""
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ class Changes:
             version = self.store.data_version(self.conn)
             if version != self.seen:
                 self.seen, changed = version, True
-        return changed
+        # a team database has no cheap change counter: what hooks record (statuses, tools,
+        # permission requests) pokes nobody, so the look each second is a fresh read
+        return changed or self.team
 
     def close(self) -> None:
         for c in self.channels.values():
