@@ -334,6 +334,34 @@ test_the_feed_publishes_a_change_within_its_wake = pytest.mark.parametrize(
     "backend", ["sqlite", "pg"], indirect=True)(test_the_feed_publishes_a_change_within_its_wake)
 
 
+def test_a_change_between_a_look_and_its_channels_is_not_missed(hook, web, monkeypatch):
+    """A message committed after the feed read the store but before it made the channels of
+    the sessions it saw (a new session's, say) still shows: the change counter it waits on
+    was read before the look."""
+    from helpers import call
+    from nexus_cli.web import feed
+
+    monkeypatch.setattr(feed, "REFETCH_EVERY", 3600.0)
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    follow, sent = feed.Changes.follow, []
+
+    def late(self, ids):
+        if ids and not sent:  # the feed thread, between its look and the channels
+            sent.append(call(None, "send", {"target": f"claude:{sid(1)}", "text": "gap"},
+                             env=B))
+        follow(self, ids)
+
+    monkeypatch.setattr(feed.Changes, "follow", late)
+    board = web()
+    version, body = board.feed.latest()
+    while (got := board.feed.next(version, 30)) is not None:
+        version, body = got
+        if {s["name"]: s["unread"] for s in json.loads(body)["sessions"]}["claude@work"] == 1:
+            return
+    raise AssertionError("the message sent in the gap never showed")
+
+
 # -- the command ---------------------------------------------------------------------------------
 
 

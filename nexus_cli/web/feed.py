@@ -53,13 +53,20 @@ class Changes:
                 except (OSError, NexusError):
                     pass  # the slow look below still sees every change
 
+    def before_look(self) -> None:
+        """The change counter as it stands before a look at the store: whatever commits after
+        it (a session the look will show, before its channel exists) is seen by `wait`."""
+        if self.conn is None and not self.team and self.store.check_dir() and \
+                self.store.check_file():
+            self.conn = self.store.open_read()
+        if self.conn is not None:
+            self.seen = self.store.data_version(self.conn)
+
     def wait(self, timeout: float, also: int) -> bool:
         """Whether something changed within `timeout` seconds (or `also`, a descriptor, became
         readable)."""
-        if self.conn is None and not self.team and self.store.check_dir() and \
-                self.store.check_file():
-            self.conn = self.store.open_read()  # before the look: no change slips between
-            self.seen = self.store.data_version(self.conn)
+        if self.conn is None and not self.team and self.store.check_file():
+            return True  # the store came to be since the last look
         chans = list(self.channels.values())
         ready = wake.ready([also, *(c.fd for c in chans)], timeout)
         changed = also in ready
@@ -154,7 +161,8 @@ class Feed:
             dirty = True  # the channels did not exist at the first look
             while not self.stopped:
                 if dirty or time.monotonic() - fetched > REFETCH_EVERY:
-                    state = self._publish()  # a session new in it: data_version saw it come
+                    changes.before_look()
+                    state = self._publish()
                     changes.follow([s["id"] for s in state.get("sessions", [])])
                     fetched, dirty = time.monotonic(), False
                 try:
