@@ -307,9 +307,11 @@ def test_only_the_person_at_a_terminal_serves_the_board(hook, web, fake, monkeyp
     assert got.value.code == "people_only" and "interactive terminal" in got.value.reason
 
 
-def test_the_feed_publishes_a_change_within_its_wake(nx, hook, web, monkeypatch):
+def test_the_feed_publishes_a_change_within_its_wake(nx, hook, web, monkeypatch, backend):
     """Without a browser, on both stores: a message wakes the feed (its wake channels, the
-    look each second), not its ten-second refetch."""
+    look each second), not its ten-second refetch. In team mode each session's machine is
+    shown."""
+    from nexus_cli.core.proctable import machine
     from nexus_cli.web import feed
 
     monkeypatch.setattr(feed, "REFETCH_EVERY", 3600.0)
@@ -317,7 +319,9 @@ def test_the_feed_publishes_a_change_within_its_wake(nx, hook, web, monkeypatch)
     hook("codex", "SessionStart", sid(2), source="startup")
     board = web()
     version, body = board.feed.latest()
-    assert json.loads(body)["sessions"]
+    first = json.loads(body)
+    assert first["team"] == (backend == "pg")
+    assert {s["machine"] for s in first["sessions"]} == {machine()}
     nx("send", "claude@work", "ping", env=B)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
