@@ -31,6 +31,13 @@ if ! command -v openssl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl) \
     >/dev/null || echo "test.sh: could not install openssl; the TLS tests will fail" >&2
 fi
+# the web board's tests drive Debian's Chromium through Playwright (pinned in the test extra);
+# Playwright's own browser download is never used (tests/test_web.py)
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+    >/dev/null || echo "test.sh: could not install Chromium; the web board's tests will fail" >&2
+fi
+export NEXUS_REQUIRE_BROWSER=${NEXUS_REQUIRE_BROWSER:-1}
 export NEXUS_REQUIRE_PG=${NEXUS_REQUIRE_PG:-1}
 # the tests run without a network: the first-run test installs nexus the documented way
 # (scripts/install.sh through pipx) from a local wheelhouse made here, while the index is reachable

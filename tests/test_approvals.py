@@ -65,6 +65,9 @@ def test_allow_once_reaches_the_waiting_hook(nx, routed):
     assert decision(box) == {"behavior": "allow"}
     again = nx("approve", item["id"], "reject", "--session", f"claude:{WORKER}", "--json")
     assert again.code == 4 and again.json["receipt"] == "not-pending"
+    [logged] = nx("events", "--action", "approval", "--json").json["events"]  # the answer only
+    assert logged["actor"] == f"claude:{sid(1)}" and logged["target"] == f"claude:{WORKER}"
+    assert logged["detail"] == {"approval": item["id"], "outcome": "allow-once", "tool": "Bash"}
 
 
 def test_reject_reaches_the_waiting_hook_with_a_message(nx, routed):

@@ -25,7 +25,7 @@ LAYERS = [
                   "workspace", "reservations", "insight", "runs", "approvals", "files", "team"]),
     ("setup", ["setup", "clients.configfile", "clients.hookdefs", "clients.claude.config",
                "clients.codex.config", "catalog"]),
-    ("faces", ["cli", "mcp", "hook", "gen", "__main__"]),
+    ("faces", ["cli", "mcp", "hook", "gen", "web", "__main__"]),
 ]
 
 
@@ -115,9 +115,11 @@ def test_there_is_no_import_circle():
 
 
 HEAVY = ("click", "pydantic", "rich", "portalocker", "tomli_w")
+# the web board (`nexus board --web`) and its HTTP server load only when it is served
+WEB = ("nexus_cli.web", "http", "socketserver", "email", "webbrowser", "secrets", "hmac")
 # a hook also leaves out what stdlib costs milliseconds to import and it does not need
-HOOK_HEAVY = (*HEAVY, "typing", "subprocess", "shutil", "threading", "dataclasses", "shlex",
-              "nexus_cli.core.context", "nexus_cli.cli", "nexus_cli.mcp")
+HOOK_HEAVY = (*HEAVY, *WEB, "typing", "subprocess", "shutil", "threading", "dataclasses",
+              "shlex", "nexus_cli.core.context", "nexus_cli.cli", "nexus_cli.mcp")
 PROBE = """
 import io, json, os, sys
 sys.argv = ["nexus"] + json.loads(sys.argv[1])
@@ -171,14 +173,20 @@ server.handle_line(json.dumps({{"jsonrpc": "2.0", "id": 2, "method": "tools/list
 heavy = {HEAVY!r}
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in heavy)))
 print(len(json.loads(out.getvalue().splitlines()[1])["result"]["tools"]), flush=True)
+server.handle_line(json.dumps({{"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                               "params": {{"name": "waits", "arguments": {{}}}}}}).encode())
+web = {WEB!r}
+print(json.dumps(sorted(m for m in sys.modules if m in web or m.split(".")[0] in web)),
+      flush=True)
 os._exit(0)
 """
     env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent)}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout, done.stderr
-    loaded, count = done.stdout.splitlines()
+    loaded, count, web = done.stdout.splitlines()
     assert json.loads(loaded) == [] and int(count) > 0, done.stderr
+    assert json.loads(web) == [], "a tool call over MCP loaded the web board's modules"
 
 
 def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import caller, sessions, settings
+from ..core import caller, events, sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -93,6 +93,9 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
         expired = ledger.expire(conn, a.approval_id, ctx.now)
         accepted = not expired and ledger.settle(conn, a.approval_id,
                                                  ledger.OUTCOMES[a.outcome], me.id, ctx.now)
+        if accepted:  # who let which call of which session run (or stopped it), for the log
+            events.record(conn, ctx.now, me.id, "approval.answer", row["session_id"],
+                          approval=a.approval_id, outcome=a.outcome, tool=row["tool_name"])
         where, params = _scope(me, True)
         remaining = conn.execute(f"SELECT count(*) FROM ({VISIBLE} WHERE a.status = 'pending'"
                                  f" AND {where})", params).fetchone()[0]

@@ -42,14 +42,36 @@ def _width(explicit: int | None) -> int:
               help="Show this session's latest log below the board.")
 @click.option("--width", type=click.IntRange(20, 1000), default=None, metavar="N",
               help="Columns to fit (default: the terminal's, else $COLUMNS, else 80).")
+@click.option("--web", is_flag=True, help="Serve the board as a web page on 127.0.0.1 while the "
+              "command runs (the person only); prints its address.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+              help="With --web: the port to serve on (default 0: a free one).")
+@click.option("--open", "open_", is_flag=True, help="With --web: open the page in your browser.")
 def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | None,
-          width: int | None) -> None:
+          width: int | None, web: bool, port: int | None, open_: bool) -> None:
     """A live board of every session in scope: name, client, status, what it is doing now (its
     running tool and for how long), inbox depth, tasks it owns and waits on, the first line of
     its last answer; below it who waits on whom, with deadlocks, the permission requests you may
     answer and the file reservations in scope. It redraws as the store
     changes. Keys: 1-9 show that session's log, 0 hides it, q quits. --once prints one frame
-    (for scripts); without a terminal the board prints one frame in plain text."""
+    (for scripts); without a terminal the board prints one frame in plain text.
+
+    --web serves the same board as a page, for as long as the command runs (Ctrl-C stops it; no
+    daemon): it prints one line with the address, http://127.0.0.1:PORT/?token=SECRET, and
+    answers only requests that carry that token, on loopback, at that address. The page draws
+    the wait graph, updates itself within a second of any change, and lets you answer a
+    permission request (allow once or reject), send a message, and release a reservation (for
+    its holder, as `nexus release --as HOLDER` does: the activity log records it). Only the
+    person at an interactive terminal may serve it. The page loads nothing from any other
+    origin."""
+    if not web and (port is not None or open_):
+        raise click.UsageError("--port and --open go with --web")
+    if web and (once or focus or width):
+        raise click.UsageError("--web serves a page: --once, --focus and --width are for the "
+                               "terminal board")
+    if web:
+        _web(port or 0, open_, all_workspaces, include_offline)
+        return
     from ..core.context import Ctx, cli_resolver
     from ..core.errors import NexusError
     from ..core.store.db import Store
@@ -64,13 +86,14 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
         """The board's data, and the focus pane's lines (fitted when drawn)."""
         ctx = Ctx(store, cli_resolver(None))
         snap = data.snapshot(ctx, all_workspaces, include_offline, cache)
+        extras = data.extras(ctx, all_workspaces, [s["id"] for s in snap["sessions"]])
         pane: list[str] = []
         if focus_on:
             try:
                 pane = render.focus_lines(data.focus_log(ctx, focus_on, all_workspaces), 10_000)
             except NexusError as exc:
                 pane = ["", exc.shown]
-        return snap, waiting(ctx, all_workspaces) + reserved(ctx, all_workspaces) + pane
+        return snap, waiting(extras) + reserved(extras, ctx.now) + pane
 
     try:
         interactive = not once and sys.stdout.isatty() and sys.stdin.isatty() and \
@@ -96,14 +119,12 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
 board.man_group = "insight"  # type: ignore[attr-defined]
 
 
-def waiting(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
+def waiting(extras: dict, most: int = 5) -> list[str]:
     """The permission requests the viewer may answer, oldest first (none pending: no lines)."""
     from ..approvals import answer
     from ..core.text import one_line
 
-    with ctx.read() as conn:
-        me = ctx.me(conn)
-        items, total = answer.pending(conn, me, ctx.now, all_workspaces, most, 0)
+    items, total = extras["approvals"][:most], extras["approvals_total"]
     if not total:
         return []
     lines = ["", f"{answer.summary_line(total)} (`nexus approvals`; "
@@ -119,32 +140,67 @@ def waiting(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
     return lines
 
 
-def reserved(ctx, all_workspaces: bool, most: int = 5) -> list[str]:
+def reserved(extras: dict, now: float, most: int = 5) -> list[str]:
     """The live file reservations in scope, oldest first (none: no lines)."""
-    import os
-
-    from ..core import sessions
     from ..core.text import one_line
     from ..reservations import leases
 
-    with ctx.read() as conn:
-        me = ctx.me(conn)
-        root = None if all_workspaces else os.path.realpath(me.project or me.cwd or "/")
-        rows = leases.listed(conn, root, ctx.now)
-        if not rows:
-            return []
-        lines = ["", f"{len(rows)} file reservation{'s' if len(rows) != 1 else ''} "
-                     "(`nexus reservations`):"]
-        for r in rows[:most]:
-            holder = sessions.get(conn, r["session_id"])
-            who = one_line(holder["name"], 40) if holder else r["session_id"]
-            why = f"  {leases.said(r['reason'], 60)}" if r["reason"] else ""
-            lines.append(f"  {leases.shown(r['pattern'])}  "
-                         f"{'exclusive' if r['exclusive'] else 'shared'}  {who}  until "
-                         f"{leases.until(r['expires_at'], ctx.now)}{why}")
+    rows = extras["reservations"]
+    if not rows:
+        return []
+    lines = ["", f"{len(rows)} file reservation{'s' if len(rows) != 1 else ''} "
+                 "(`nexus reservations`):"]
+    for r in rows[:most]:
+        why = f"  {leases.said(r['reason'], 60)}" if r["reason"] else ""
+        lines.append(f"  {leases.shown(r['pattern'])}  "
+                     f"{'exclusive' if r['exclusive'] else 'shared'}  "
+                     f"{one_line(r['holder']['name'], 40)}  until "
+                     f"{leases.until(r['expires_at_epoch'], now)}{why}")
     if len(rows) > most:
         lines.append(f"  ... and {len(rows) - most} more")
     return lines
+
+
+def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) -> None:
+    """Serve the web board until Ctrl-C (or SIGTERM): exit 0, no traceback."""
+    import signal
+
+    from ..core.errors import NexusError
+    from ..web import server
+    from . import output
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        site = server.Board(port, all_workspaces, include_offline).start()
+    except NexusError as exc:
+        output.emit_error(exc, False)
+        sys.exit(int(exc.exit_code))
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            out = output._stdout()
+            out.write(f"nexus board: {site.url}  (Ctrl-C stops it)\n")
+            out.flush()
+            if open_:
+                import webbrowser
+
+                webbrowser.open(site.url)
+            while site.thread.is_alive():
+                site.thread.join(1.0)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        sys.exit(output.failed(exc))
+    finally:
+        try:
+            site.stop()
+        except KeyboardInterrupt:
+            pass
+        sys.stderr.write("nexus board: stopped\n")
 
 
 def _live(store, fetch, focus: str | None, width: int | None) -> None:

@@ -206,6 +206,19 @@ def person_at_terminal(me: object, what: str, key: str) -> None:
                      "run it yourself at a terminal")
 
 
+def person_here(key: str, what: str, agent: str, action: str, at_terminal_action: str) -> None:
+    """Acts that are the person's alone (trusting hooks, serving the web board): refused below
+    a client process (`agent` says why: an agent's shell or tool) and without an interactive
+    terminal with the command in its foreground (`what` needs one: a script, a detached
+    process)."""
+    if any(p.name in identity.CLIENTS for p in table().ancestors()):
+        raise NexusError("people_only", key, agent, action)
+    if not at_terminal():
+        raise NexusError("people_only", key, f"{what} needs the person at an interactive "
+                         "terminal with the command in its foreground; scripts and detached "
+                         "processes may not", at_terminal_action)
+
+
 def lookup_exact(conn: sqlite3.Connection, value: str) -> str:
     """`--as` takes an exact id, handle or name; a user id need not be registered yet."""
     try:

@@ -25,7 +25,10 @@ and what it does not:
   (`nexus approve`) and changing the settings that widen what agents may do (`nexus config set
   fsWrite|runApprovals`) need an interactive terminal, so a process that left an agent's tree
   (`setsid`, a double fork, `env -i`) is not taken for you. An agent changes no setting at all
-  (`people_only`): the turn, rate and file limits it lives under are not its own.
+  (`people_only`): the turn, rate and file limits it lives under are not its own. Only you at
+  a terminal serve the web board (`nexus board --web`), which holds these powers for as long
+  as it runs; its address carries a secret, and anyone who has that address while it runs can
+  act as you on the page, like someone at your terminal.
 - **Hook events are believed only from their session's own client process.** The first event
   records that process (pid and start time, so a reused pid does not count); an event for the
   session from any other process is refused (`hook_refused`). A session whose client exited moves

@@ -76,23 +76,17 @@ def _trust_allowed(a: Any) -> None:
     and a script or detached process may not either (it needs the person's terminal)."""
     from ..core import caller
     from ..core.errors import NexusError
-    from ..core.proctable import table
 
     if a.client != "codex":
         raise NexusError("invalid_argument", "--trust", "only Codex asks for hooks to be trusted",
                          f"run `nexus install {a.client}` without --trust")
     if a.dry_run:
         return  # shows the edit, writes nothing
-    if any(p.name in identity.CLIENTS for p in table().ancestors()):
-        raise NexusError("people_only", "--trust", "an agent may not trust hooks for itself: "
-                         "Codex's review of them is the person's",
-                         "ask the person to run `nexus install codex --trust` in their terminal")
-    if not caller.at_terminal():
-        raise NexusError("people_only", "--trust", "trusting hooks needs the person at an "
-                         "interactive terminal with the command in its foreground; scripts and "
-                         "detached processes may not",
-                         "run `nexus install codex --trust` yourself at a terminal, or review "
-                         "the hooks in Codex (/hooks)")
+    caller.person_here("--trust", "trusting hooks", "an agent may not trust hooks for itself: "
+                       "Codex's review of them is the person's",
+                       "ask the person to run `nexus install codex --trust` in their terminal",
+                       "run `nexus install codex --trust` yourself at a terminal, or review the "
+                       "hooks in Codex (/hooks)")
 
 
 def _run(ctx: Ctx, a: Any, install: bool) -> dict:

@@ -935,7 +935,7 @@ class PgStore:
             return 0
         return len(ids)
 
-    def channel(self, session_id: str) -> Channel:
+    def channel(self, session_id: str | None) -> Channel:
         return Channel(self, session_id)
 
     def data_version(self, conn: Conn) -> object:
@@ -943,9 +943,10 @@ class PgStore:
 
 
 class Channel:
-    """A waiter's LISTEN connection; created before the first look, so no NOTIFY is missed."""
+    """A waiter's LISTEN connection; created before the first look, so no NOTIFY is missed.
+    `session_id` None hears every session's wake (the web board)."""
 
-    def __init__(self, store: PgStore, session_id: str) -> None:
+    def __init__(self, store: PgStore, session_id: str | None) -> None:
         self.sid = session_id
         self.conn = connect(store.url, store.root)
         try:
@@ -961,7 +962,7 @@ class Channel:
             got = False
             try:
                 for note in raw.notifies(timeout=0, stop_after=None):  # drain what is queued
-                    got = got or note.payload == self.sid
+                    got = got or self.sid is None or note.payload == self.sid
             except ERRORS:
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
                 return False
@@ -974,6 +975,11 @@ class Channel:
                 wake.ready([raw.fileno()], remaining)
             except (OSError, ValueError):
                 return False
+
+    @property
+    def fd(self) -> int:
+        """What to poll for a NOTIFY (as a local channel's FIFO)."""
+        return self.conn.raw.fileno()
 
     def close(self) -> None:
         try:
