@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # standin.py
 
+import schemas
 from helpers import CLIENT_ENV, RUN, WORKER, FakeTable, Run, env_session, fake_table, sid
 from nexus_cli.approvals import ledger
 from nexus_cli.cli import main as cli_main
@@ -126,6 +127,7 @@ def nx(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, fake: Fak
             with fake.inside(pid):
                 code = cli_main(list(args))
             captured = capsys.readouterr()
+        schemas.check(args, captured.out)
         return Run(code, captured.out, captured.err)
 
     return run
@@ -225,3 +227,28 @@ def routed(hook, nx, chdir_work):
         ledger.route(conn, RUN, pid, table.get(pid).start, f"claude:{sid(1)}", chdir_work,
                      time.time())
     return {"NEXUS_RUN": RUN}
+
+
+# Every tool's --json output is checked against its schema somewhere in the suite
+# (tests/schemas.py): each worker hands the controller what it checked; a whole run fails on a
+# tool never checked.
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if hasattr(config, "workeroutput"):  # an xdist worker
+        config.workeroutput["schemas_checked"] = sorted(schemas.CHECKED)
+        return
+    opt = config.option
+    whole = not (opt.keyword or opt.markexpr or opt.collectonly or getattr(opt, "lf", False)
+                 or opt.deselect) and all(
+        Path(a).resolve() == Path(__file__).parent for a in config.args or ["tests"])
+    if whole and session.testsfailed == 0 and session.testscollected:
+        missing = schemas.unchecked(schemas.CHECKED)
+        if missing:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            print(f"\nno test checked the --json output of: {', '.join(missing)} "
+                  "(tests/schemas.py)", file=sys.stderr)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # type: ignore[no-untyped-def]
+    schemas.CHECKED.update(getattr(node, "workeroutput", {}).get("schemas_checked", ()))

@@ -45,7 +45,7 @@ def decision(box) -> dict:
 
 
 def test_allow_once_reaches_the_waiting_hook(nx, routed):
-    from test_contract import validate
+    from schemas import validate
 
     thread, box = ask(routed)
     got = wait_pending(nx, claude_env(sid(1)))

@@ -35,7 +35,7 @@ def read(path: str) -> str:
 
 
 def test_read_pages_by_lines_and_bytes(nx, work):
-    from test_contract import validate
+    from schemas import validate
 
     path = os.path.join(work, "src", "a.txt")
     r = nx("fs", "read", path, "--json", env=A)
@@ -90,7 +90,7 @@ def test_sensitive_names_are_refused_and_hidden(nx, work):
 
 
 def test_list_depth_and_paging(nx, work):
-    from test_contract import validate
+    from schemas import validate
 
     r = nx("fs", "list", work, "--depth", "3", "--limit", "2", "--json", env=A).json
     validate("fs_list", r)
@@ -104,7 +104,7 @@ def test_list_depth_and_paging(nx, work):
 
 
 def test_stat_of_a_missing_path_is_not_an_error(nx, work):
-    from test_contract import validate
+    from schemas import validate
 
     r = nx("fs", "stat", os.path.join(work, "missing"), "--json", env=A)
     assert r.code == 0 and r.json["exists"] is False
@@ -114,7 +114,7 @@ def test_stat_of_a_missing_path_is_not_an_error(nx, work):
 
 
 def test_write_is_off_until_the_person_turns_it_on(nx, work):
-    from test_contract import validate
+    from schemas import validate
 
     path = os.path.join(work, "new", "dir", "out.txt")
     r = nx("fs", "write", path, "hello", env=A)

@@ -50,7 +50,7 @@ def final(nx, run_id: str, env=None, timeout: float = 60) -> dict:
 
 
 def test_a_claude_run_returns_the_seed_result_shape(nx, clients, chdir_work, home):
-    from test_contract import validate
+    from schemas import validate
 
     r = nx("run", "claude", "write notes", "--title", "t1", "--json")
     assert r.code == 0, r.err
@@ -73,7 +73,7 @@ def test_a_claude_run_returns_the_seed_result_shape(nx, clients, chdir_work, hom
 
 
 def test_codex_detached_is_collected_later_and_listed(nx, clients, chdir_work, monkeypatch):
-    from test_contract import validate
+    from schemas import validate
 
     monkeypatch.setenv("FAKE_SLEEP", "1")
     r = nx("run", "codex", "look around", "--detach", "--json")
@@ -122,7 +122,7 @@ def test_cancel_ends_the_whole_process_group_and_keeps_the_session(nx, clients, 
     family = [client, *procs.descendants(client)]
     r = nx("run", "cancel", run_id, "--json")
     assert r.code == 0 and r.json["ok"] and r.json["was"] == "running", r.err
-    from test_contract import validate
+    from schemas import validate
 
     validate("run_cancel", r.json)
     assert r.json["session_id"] and "--resume" in r.json["next"]
@@ -216,8 +216,9 @@ def test_resume_continues_the_session_with_its_policy(nx, clients, chdir_work):
 
 def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work, monkeypatch,
                                                  tmp_path):
-    from test_contract import validate
     from test_runs_hardening import codex_hooks
+
+    from schemas import validate
 
     codex_hooks(nx, monkeypatch, tmp_path, trust=True)  # approvals nexus needs them trusted
 
@@ -240,7 +241,7 @@ def test_sandbox_tiers_map_to_each_clients_flags(nx, clients, chdir_work, monkey
 
 
 def test_presets(nx, hook, clients, chdir_work, home):
-    from test_contract import validate
+    from schemas import validate
 
     listed = nx("preset", "list", "--json").json
     validate("preset_list", listed)
@@ -276,7 +277,7 @@ def test_presets(nx, hook, clients, chdir_work, home):
 
 
 def test_info_never_echoes_secrets_and_echo_echoes(nx, clients, chdir_work, monkeypatch):
-    from test_contract import validate
+    from schemas import validate
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-very-secret")
     r = nx("info", "--json")
@@ -313,7 +314,7 @@ def test_a_missing_client_is_a_coded_error(nx, chdir_work, monkeypatch):
 
 
 def test_a_run_over_mcp_with_the_official_client(home, hook, clients, chdir_work):
-    from test_contract import validate
+    from schemas import validate
 
     hook("claude", "SessionStart", sid(1), source="startup")
 

@@ -385,7 +385,7 @@ def test_doctor_checks_the_team_database(nx, pg_cluster, monkeypatch):
 
 
 def test_team_results_match_their_schemas(nx, pg_cluster):
-    from test_contract import validate
+    from schemas import validate
 
     _, url = schema(pg_cluster)
     r = nx("team", "join", url, "--json")

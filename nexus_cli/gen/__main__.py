@@ -1,5 +1,6 @@
-"""`python -m nexus_cli.gen [--check]`: write (or check) contract/ and man/ from the registry and
-the CLI. Run it after changing a tool; the tests fail while they drift."""
+"""`python -m nexus_cli.gen [--check]`: write (or check) contract/, man/ and the command and
+tool references in docs/ from the registry and the CLI. Run it after changing a tool; the tests
+fail while they drift."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ def main() -> int:
 
     mandir = os.path.join(opts.root, "man")
     changed += manpages.drift(mandir) if opts.check else manpages.write(mandir)
+    from . import docs
+
+    docdir = os.path.join(opts.root, "docs")
+    changed += docs.drift(docdir) if opts.check else docs.write(docdir)
     if opts.check and changed:
         print(f"out of date: {', '.join(changed)} (run `python -m nexus_cli.gen`)", file=sys.stderr)
         return 1

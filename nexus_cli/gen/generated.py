@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 
-def drift(directory: str, files: dict[str, str], suffix: str) -> list[str]:
-    """Generated files that are missing or differ, and stale ones (`suffix`) no longer made."""
+def drift(directory: str, files: dict[str, str], suffix: str | None) -> list[str]:
+    """Generated files that are missing or differ, and stale ones (`suffix`) no longer made
+    (None: the folder holds other files too, and nothing there is stale)."""
     out = []
     for name, text in files.items():
         try:
@@ -16,12 +17,12 @@ def drift(directory: str, files: dict[str, str], suffix: str) -> list[str]:
         except FileNotFoundError:
             pass
         out.append(name)
-    if os.path.isdir(directory):
+    if suffix and os.path.isdir(directory):
         out += sorted(n for n in os.listdir(directory) if n.endswith(suffix) and n not in files)
     return out
 
 
-def write(directory: str, files: dict[str, str], suffix: str) -> list[str]:
+def write(directory: str, files: dict[str, str], suffix: str | None) -> list[str]:
     os.makedirs(directory, exist_ok=True)
     changed = drift(directory, files, suffix)
     for name in changed:
