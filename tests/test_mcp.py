@@ -138,7 +138,7 @@ def test_bad_arguments_are_tool_errors_and_nothing_is_written(home, pair, args, 
 
     r, ok = run(go)
     assert r.is_error and needle in r.content[0].text
-    assert r.structured_content["error"]["code"] == "invalid_argument"
+    assert r.meta["nexus/error"]["code"] == "invalid_argument"
     assert not ok.is_error
     after = tree_bytes(home)
     assert {k: after[k] for k in before if not k.endswith(("-wal", "-shm"))} == {
@@ -156,10 +156,10 @@ def test_error_text_shows_control_characters_escaped(home, pair):
             return await s.call_tool("send", {"target": target, "text": "hi"})
 
     r = run(go)
-    assert r.is_error and r.structured_content["error"]["code"] == "target_not_found"
+    assert r.is_error and r.meta["nexus/error"]["code"] == "target_not_found"
     text = r.content[0].text
     assert "\x1b" not in text and "\n" not in text and "\\x1b" in text, text
-    assert r.structured_content["error"]["key"] == target
+    assert r.meta["nexus/error"]["key"] == target
 
 
 def test_unknown_tool_is_a_protocol_error(home):
@@ -245,7 +245,7 @@ def test_protocol_errors_and_the_server_keeps_serving(home):
     ])
     by_id = {r.get("id"): r for r in replies if r.get("id") is not None}
     assert by_id[0]["error"]["code"] == -32600
-    assert by_id[9]["error"]["code"] == -32601
+    assert by_id[9]["error"]["code"] == -32602  # a 2026-07-28 request without its _meta fields
     assert by_id[1]["result"]["protocolVersion"] == "2025-06-18"
     assert by_id[2]["error"]["code"] == -32601
     assert by_id[3]["error"]["code"] == -32602
@@ -412,7 +412,8 @@ BUDGET_BYTES = 8000  # 2,000 tokens at ~4 bytes a token: README, "Tool groups"
 def test_the_default_tools_fit_the_context_budget():
     """What every model request of every session carries, measured on the entries the server
     lists (as Claude Code sends them: name, description, input schema)."""
-    from nexus_cli.mcp.tools import entry, served
+    from nexus_cli.core.specs import served
+    from nexus_cli.mcp.listing import entry
 
     def size(groups):
         return sum(len(json.dumps({"name": f"mcp__nexus__{e['name']}",
@@ -420,9 +421,9 @@ def test_the_default_tools_fit_the_context_budget():
                                    "input_schema": e["inputSchema"]}, separators=(",", ":")))
                    for e in map(entry, served(groups).values()))
 
-    assert size(["default"]) < BUDGET_BYTES, size(["default"])
-    for name, tool in served(["all"]).items():
-        assert len(tool.description) <= 160, f"{name}: say more in details, not description"
+    assert size(("default",)) < BUDGET_BYTES, size(("default",))
+    for name, found in served(("all",)).items():
+        assert len(found["description"]) <= 160, f"{name}: say more in details, not description"
 
 
 def test_a_read_whose_answer_cannot_be_written_consumes_nothing(home, pair):

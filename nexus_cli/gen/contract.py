@@ -28,7 +28,7 @@ def model(tool: Tool, name: str) -> Any:
 def lean(schema: Any, inputs: bool) -> Any:
     """A schema without what only costs bytes: titles, `default: null`, and `anyOf [T, null]`:
     for an optional argument it goes (null is accepted as "not given" anyway); in a result it
-    becomes `type: [T, "null"]` where T is a plain type. (mcp.tools.lean_input trims the input
+    becomes `type: [T, "null"]` where T is a plain type. (mcp.listing.lean_input trims the input
     schemas further as they are listed.)"""
     if isinstance(schema, list):
         return [lean(s, inputs) for s in schema]
@@ -59,6 +59,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "group": tool.group,
         "command": "nexus " + " ".join(tool.path),
         "mcp": tool.mcp,
+        "module": tool.module,  # the feature module that registers it: a face imports just that
         "title": tool.title,
         "description": tool.description,
         "details": tool.details,
@@ -69,8 +70,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "cli": None if not tool.cli else {"path": list(tool.path),
                 "positional": list(tool.positional), "stdin": list(tool.stdin),
                 "caller": tool.needs_caller,
-                "exit_if": list(tool.exit_if) if tool.exit_if else None,
-                "module": tool.module},
+                "exit_if": list(tool.exit_if) if tool.exit_if else None},
     }
 
 
