@@ -500,3 +500,174 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
                             " > 30000").fetchone()[0] == 6
     finally:
         conn.close()
+
+
+# -- seed 000 and 002 rules over MCP ------------------------------------------------------------
+
+
+def test_the_host_tool_call_id_is_the_default_idempotency_key(home, pair):
+    """Seed 000: without `request_id`, the host's tool-call id (Claude Code's
+    `claudecode/toolUseId`, Codex's `callId`) is the key: a retried identical call returns the
+    original with `duplicate: true`, for every tool that takes a key."""
+    calls = [("delegate", {"target": B_ID, "task": "port the parser"}, "toolu_D1"),
+             ("send", {"target": B_ID, "text": "hello"}, "toolu_S1"),
+             ("ask", {"target": B_ID, "text": "ready?", "timeout": 0}, "toolu_Q1")]
+
+    async def go():
+        async with session(home, A_ID, bind=tuple(t for *_, t in calls)) as s:
+            out = {}
+            for name, args, tool_use in calls:
+                meta = {"claudecode/toolUseId": tool_use}
+                first = await s.call_tool(name, args, meta=meta)
+                again = await s.call_tool(name, args, meta=meta)
+                assert not first.is_error and not again.is_error, (first.content, again.content)
+                out[name] = (first.structured_content, again.structured_content)
+            return out
+
+    out = run(go)
+    for name, key in (("delegate", "id"), ("send", "message_id"), ("ask", "message_id")):
+        first, again = out[name]
+        assert first[key] == again[key] and first["duplicate"] is False, name
+        assert again["duplicate"] is True, name
+    conn = raw_db(home)
+    try:
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM messages WHERE text IN ('hello', 'ready?')"
+                            ).fetchone()[0] == 2
+    finally:
+        conn.close()
+
+    async def codex_side():
+        async with session(home, B_ID) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2), "callId": "call_C1"}
+            first = await s.call_tool("send", {"target": A_ID, "text": "from codex"}, meta=meta)
+            again = await s.call_tool("send", {"target": A_ID, "text": "from codex"}, meta=meta)
+            other = await s.call_tool("send", {"target": A_ID, "text": "else"}, meta=meta)
+            return first, again, other
+
+    first, again, other = run(codex_side)
+    assert again.structured_content["duplicate"] is True
+    assert again.structured_content["message_id"] == first.structured_content["message_id"]
+    assert first.structured_content["request_id"] == "call_C1"
+    # the same call id for other content is not a retry: refused, with its code
+    assert other.is_error and other.meta["nexus/error"]["code"] == "request_id_conflict"
+
+
+def test_send_has_delivery_modes(home, pair):
+    """Seed 000: `send` takes `mode` like `delegate`: queue (at the next turn), steer (at the next
+    tool call), auto (steer a working session, queue anyone else)."""
+    async def go():
+        async with session(home, A_ID) as s:
+            return {mode: (await s.call_tool("send", {"target": B_ID, "text": mode,
+                                                      "mode": mode})).structured_content
+                    for mode in ("queue", "steer", "auto")}
+
+    out = run(go)
+    assert {m: r["mode"] for m, r in out.items()} == {
+        "queue": "queue", "steer": "steer", "auto": "queue"}  # the codex session is idle
+    conn = raw_db(home)
+    try:
+        deferred = dict(conn.execute("SELECT text, defer FROM messages WHERE sender = ?",
+                                     (A_ID,)).fetchall())
+    finally:
+        conn.close()
+    assert deferred == {"queue": 1, "steer": 0, "auto": 1}
+
+
+def test_read_says_how_much_open_work_the_reader_owns(home, pair):
+    """Seed 002: `read` reminds the reader of its obligations: how many tasks it owes, and the
+    oldest few."""
+    async def dispatch():
+        async with session(home, A_ID) as s:
+            return [(await s.call_tool("delegate", {"target": B_ID, "task": f"task {n}",
+                                                    "request_id": f"r{n}"})
+                     ).structured_content["id"] for n in range(5)]
+
+    ids = run(dispatch)
+
+    async def codex_reads():
+        async with session(home, B_ID) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2)}
+            got = (await s.call_tool("read", {"count": 1}, meta=meta)).structured_content
+            await s.call_tool("report", {"task_id": ids[0], "status": "completed",
+                                         "result": "done"}, meta=meta)
+            after = (await s.call_tool("read", {}, meta=meta)).structured_content
+            return got, after
+
+    got, after = run(codex_reads)
+    assert got["open_work_count"] == 5 and got["open_work"] == ids[:3]
+    assert after["open_work_count"] == 4 and after["open_work"] == ids[1:4]
+
+
+# -- the stateless revision (2026-07-28), with the SDK's modern client ----------------------
+
+
+def modern_client(home, as_=None, mode="2026-07-28", bind=()):
+    from mcp.client.client import Client
+
+    return Client(server_params(home, as_, bind=bind), mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "auto"])
+def test_the_stateless_revision_with_the_sdk_client(home, pair, mode):
+    """The SDK's 2026-07-28 client (pinned, or probing with server/discover as Claude Code does):
+    no initialize; the caller still comes from `_meta` and the process."""
+    async def go():
+        async with modern_client(home, A_ID, mode, bind=("toolu_M1",)) as c:
+            listed = await c.list_tools()
+            who = await c.call_tool("whoami", {}, meta={"claudecode/toolUseId": "toolu_M1"})
+            bad = await c.call_tool("send", {"target": "nobody", "text": "hi"})
+            forged = await c.call_tool("whoami", {}, meta={"sessionId": sid(2)})
+            return c.protocol_version, c.server_info, listed, who, bad, forged
+
+    version, info, listed, who, bad, forged = run(go)
+    assert version == "2026-07-28"
+    assert info.name == "nexus" if mode == "auto" else info is None  # pinned: nothing discovered
+    assert {"send", "read", "delegate"} <= {t.name for t in listed.tools}
+    assert not who.is_error and who.structured_content["id"] == A_ID
+    assert bad.is_error and bad.meta["nexus/error"]["code"] == "target_not_found"
+    assert bad.structured_content is None  # error results never break the output schema
+    assert forged.is_error and "impersonation_refused" in forged.content[0].text
+
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def test_stateless_requests_on_the_wire(home):
+    def rpc(mid, method, meta=MODERN_META, **params):
+        return json.dumps({"jsonrpc": "2.0", "id": mid, "method": method,
+                           "params": {**params, **({"_meta": meta} if meta is not None else {})}})
+
+    replies = raw(home, [
+        rpc(21, "server/discover"),
+        rpc(2, "tools/list"),
+        rpc(3, "server/discover", meta=None),  # a stateless method without its fields
+        rpc(4, "tools/list", meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),
+        rpc(5, "tools/list", meta={**MODERN_META,
+                                   "io.modelcontextprotocol/protocolVersion": "1999-01-01"}),
+        rpc(6, "initialize"), rpc(7, "ping"), rpc(8, "logging/setLevel"),
+        rpc(9, "tools/call", name="no_such_tool", arguments={}),
+        json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}),  # legacy, no handshake
+        INIT,  # the legacy handshake beside them on the same server
+        json.dumps({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}),
+        rpc(12, "tools/list"),
+    ])
+    by_id = {r["id"]: r for r in replies}
+    found = by_id[21]["result"]
+    assert found["resultType"] == "complete" and found["supportedVersions"][:2] == [
+        "2026-07-28", "2025-11-25"]
+    assert found["capabilities"] == {"tools": {"listChanged": False}}
+    assert found["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "nexus"
+    assert found["ttlMs"] >= 0 and found["cacheScope"] == "public"
+    listed = by_id[2]["result"]
+    assert listed["resultType"] == "complete" and listed["cacheScope"] == "public"
+    assert by_id[3]["error"]["code"] == by_id[4]["error"]["code"] == -32602
+    assert by_id[5]["error"]["code"] == -32022
+    assert by_id[5]["error"]["data"] == {"supported": found["supportedVersions"],
+                                         "requested": "1999-01-01"}
+    assert [by_id[i]["error"]["code"] for i in (6, 7, 8)] == [-32601] * 3
+    assert by_id[9]["error"]["code"] == -32602
+    assert by_id[10]["error"]["code"] == -32600
+    assert "resultType" not in by_id[11]["result"]  # a legacy answer stays as it was
+    assert by_id[11]["result"]["tools"] == by_id[12]["result"]["tools"] == listed["tools"]

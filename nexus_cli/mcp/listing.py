@@ -15,13 +15,15 @@ def entry(found: dict[str, Any]) -> dict:
 
 
 def lean_input(schema: Any) -> Any:
-    """The input schema as listed: without string length bounds and a flag's `default: false`.
-    Both still hold (the contract's schema is enforced, and a call past a bound gets an error
-    naming it); a model needs them far less than it pays for them on every request."""
+    """The input schema as listed: without string length bounds, a `default` of false or 0 and
+    nexus's own `x-` hints (for its error messages). All still hold (the contract's schema is
+    enforced, and a call past a bound gets an error naming it); a model needs them far less than
+    it pays for them on every request."""
     if isinstance(schema, list):
         return [lean_input(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
     return {k: lean_input(v) for k, v in schema.items()
             if not (k in ("minLength", "maxLength") and isinstance(v, int))
-            and not (k == "default" and v is False)}
+            and not (k == "default" and v in (False, 0))
+            and not k.startswith("x-")}

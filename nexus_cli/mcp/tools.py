@@ -12,7 +12,7 @@ from typing import Any
 from ..core import caller, events
 from ..core.context import Ctx
 from ..core.errors import NexusError
-from ..core.registry import Tool, invoke
+from ..core.registry import Tool, invoke, spec
 from ..core.store.db import Store
 from ..maintenance import expiry
 
@@ -44,6 +44,23 @@ def ok_result(result: dict) -> dict:
             "structuredContent": result, "isError": False}
 
 
+# the host's id of this tool call in `_meta`: Claude Code's, Codex's (both equal the tool use id
+# the client's hooks see). A retry of the same call carries the same id.
+CALL_IDS = ("claudecode/toolUseId", "callId")
+
+
+def keyed(tool: Tool, args: dict, meta: Mapping[str, Any]) -> dict:
+    """The arguments, with the host's tool-call id as the idempotency key of a tool that takes
+    one (`request_id`: send, ask, delegate, reply ...) when the call gives none (seed 000): a
+    retried identical call then returns the original with `duplicate: true`."""
+    key = spec(tool)["inputSchema"]["properties"].get("request_id")
+    if key is None or args.get("request_id") is not None:
+        return args
+    call_id = next((v for k in CALL_IDS if isinstance(v := meta.get(k), str)
+                    and 0 < len(v) <= key.get("maxLength", len(v))), None)
+    return args if call_id is None else {**args, "request_id": call_id}
+
+
 class Cancelled(Exception):
     """The client cancelled the call before its result was handed over: nothing is consumed."""
 
@@ -67,7 +84,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     ctx = Ctx(store(), resolve, face="mcp", upkeep=expiry.LAZY, deliver=deliver)
     ctx.cancelled = cancelled
     try:
-        result = invoke(tool, ctx, args)
+        result = invoke(tool, ctx, keyed(tool, args, meta))
     except Cancelled:
         return None
     except Exception as exc:

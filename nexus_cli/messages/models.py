@@ -12,6 +12,8 @@ from ..core.models import (
     TEXT_MAX,
     AllWorkspaces,
     Args,
+    Delivery,
+    DeliveryMode,
     Epoch,
     MessageId,
     Page,
@@ -28,15 +30,16 @@ class SendArgs(Args):
     target: str = Target
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="The message.")
     request_id: str | None = RequestId
-    notify_when_idle: bool = Field(False, description="Get a notice when the recipient next goes "
-                                   "idle (ends a turn, listens or leaves).")
+    mode: DeliveryMode = Delivery
+    notify_when_idle: bool = Field(False, description="A notice when the recipient next goes "
+                                   "idle.")
     all_workspaces: bool = AllWorkspaces
 
 
 class AskArgs(Args):
     target: str = Target
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="The question.")
-    timeout: float = Field(60.0, ge=0, le=3600, description="Seconds to wait for the reply.")
+    timeout: float = Field(60.0, ge=0, le=3600, description="Seconds to wait.")
     request_id: str | None = RequestId
     all_workspaces: bool = AllWorkspaces
 
@@ -80,6 +83,8 @@ class SendResult(Result):
     reply_to: str | None
     request_id: str | None
     duplicate: bool = Field(description="True when this was a replay of an earlier request id.")
+    mode: Literal["queue", "steer"] = Field(description="queue: it is announced at the "
+                                            "recipient's next turn; steer: at its next tool call.")
     created_at: str | None = Stamp("When the message was stored")
     created_at_epoch: float | None = Epoch("When the message was stored")
     outlook: str = Field(description="When the recipient will see it, given its status.")
@@ -101,6 +106,9 @@ class ReadResult(Result):
     messages: list[Message]
     count: int
     remaining: int = Field(description="Unread messages still waiting after this read.")
+    open_work_count: int = Field(description="Tasks assigned to you and not yet reported.")
+    open_work: list[str] = Field(description="The oldest of them (ids, at most 3): report each "
+                                 "with `report` when done.")
 
 
 State = Literal["stored", "delivered", "read", "expired"]
@@ -132,6 +140,8 @@ class AskResult(Result):
     timeout_seconds: float
     timeout_clamped_from: float | None = Field(
         description="The timeout asked for, when the face's time limit lowered it.")
+    duplicate: bool = Field(description="True when this repeated an earlier request id: the "
+                            "original question was waited on again, not asked twice.")
     note: str | None
 
 
