@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
@@ -308,6 +310,17 @@ def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     result = json.loads(called.stdout)
     assert result["isError"] is False
     assert result["structuredContent"]["to"]["id"] == f"codex:{sid(2)}"
+    # an error result passes the Inspector's validation too (it checks structuredContent against
+    # the output schema even when isError is true), and keeps its code
+    refused = subprocess.run([*base, "--method", "tools/call", "--tool-name", "send",
+                              "--tool-arg", "target=nobody", "--tool-arg", "text=hi"],
+                             capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    # (the Inspector exits 1 on a tool error, printing the result: no schema violation)
+    assert "must have required property" not in refused.stdout + refused.stderr
+    result = json.loads(refused.stdout)
+    assert result["isError"] is True and "structuredContent" not in result
+    assert result["_meta"]["nexus/error"]["code"] == "target_not_found"
+    assert result["content"][0]["text"].startswith("target_not_found: nobody")
 
 
 def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
@@ -671,3 +684,135 @@ def test_stateless_requests_on_the_wire(home):
     assert by_id[10]["error"]["code"] == -32600
     assert "resultType" not in by_id[11]["result"]  # a legacy answer stays as it was
     assert by_id[11]["result"]["tools"] == by_id[12]["result"]["tools"] == listed["tools"]
+
+
+# -- every tool, its happy path and its error path, with the SDK's clients --------------------
+
+
+@pytest.fixture
+def every_tool_world(home, tmp_path, monkeypatch, chdir_work, nx, terminal, routed):
+    """What the steps of every_tool.py find: a transcript of session A under a HOME of the
+    test's own, file writes turned on by the person, and a permission request of a run A
+    dispatched, waiting for its answer."""
+    from helpers import WORKER, run_hook_in_thread
+
+    userhome = tmp_path / "userhome"
+    monkeypatch.setenv("HOME", str(userhome))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    transcript = userhome / ".claude" / "projects" / "p" / f"{sid(1)}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text((Path(__file__).parent / "data" / "transcripts" / "claude-main.jsonl")
+                          .read_text().replace("/home/dev/work", chdir_work))
+    assert nx("config", "set", "fsWrite", "1").code == 0
+    threads = []
+
+    def ask_approval():
+        """After the servers started (their clients' hooks reap requests of runs whose client is
+        gone, and this run's client is the test's stand-in)."""
+        waiting, _ = run_hook_in_thread("claude", "PermissionRequest", WORKER, env=routed,
+                                        tool_name="Bash", tool_input={"command": "rm -rf build"},
+                                        permission_mode="default")
+        threads.append(waiting)
+        deadline = time.monotonic() + 60
+        while nx("approvals", "--json").json["pending"] < 1:
+            assert time.monotonic() < deadline, "the permission request never showed up"
+            time.sleep(0.02)
+        # the hook waits in a thread of this process: say so to the servers, which read the real
+        # process table (the in-process hook knows only the test's fake one)
+        conn = raw_db(home)
+        conn.execute("UPDATE approvals SET hook_pid = ?, hook_start = NULL", (os.getpid(),))
+        conn.commit()
+        conn.close()
+
+    yield ask_approval
+    for waiting in threads:
+        waiting.join(60)
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, chdir_work, nx,
+                                                          every_tool_world, era):
+    """Each tool once with arguments that work (the SDK validates structuredContent against the
+    tool's output schema) and once with arguments it refuses (a coded error result the SDK
+    accepts: no structuredContent, the code in `_meta`)."""
+    from contextlib import AsyncExitStack
+
+    from every_tool import AS_B, B_META, STEPS, failing, resolve
+
+    from nexus_cli.core.specs import served
+
+    async def connect(stack, as_):
+        if era == "legacy":
+            return await stack.enter_async_context(session(home, as_, ("--tools", "all")))
+        from mcp.client.client import Client
+
+        return await stack.enter_async_context(
+            Client(server_params(home, as_, ("--tools", "all")), mode=era))
+
+    async def go():
+        results, problems = {}, []
+        async with AsyncExitStack() as stack:
+            a, b = await connect(stack, A_ID), await connect(stack, B_ID)
+            every_tool_world()
+            for label, tool, args in STEPS:
+                on, meta = (b, B_META) if tool in AS_B else (a, None)
+                r = await on.call_tool(tool, resolve(args, results, chdir_work), meta=meta)
+                if r.is_error:
+                    problems.append(f"{tool}: {r.content[0].text}")
+                    continue
+                results[label] = r.structured_content
+                bad = await on.call_tool(tool, failing(tool), meta=meta)
+                if not (bad.is_error and bad.structured_content is None
+                        and bad.meta["nexus/error"]["code"] == "invalid_argument"):
+                    problems.append(f"{tool}: the error path gave {bad}")
+        return results, problems
+
+    results, problems = run(go)
+    assert not problems, "\n".join(problems)
+    assert set(results) == set(served(("all",))), set(served(("all",))) - set(results)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, every_tool_world,
+                                            tmp_path, mode):
+    """The same steps with the TypeScript SDK's client, which validates structuredContent
+    against the output schema even on an error result (as the Inspector does). `auto` probes
+    with server/discover and goes stateless; `legacy` opens with initialize."""
+    from every_tool import AS_B, B_META, STEPS, failing
+
+    from e2e.harness import ROOT
+
+    modules = ROOT / ".e2e" / "node_modules"
+    if not (modules / "@modelcontextprotocol" / "client").exists():
+        if os.environ.get("NEXUS_REQUIRE_REALCLIENT"):
+            raise AssertionError("the MCP Inspector's SDK is missing: run scripts/clients.sh")
+        pytest.skip("the MCP Inspector is not installed (scripts/clients.sh)")
+    (tmp_path / "node_modules").symlink_to(modules)  # the script resolves the SDK from here
+    script = tmp_path / "every_tool.mjs"
+    script.write_text((Path(__file__).parent / "every_tool.mjs").read_text())
+
+    def server(as_):
+        params = server_params(home, as_, ("--tools", "all"))
+        return {"command": params.command, "args": params.args,
+                "env": {**os.environ, **params.env}, "cwd": chdir_work}
+
+    plan = {"steps": STEPS, "as_b": sorted(AS_B), "b_meta": B_META, "work": chdir_work,
+            "failing": failing(""), "mode": mode, "servers": {"A": server(A_ID), "B": server(B_ID)}}
+    node = subprocess.Popen(["node", str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert node.stdin is not None and node.stdout is not None
+    node.stdin.write(json.dumps(plan) + "\n")
+    node.stdin.flush()
+    ready = node.stdout.readline()
+    assert ready, node.stderr.read() if node.stderr else ""
+    every_tool_world()  # the servers are up (see the fixture)
+    node.stdin.write("go\n")
+    node.stdin.close()
+    out = node.stdout.readline()
+    node.wait(300)
+    assert out, node.stderr.read() if node.stderr else ""
+    got = json.loads(out)
+    assert not got["problems"], "\n".join(got["problems"])
+    assert set(got["called"]) == {label for label, *_ in STEPS}
+    assert got["version"] == ("2025-11-25" if mode == "legacy" else "2026-07-28")

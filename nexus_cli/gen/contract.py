@@ -74,8 +74,37 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
     }
 
 
+def mcp_doc() -> dict[str, Any]:
+    """How `nexus mcp` speaks: the two eras of the protocol, and the shape of a failed call."""
+    from ..mcp import server, tools
+
+    return {
+        "transport": "stdio, one JSON-RPC 2.0 message a line",
+        "legacy": {"versions": list(server.LEGACY), "opened_by": "initialize",
+                   "methods": ["initialize", "ping", "tools/list", "tools/call"]},
+        "stateless": {"versions": list(server.MODERN),
+                      "request_meta": [server.META_VERSION, server.META_CAPABILITIES],
+                      "methods": ["server/discover", "tools/list", "tools/call"],
+                      "result_fields": ["resultType", f"_meta.{server.META_SERVER}"],
+                      "cacheable": {"methods": ["server/discover", "tools/list"],
+                                    "ttlMs": server.LIST_TTL_MS, "cacheScope": "public"},
+                      "errors": {"missing _meta field": server.INVALID_PARAMS,
+                                 "unsupported version": server.UNSUPPORTED_VERSION,
+                                 "removed or unknown method": server.METHOD_NOT_FOUND}},
+        "supported_versions": list(server.SUPPORTED),
+        "capabilities": server.CAPABILITIES,
+        "caller_from": ["_meta (claudecode/toolUseId, sessionId)", "the process that started "
+                        "the server"],
+        "default_request_id_from_meta": list(tools.CALL_IDS),
+        "tool_error": {"isError": True, "text": MESSAGE_SHAPE,
+                       "_meta": {tools.ERROR_META: "the error object of errors.json's "
+                                                   "json_shape"},
+                       "structuredContent": "never (it must match the tool's outputSchema)"},
+    }
+
+
 def tools_doc() -> dict[str, Any]:
-    return {"contract_version": CONTRACT_VERSION,
+    return {"contract_version": CONTRACT_VERSION, "mcp": mcp_doc(),
             "tools": [tool_entry(t) for t in load().values()]}
 
 
