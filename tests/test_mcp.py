@@ -568,23 +568,28 @@ def test_the_host_tool_call_id_is_the_default_idempotency_key(home, pair):
 
 def test_send_has_delivery_modes(home, pair):
     """Seed 000: `send` takes `mode` like `delegate`: queue (at the next turn), steer (at the next
-    tool call), auto (steer a working session, queue anyone else)."""
+    tool call), auto (steer a working session, queue anyone else). Without one, steer: a message
+    is announced as soon as the recipient can see it."""
     async def go():
         async with session(home, A_ID) as s:
-            return {mode: (await s.call_tool("send", {"target": B_ID, "text": mode,
-                                                      "mode": mode})).structured_content
-                    for mode in ("queue", "steer", "auto")}
+            out = {mode: (await s.call_tool("send", {"target": B_ID, "text": mode,
+                                                     "mode": mode})).structured_content
+                   for mode in ("queue", "steer", "auto")}
+            out["default"] = (await s.call_tool("send", {"target": B_ID, "text": "default"})
+                              ).structured_content
+            return out
 
     out = run(go)
     assert {m: r["mode"] for m, r in out.items()} == {
-        "queue": "queue", "steer": "steer", "auto": "queue"}  # the codex session is idle
+        "queue": "queue", "steer": "steer", "auto": "queue",  # the codex session is idle
+        "default": "steer"}
     conn = raw_db(home)
     try:
         deferred = dict(conn.execute("SELECT text, defer FROM messages WHERE sender = ?",
                                      (A_ID,)).fetchall())
     finally:
         conn.close()
-    assert deferred == {"queue": 1, "steer": 0, "auto": 1}
+    assert deferred == {"queue": 1, "steer": 0, "auto": 1, "default": 0}
 
 
 def test_read_says_how_much_open_work_the_reader_owns(home, pair):

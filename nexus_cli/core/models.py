@@ -73,8 +73,8 @@ Target = Field(min_length=1, max_length=300,
 
 AllWorkspaces = Field(False, description="Every project, not only yours.")
 DeliveryMode = Literal["auto", "queue", "steer"]
-Delivery: Any = Field("auto", description="queue: at its next turn; steer: at its next tool "
-                      "call; auto: steer if it is working.")
+DELIVERY = "queue: at its next turn; steer: at its next tool call; auto: steer if it is working."
+Delivery: Any = Field("auto", description=DELIVERY)
 
 
 RequestId = Field(None, min_length=1, max_length=200,

@@ -9,10 +9,10 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from ..core.models import (
+    DELIVERY,
     TEXT_MAX,
     AllWorkspaces,
     Args,
-    Delivery,
     DeliveryMode,
     Epoch,
     MessageId,
@@ -30,7 +30,9 @@ class SendArgs(Args):
     target: str = Target
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="The message.")
     request_id: str | None = RequestId
-    mode: DeliveryMode = Delivery
+    # steer by default: a message is announced as soon as the recipient can see it (a session
+    # that looks idle may be mid-turn); `delegate` defaults to auto
+    mode: DeliveryMode = Field("steer", description=DELIVERY)
     notify_when_idle: bool = Field(False, description="A notice when the recipient next goes "
                                    "idle.")
     all_workspaces: bool = AllWorkspaces
