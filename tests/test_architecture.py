@@ -212,3 +212,43 @@ def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):
             seen.append(json.loads(line.removeprefix("LOADED ")))
     assert seen[0], "the first event of a new store runs the upkeep (the probe sees it)"
     assert seen[1] == [], seen
+
+
+def test_the_mcp_server_answers_before_it_loads_what_the_tools_need(tmp_path):
+    """`initialize` and `server/discover` are answered by the server module alone (no typing,
+    no registry, no feature); `tools/list` needs the contract only; a call loads its own tool's
+    feature and no other."""
+    probe = """
+import io, json, os, sys
+from nexus_cli.mcp.server import Server
+def ours():
+    return sorted(m for m in sys.modules if m.startswith("nexus_cli"))
+out = io.BytesIO()
+server = Server(out, ("sessions", "messages", "tasks", "runs"))
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}
+server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": {"protocolVersion": "2025-11-25"}}).encode())
+server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "server/discover",
+                               "params": {"_meta": meta}}).encode())
+answered = ours(), "typing" in sys.modules
+server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).encode())
+server._preparer.join()
+listed = ours()
+server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                               "params": {"name": "echo", "arguments": {"text": "x"}}}).encode())
+server.workers.shutdown()
+print(json.dumps([answered, listed, ours()]), flush=True)
+os._exit(0)
+"""
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent),
+           "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout, done.stderr
+    (answered, typing_loaded), listed, called = json.loads(done.stdout)
+    assert answered == ["nexus_cli", "nexus_cli.mcp", "nexus_cli.mcp.server"] and not typing_loaded
+    features = {m.split(".")[1] for m in listed if m.endswith(".tools") and m.count(".") == 2}
+    assert "nexus_cli.core.registry" in listed and features <= {"maintenance", "mcp"}, listed
+    called_features = {m.split(".")[1] for m in called if m.endswith(".tools")}
+    assert called_features - features == {"runs"}, called  # echo's feature, and no other

@@ -207,6 +207,7 @@ def test_an_mcp_call_answered_before_a_failed_commit_gets_no_second_answer(monke
     client has had its one response (nothing was consumed) and no error follows it."""
     import threading
 
+    from nexus_cli.catalog import load
     from nexus_cli.core.errors import NexusError
     from nexus_cli.mcp import tools as mcp_tools
 
@@ -216,6 +217,6 @@ def test_an_mcp_call_answered_before_a_failed_commit_gets_no_second_answer(monke
 
     monkeypatch.setattr(mcp_tools, "invoke", answered_then_failed)
     replies: list = []
-    tool = mcp_tools.served(["messages"])["read"]
+    tool = load()["read"]
     got = mcp_tools.run_tool(tool, {}, {}, {}, [], threading.Event(), replies.append)
     assert got is None and len(replies) == 1 and replies[0]["isError"] is False

@@ -162,6 +162,8 @@ def test_every_tool_in_one_project(nx, hook, chdir_work, tmp_path, monkeypatch):
     run("search", "hello", "--no-index")
     run("rename", "claude@work", "a title")
     run("waits", "--on", "codex", env=a)
+    run("run", "tools")
+    run("run", "tools", "--client", "claude", "--preset", "minimal")
     run("team", "status")
     run("team", "leave")
     run("team", "init", "alice")
@@ -267,3 +269,33 @@ def test_the_readme_names_every_command_without_json():
     line = next(x for x in re.split(r"(?<=\.)\s", (ROOT / "README.md").read_text().replace(
         "\n", " ")) if "are not tools and have no `--json`" in x)
     assert set(re.findall(r"`([a-z]+)`", line.split("are not tools")[0])) == without
+
+
+SEEDS = ROOT.parent / "shared" / "seeds"  # beside the checkout, when it is there
+
+
+def seed_tools() -> dict[str, list[str]]:
+    """Every seed's tool names: tests/data/seed_tools.json, copied from ../shared/seeds/ (each
+    tool's heading there); where the seeds are at hand, the copy must hold every heading."""
+    import re
+
+    copied = json.loads((Path(__file__).parent / "data" / "seed_tools.json").read_text())["seeds"]
+    for path in sorted(SEEDS.glob("*.txt")) if SEEDS.is_dir() else []:
+        headed = set(re.findall(r"#{2,4} `([a-z_]+)`", path.read_text(encoding="utf-8")))
+        missing = headed - set(copied.get(path.name, []))
+        assert not missing, f"tests/data/seed_tools.json lacks {sorted(missing)} of {path.name}"
+    return copied
+
+
+def test_the_readme_maps_every_tool_of_every_seed():
+    """The README's table "The seed systems, mapped" names every seed tool (in its first column)
+    with what answers it here."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The seed systems, mapped", 1)[1].split("\n## ", 1)[0]
+    mapped = {name for line in section.splitlines() if line.startswith("| ")
+              for name in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
+    missing = {seed: sorted(set(names) - mapped) for seed, names in seed_tools().items()
+               if set(names) - mapped}
+    assert not missing, f"add these to the README's mapping table: {missing}"

@@ -716,10 +716,10 @@ def test_waits_and_sessions_over_mcp(home, hook, nx, deadlock, user_home):
 
 
 def test_insight_is_not_in_the_default_tools():
-    from nexus_cli.mcp.tools import served
+    from nexus_cli.core.specs import served
 
-    assert not {"waits", "session_log"} & set(served(["default"]))
-    assert {"waits", "session_log"} <= set(served(["insight"]))
+    assert not {"waits", "session_log"} & set(served(("default",)))
+    assert {"waits", "session_log"} <= set(served(("insight",)))
 
 
 def test_text_from_transcripts_is_escaped_for_people(nx, chdir_work, user_home):

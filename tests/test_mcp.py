@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
@@ -138,7 +140,7 @@ def test_bad_arguments_are_tool_errors_and_nothing_is_written(home, pair, args, 
 
     r, ok = run(go)
     assert r.is_error and needle in r.content[0].text
-    assert r.structured_content["error"]["code"] == "invalid_argument"
+    assert r.meta["nexus/error"]["code"] == "invalid_argument"
     assert not ok.is_error
     after = tree_bytes(home)
     assert {k: after[k] for k in before if not k.endswith(("-wal", "-shm"))} == {
@@ -156,10 +158,10 @@ def test_error_text_shows_control_characters_escaped(home, pair):
             return await s.call_tool("send", {"target": target, "text": "hi"})
 
     r = run(go)
-    assert r.is_error and r.structured_content["error"]["code"] == "target_not_found"
+    assert r.is_error and r.meta["nexus/error"]["code"] == "target_not_found"
     text = r.content[0].text
     assert "\x1b" not in text and "\n" not in text and "\\x1b" in text, text
-    assert r.structured_content["error"]["key"] == target
+    assert r.meta["nexus/error"]["key"] == target
 
 
 def test_unknown_tool_is_a_protocol_error(home):
@@ -245,7 +247,7 @@ def test_protocol_errors_and_the_server_keeps_serving(home):
     ])
     by_id = {r.get("id"): r for r in replies if r.get("id") is not None}
     assert by_id[0]["error"]["code"] == -32600
-    assert by_id[9]["error"]["code"] == -32601
+    assert by_id[9]["error"]["code"] == -32602  # a 2026-07-28 request without its _meta fields
     assert by_id[1]["result"]["protocolVersion"] == "2025-06-18"
     assert by_id[2]["error"]["code"] == -32601
     assert by_id[3]["error"]["code"] == -32602
@@ -308,6 +310,17 @@ def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     result = json.loads(called.stdout)
     assert result["isError"] is False
     assert result["structuredContent"]["to"]["id"] == f"codex:{sid(2)}"
+    # an error result passes the Inspector's validation too (it checks structuredContent against
+    # the output schema even when isError is true), and keeps its code
+    refused = subprocess.run([*base, "--method", "tools/call", "--tool-name", "send",
+                              "--tool-arg", "target=nobody", "--tool-arg", "text=hi"],
+                             capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    # (the Inspector exits 1 on a tool error, printing the result: no schema violation)
+    assert "must have required property" not in refused.stdout + refused.stderr
+    result = json.loads(refused.stdout)
+    assert result["isError"] is True and "structuredContent" not in result
+    assert result["_meta"]["nexus/error"]["code"] == "target_not_found"
+    assert result["content"][0]["text"].startswith("target_not_found: nobody")
 
 
 def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
@@ -412,7 +425,8 @@ BUDGET_BYTES = 8000  # 2,000 tokens at ~4 bytes a token: README, "Tool groups"
 def test_the_default_tools_fit_the_context_budget():
     """What every model request of every session carries, measured on the entries the server
     lists (as Claude Code sends them: name, description, input schema)."""
-    from nexus_cli.mcp.tools import entry, served
+    from nexus_cli.core.specs import served
+    from nexus_cli.mcp.listing import entry
 
     def size(groups):
         return sum(len(json.dumps({"name": f"mcp__nexus__{e['name']}",
@@ -420,9 +434,9 @@ def test_the_default_tools_fit_the_context_budget():
                                    "input_schema": e["inputSchema"]}, separators=(",", ":")))
                    for e in map(entry, served(groups).values()))
 
-    assert size(["default"]) < BUDGET_BYTES, size(["default"])
-    for name, tool in served(["all"]).items():
-        assert len(tool.description) <= 160, f"{name}: say more in details, not description"
+    assert size(("default",)) < BUDGET_BYTES, size(("default",))
+    for name, found in served(("all",)).items():
+        assert len(found["description"]) <= 160, f"{name}: say more in details, not description"
 
 
 def test_a_read_whose_answer_cannot_be_written_consumes_nothing(home, pair):
@@ -499,3 +513,311 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
                             " > 30000").fetchone()[0] == 6
     finally:
         conn.close()
+
+
+# -- seed 000 and 002 rules over MCP ------------------------------------------------------------
+
+
+def test_the_host_tool_call_id_is_the_default_idempotency_key(home, pair):
+    """Seed 000: without `request_id`, the host's tool-call id (Claude Code's
+    `claudecode/toolUseId`, Codex's `callId`) is the key: a retried identical call returns the
+    original with `duplicate: true`, for every tool that takes a key."""
+    calls = [("delegate", {"target": B_ID, "task": "port the parser"}, "toolu_D1"),
+             ("send", {"target": B_ID, "text": "hello"}, "toolu_S1"),
+             ("ask", {"target": B_ID, "text": "ready?", "timeout": 0}, "toolu_Q1")]
+
+    async def go():
+        async with session(home, A_ID, bind=tuple(t for *_, t in calls)) as s:
+            out = {}
+            for name, args, tool_use in calls:
+                meta = {"claudecode/toolUseId": tool_use}
+                first = await s.call_tool(name, args, meta=meta)
+                again = await s.call_tool(name, args, meta=meta)
+                assert not first.is_error and not again.is_error, (first.content, again.content)
+                out[name] = (first.structured_content, again.structured_content)
+            return out
+
+    out = run(go)
+    for name, key in (("delegate", "id"), ("send", "message_id"), ("ask", "message_id")):
+        first, again = out[name]
+        assert first[key] == again[key] and first["duplicate"] is False, name
+        assert again["duplicate"] is True, name
+    conn = raw_db(home)
+    try:
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM messages WHERE text IN ('hello', 'ready?')"
+                            ).fetchone()[0] == 2
+    finally:
+        conn.close()
+
+    async def codex_side():
+        async with session(home, B_ID) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2), "callId": "call_C1"}
+            first = await s.call_tool("send", {"target": A_ID, "text": "from codex"}, meta=meta)
+            again = await s.call_tool("send", {"target": A_ID, "text": "from codex"}, meta=meta)
+            other = await s.call_tool("send", {"target": A_ID, "text": "else"}, meta=meta)
+            return first, again, other
+
+    first, again, other = run(codex_side)
+    assert again.structured_content["duplicate"] is True
+    assert again.structured_content["message_id"] == first.structured_content["message_id"]
+    assert first.structured_content["request_id"] == "call_C1"
+    # the same call id for other content is not a retry: refused, with its code
+    assert other.is_error and other.meta["nexus/error"]["code"] == "request_id_conflict"
+
+
+def test_send_has_delivery_modes(home, pair):
+    """Seed 000: `send` takes `mode` like `delegate`: queue (at the next turn), steer (at the next
+    tool call), auto (steer a working session, queue anyone else). Without one, steer: a message
+    is announced as soon as the recipient can see it."""
+    async def go():
+        async with session(home, A_ID) as s:
+            out = {mode: (await s.call_tool("send", {"target": B_ID, "text": mode,
+                                                     "mode": mode})).structured_content
+                   for mode in ("queue", "steer", "auto")}
+            out["default"] = (await s.call_tool("send", {"target": B_ID, "text": "default"})
+                              ).structured_content
+            return out
+
+    out = run(go)
+    assert {m: r["mode"] for m, r in out.items()} == {
+        "queue": "queue", "steer": "steer", "auto": "queue",  # the codex session is idle
+        "default": "steer"}
+    conn = raw_db(home)
+    try:
+        deferred = dict(conn.execute("SELECT text, defer FROM messages WHERE sender = ?",
+                                     (A_ID,)).fetchall())
+    finally:
+        conn.close()
+    assert deferred == {"queue": 1, "steer": 0, "auto": 1, "default": 0}
+
+
+def test_read_says_how_much_open_work_the_reader_owns(home, pair):
+    """Seed 002: `read` reminds the reader of its obligations: how many tasks it owes, and the
+    oldest few."""
+    async def dispatch():
+        async with session(home, A_ID) as s:
+            return [(await s.call_tool("delegate", {"target": B_ID, "task": f"task {n}",
+                                                    "request_id": f"r{n}"})
+                     ).structured_content["id"] for n in range(5)]
+
+    ids = run(dispatch)
+
+    async def codex_reads():
+        async with session(home, B_ID) as s:
+            meta = {"sessionId": sid(2), "threadId": sid(2)}
+            got = (await s.call_tool("read", {"count": 1}, meta=meta)).structured_content
+            await s.call_tool("report", {"task_id": ids[0], "status": "completed",
+                                         "result": "done"}, meta=meta)
+            after = (await s.call_tool("read", {}, meta=meta)).structured_content
+            return got, after
+
+    got, after = run(codex_reads)
+    assert got["open_work_count"] == 5 and got["open_work"] == ids[:3]
+    assert after["open_work_count"] == 4 and after["open_work"] == ids[1:4]
+
+
+# -- the stateless revision (2026-07-28), with the SDK's modern client ----------------------
+
+
+def modern_client(home, as_=None, mode="2026-07-28", bind=()):
+    from mcp.client.client import Client
+
+    return Client(server_params(home, as_, bind=bind), mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "auto"])
+def test_the_stateless_revision_with_the_sdk_client(home, pair, mode):
+    """The SDK's 2026-07-28 client (pinned, or probing with server/discover as Claude Code does):
+    no initialize; the caller still comes from `_meta` and the process."""
+    async def go():
+        async with modern_client(home, A_ID, mode, bind=("toolu_M1",)) as c:
+            listed = await c.list_tools()
+            who = await c.call_tool("whoami", {}, meta={"claudecode/toolUseId": "toolu_M1"})
+            bad = await c.call_tool("send", {"target": "nobody", "text": "hi"})
+            forged = await c.call_tool("whoami", {}, meta={"sessionId": sid(2)})
+            return c.protocol_version, c.server_info, listed, who, bad, forged
+
+    version, info, listed, who, bad, forged = run(go)
+    assert version == "2026-07-28"
+    assert info.name == "nexus" if mode == "auto" else info is None  # pinned: nothing discovered
+    assert {"send", "read", "delegate"} <= {t.name for t in listed.tools}
+    assert not who.is_error and who.structured_content["id"] == A_ID
+    assert bad.is_error and bad.meta["nexus/error"]["code"] == "target_not_found"
+    assert bad.structured_content is None  # error results never break the output schema
+    assert forged.is_error and "impersonation_refused" in forged.content[0].text
+
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def test_stateless_requests_on_the_wire(home):
+    def rpc(mid, method, meta=MODERN_META, **params):
+        return json.dumps({"jsonrpc": "2.0", "id": mid, "method": method,
+                           "params": {**params, **({"_meta": meta} if meta is not None else {})}})
+
+    replies = raw(home, [
+        rpc(21, "server/discover"),
+        rpc(2, "tools/list"),
+        rpc(3, "server/discover", meta=None),  # a stateless method without its fields
+        rpc(4, "tools/list", meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),
+        rpc(5, "tools/list", meta={**MODERN_META,
+                                   "io.modelcontextprotocol/protocolVersion": "1999-01-01"}),
+        rpc(6, "initialize"), rpc(7, "ping"), rpc(8, "logging/setLevel"),
+        rpc(9, "tools/call", name="no_such_tool", arguments={}),
+        json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}),  # legacy, no handshake
+        INIT,  # the legacy handshake beside them on the same server
+        json.dumps({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}),
+        rpc(12, "tools/list"),
+    ])
+    by_id = {r["id"]: r for r in replies}
+    found = by_id[21]["result"]
+    assert found["resultType"] == "complete" and found["supportedVersions"][:2] == [
+        "2026-07-28", "2025-11-25"]
+    assert found["capabilities"] == {"tools": {"listChanged": False}}
+    assert found["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "nexus"
+    assert found["ttlMs"] >= 0 and found["cacheScope"] == "public"
+    listed = by_id[2]["result"]
+    assert listed["resultType"] == "complete" and listed["cacheScope"] == "public"
+    assert by_id[3]["error"]["code"] == by_id[4]["error"]["code"] == -32602
+    assert by_id[5]["error"]["code"] == -32022
+    assert by_id[5]["error"]["data"] == {"supported": found["supportedVersions"],
+                                         "requested": "1999-01-01"}
+    assert [by_id[i]["error"]["code"] for i in (6, 7, 8)] == [-32601] * 3
+    assert by_id[9]["error"]["code"] == -32602
+    assert by_id[10]["error"]["code"] == -32600
+    assert "resultType" not in by_id[11]["result"]  # a legacy answer stays as it was
+    assert by_id[11]["result"]["tools"] == by_id[12]["result"]["tools"] == listed["tools"]
+
+
+# -- every tool, its happy path and its error path, with the SDK's clients --------------------
+
+
+@pytest.fixture
+def every_tool_world(home, tmp_path, monkeypatch, chdir_work, nx, terminal, routed):
+    """What the steps of every_tool.py find: a transcript of session A under a HOME of the
+    test's own, file writes turned on by the person, and a permission request of a run A
+    dispatched, waiting for its answer."""
+    from helpers import WORKER, run_hook_in_thread
+
+    userhome = tmp_path / "userhome"
+    monkeypatch.setenv("HOME", str(userhome))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    transcript = userhome / ".claude" / "projects" / "p" / f"{sid(1)}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text((Path(__file__).parent / "data" / "transcripts" / "claude-main.jsonl")
+                          .read_text().replace("/home/dev/work", chdir_work))
+    assert nx("config", "set", "fsWrite", "1").code == 0
+    threads = []
+
+    def ask_approval():
+        """After the servers started (their clients' hooks reap requests of runs whose client is
+        gone, and this run's client is the test's stand-in)."""
+        waiting, _ = run_hook_in_thread("claude", "PermissionRequest", WORKER, env=routed,
+                                        tool_name="Bash", tool_input={"command": "rm -rf build"},
+                                        permission_mode="default")
+        threads.append(waiting)
+        deadline = time.monotonic() + 60
+        while nx("approvals", "--json").json["pending"] < 1:
+            assert time.monotonic() < deadline, "the permission request never showed up"
+            time.sleep(0.02)
+        # the hook waits in a thread of this process: say so to the servers, which read the real
+        # process table (the in-process hook knows only the test's fake one)
+        conn = raw_db(home)
+        conn.execute("UPDATE approvals SET hook_pid = ?, hook_start = NULL", (os.getpid(),))
+        conn.commit()
+        conn.close()
+
+    yield ask_approval
+    for waiting in threads:
+        waiting.join(60)
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, chdir_work, nx,
+                                                          every_tool_world, era):
+    """Each tool once with arguments that work (the SDK validates structuredContent against the
+    tool's output schema) and once with arguments it refuses (a coded error result the SDK
+    accepts: no structuredContent, the code in `_meta`)."""
+    from contextlib import AsyncExitStack
+
+    from every_tool import AS_B, B_META, STEPS, failing, resolve
+
+    from nexus_cli.core.specs import served
+
+    async def connect(stack, as_):
+        if era == "legacy":
+            return await stack.enter_async_context(session(home, as_, ("--tools", "all")))
+        from mcp.client.client import Client
+
+        return await stack.enter_async_context(
+            Client(server_params(home, as_, ("--tools", "all")), mode=era))
+
+    async def go():
+        results, problems = {}, []
+        async with AsyncExitStack() as stack:
+            a, b = await connect(stack, A_ID), await connect(stack, B_ID)
+            every_tool_world()
+            for label, tool, args in STEPS:
+                on, meta = (b, B_META) if tool in AS_B else (a, None)
+                r = await on.call_tool(tool, resolve(args, results, chdir_work), meta=meta)
+                if r.is_error:
+                    problems.append(f"{tool}: {r.content[0].text}")
+                    continue
+                results[label] = r.structured_content
+                bad = await on.call_tool(tool, failing(tool), meta=meta)
+                if not (bad.is_error and bad.structured_content is None
+                        and bad.meta["nexus/error"]["code"] == "invalid_argument"):
+                    problems.append(f"{tool}: the error path gave {bad}")
+        return results, problems
+
+    results, problems = run(go)
+    assert not problems, "\n".join(problems)
+    assert set(results) == set(served(("all",))), set(served(("all",))) - set(results)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, every_tool_world,
+                                            tmp_path, mode):
+    """The same steps with the TypeScript SDK's client, which validates structuredContent
+    against the output schema even on an error result (as the Inspector does). `auto` probes
+    with server/discover and goes stateless; `legacy` opens with initialize."""
+    from every_tool import AS_B, B_META, STEPS, failing
+
+    from e2e.harness import ROOT
+
+    modules = ROOT / ".e2e" / "node_modules"
+    if not (modules / "@modelcontextprotocol" / "client").exists():
+        if os.environ.get("NEXUS_REQUIRE_REALCLIENT"):
+            raise AssertionError("the MCP Inspector's SDK is missing: run scripts/clients.sh")
+        pytest.skip("the MCP Inspector is not installed (scripts/clients.sh)")
+    (tmp_path / "node_modules").symlink_to(modules)  # the script resolves the SDK from here
+    script = tmp_path / "every_tool.mjs"
+    script.write_text((Path(__file__).parent / "every_tool.mjs").read_text())
+
+    def server(as_):
+        params = server_params(home, as_, ("--tools", "all"))
+        return {"command": params.command, "args": params.args,
+                "env": {**os.environ, **params.env}, "cwd": chdir_work}
+
+    plan = {"steps": STEPS, "as_b": sorted(AS_B), "b_meta": B_META, "work": chdir_work,
+            "failing": failing(""), "mode": mode, "servers": {"A": server(A_ID), "B": server(B_ID)}}
+    node = subprocess.Popen(["node", str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert node.stdin is not None and node.stdout is not None
+    node.stdin.write(json.dumps(plan) + "\n")
+    node.stdin.flush()
+    ready = node.stdout.readline()
+    assert ready, node.stderr.read() if node.stderr else ""
+    every_tool_world()  # the servers are up (see the fixture)
+    node.stdin.write("go\n")
+    node.stdin.close()
+    out = node.stdout.readline()
+    node.wait(300)
+    assert out, node.stderr.read() if node.stderr else ""
+    got = json.loads(out)
+    assert not got["problems"], "\n".join(got["problems"])
+    assert set(got["called"]) == {label for label, *_ in STEPS}
+    assert got["version"] == ("2025-11-25" if mode == "legacy" else "2026-07-28")

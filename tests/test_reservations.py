@@ -702,7 +702,7 @@ def test_the_reservations_group_over_mcp(home, hook, nx, trio):
     names, refused, mine, checked, listed, gone = arun(go)
     assert names == {"reserve", "release", "reservations", "guard"}
     assert refused.is_error
-    assert refused.structured_content["error"]["code"] == "reservation_conflict"
+    assert refused.meta["nexus/error"]["code"] == "reservation_conflict"
     assert not mine.is_error and mine.structured_content["reserved"][0]["pattern"] == "docs/**"
     assert checked.structured_content["ok"] is False
     assert "refactor parser" in checked.structured_content["conflicts"][0]["message"]

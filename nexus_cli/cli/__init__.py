@@ -97,7 +97,7 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
              as_: str | None) -> None:
     from ..catalog import tool as find
 
-    tool = find(spec["name"], spec["cli"]["module"])
+    tool = find(spec["name"], spec["module"])
     names = params.schema_names(spec)
     raw = {names.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in values.items()
            if v is not None and v != ()}  # a list argument given no value is not given

@@ -27,9 +27,12 @@ def hook(client: str, wait: bool) -> None:
               help="Tool groups to serve: comma-separated names, `default` "
               f"({','.join(DEFAULT_GROUPS)}) or `all`.")
 def mcp(groups: str) -> None:
-    """Serve every nexus tool over MCP on stdio (JSON-RPC, protocol 2024-11-05 to 2025-11-25).
-    The caller is the conversation named by the call's `_meta`, checked against the client
-    process that started the server. Registered by `nexus install`."""
+    """Serve every nexus tool over MCP on stdio (JSON-RPC). Both protocol eras, request by
+    request: 2024-11-05 to 2025-11-25 after `initialize`, and the stateless 2026-07-28 (the
+    version and client capabilities in each request's `_meta`; `server/discover`). The caller
+    is the conversation named by the call's `_meta`, checked against the client process that
+    started the server. A failed call is a tool result with `isError`, its coded message as
+    text and the structured error in `_meta` (`nexus/error`). Registered by `nexus install`."""
     from ..mcp.server import main
 
     sys.exit(main(["--tools", groups]))

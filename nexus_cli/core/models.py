@@ -71,7 +71,10 @@ Target = Field(min_length=1, max_length=300,
                description="Session id, handle or name.")
 
 
-AllWorkspaces = Field(False, description="All projects, not only yours.")
+AllWorkspaces = Field(False, description="Every project, not only yours.")
+DeliveryMode = Literal["auto", "queue", "steer"]
+DELIVERY = "queue: at its next turn; steer: at its next tool call; auto: steer if it is working."
+Delivery: Any = Field("auto", description=DELIVERY)
 
 
 RequestId = Field(None, min_length=1, max_length=200,

@@ -8,16 +8,16 @@ schemas (`core.validate`), so running a tool never imports pydantic. Stdlib only
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
-from . import data, validate
+from . import specs as specs_
+from . import validate
 from .context import Ctx
 from .errors import NexusError
-from .settings import DEFAULT_GROUPS
+from .specs import chosen_groups, groups, specs  # noqa: F401 (the faces import them here)
 from .timefmt import stamp
 
 
@@ -79,44 +79,8 @@ def register(tool: Tool) -> Tool:
     return tool
 
 
-_SPECS: dict[str, dict[str, Any]] = {}
-
-
-def specs() -> dict[str, dict[str, Any]]:
-    """contract/tools.json by tool name (read once per process)."""
-    if not _SPECS:
-        with open(data.path("contract", "tools.json"), encoding="utf-8") as fh:
-            _SPECS.update({t["name"]: t for t in json.load(fh)["tools"]})
-    return _SPECS
-
-
 def spec(tool: Tool) -> dict[str, Any]:
-    found = specs().get(tool.name)
-    if found is None:
-        raise NexusError("internal_error", tool.name,
-                         "the tool is missing from contract/tools.json",
-                         "run `python -m nexus_cli.gen` and reinstall")
-    return found
-
-
-def groups() -> list[str]:
-    """Every group that has a tool served over MCP."""
-    return sorted({s["group"] for s in specs().values() if s["mcp"]})
-
-
-def chosen_groups(text: str | None) -> tuple[str, ...]:
-    """`a,b`, `default` or `all` as the groups they name; `invalid_argument` for an unknown one."""
-    wanted = [g.strip() for g in (text or "default").split(",") if g.strip()]
-    if not wanted:
-        wanted = ["default"]
-    out: list[str] = []
-    for g in wanted:
-        out += DEFAULT_GROUPS if g == "default" else groups() if g == "all" else [g]
-    unknown = sorted(set(out) - set(groups()))
-    if unknown:
-        raise NexusError("invalid_argument", "--tools", f"no tool group {', '.join(unknown)}",
-                         f"choose from {', '.join(groups())}, default or all")
-    return tuple(dict.fromkeys(out))
+    return specs_.find(tool.name)
 
 
 Namer = Callable[[tuple], str]

@@ -19,9 +19,9 @@ def main() -> int:
     folder = os.path.join(opts.root, "contract")
     changed = contract.drift(folder) if opts.check else contract.write(folder)
     # the CLI is built from contract/tools.json: reload it before rendering the man pages
-    from ..core import registry
+    from ..core import specs
 
-    registry._SPECS.clear()
+    specs._SPECS.clear()
     from . import manpages
 
     mandir = os.path.join(opts.root, "man")

@@ -28,7 +28,7 @@ def model(tool: Tool, name: str) -> Any:
 def lean(schema: Any, inputs: bool) -> Any:
     """A schema without what only costs bytes: titles, `default: null`, and `anyOf [T, null]`:
     for an optional argument it goes (null is accepted as "not given" anyway); in a result it
-    becomes `type: [T, "null"]` where T is a plain type. (mcp.tools.lean_input trims the input
+    becomes `type: [T, "null"]` where T is a plain type. (mcp.listing.lean_input trims the input
     schemas further as they are listed.)"""
     if isinstance(schema, list):
         return [lean(s, inputs) for s in schema]
@@ -59,6 +59,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "group": tool.group,
         "command": "nexus " + " ".join(tool.path),
         "mcp": tool.mcp,
+        "module": tool.module,  # the feature module that registers it: a face imports just that
         "title": tool.title,
         "description": tool.description,
         "details": tool.details,
@@ -69,13 +70,41 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "cli": None if not tool.cli else {"path": list(tool.path),
                 "positional": list(tool.positional), "stdin": list(tool.stdin),
                 "caller": tool.needs_caller,
-                "exit_if": list(tool.exit_if) if tool.exit_if else None,
-                "module": tool.module},
+                "exit_if": list(tool.exit_if) if tool.exit_if else None},
+    }
+
+
+def mcp_doc() -> dict[str, Any]:
+    """How `nexus mcp` speaks: the two eras of the protocol, and the shape of a failed call."""
+    from ..mcp import server, tools
+
+    return {
+        "transport": "stdio, one JSON-RPC 2.0 message a line",
+        "legacy": {"versions": list(server.LEGACY), "opened_by": "initialize",
+                   "methods": ["initialize", "ping", "tools/list", "tools/call"]},
+        "stateless": {"versions": list(server.MODERN),
+                      "request_meta": [server.META_VERSION, server.META_CAPABILITIES],
+                      "methods": ["server/discover", "tools/list", "tools/call"],
+                      "result_fields": ["resultType", f"_meta.{server.META_SERVER}"],
+                      "cacheable": {"methods": ["server/discover", "tools/list"],
+                                    "ttlMs": server.LIST_TTL_MS, "cacheScope": "public"},
+                      "errors": {"missing _meta field": server.INVALID_PARAMS,
+                                 "unsupported version": server.UNSUPPORTED_VERSION,
+                                 "removed or unknown method": server.METHOD_NOT_FOUND}},
+        "supported_versions": list(server.SUPPORTED),
+        "capabilities": server.CAPABILITIES,
+        "caller_from": ["_meta (claudecode/toolUseId, sessionId)", "the process that started "
+                        "the server"],
+        "default_request_id_from_meta": list(tools.CALL_IDS),
+        "tool_error": {"isError": True, "text": MESSAGE_SHAPE,
+                       "_meta": {tools.ERROR_META: "the error object of errors.json's "
+                                                   "json_shape"},
+                       "structuredContent": "never (it must match the tool's outputSchema)"},
     }
 
 
 def tools_doc() -> dict[str, Any]:
-    return {"contract_version": CONTRACT_VERSION,
+    return {"contract_version": CONTRACT_VERSION, "mcp": mcp_doc(),
             "tools": [tool_entry(t) for t in load().values()]}
 
 

@@ -1,8 +1,17 @@
-"""`nexus mcp`: every registry tool over MCP (stdio, newline-delimited JSON-RPC 2.0).
+"""`nexus mcp`: every registry tool over MCP (stdio, newline-delimited JSON-RPC 2.0), in both
+eras of the protocol on one server:
 
-Start-up is stdlib only, so `initialize` is answered as fast as the interpreter starts; the
-registry (pydantic models) loads in a background thread meanwhile, and `tools/list` or
-`tools/call` wait for it. Tool calls run on worker threads so a long wait can be cancelled with
+- legacy (2024-11-05 .. 2025-11-25): `initialize` opens the connection, then `tools/list` and
+  `tools/call`;
+- stateless (2026-07-28): no handshake; every request carries its protocol version and client
+  capabilities in `_meta` (`io.modelcontextprotocol/...`), `server/discover` says what the server
+  speaks, and every result carries `resultType` and the server's identity.
+
+Who calls a tool comes from the call's own `_meta` and the process (never from the connection's
+history), in either era. Start-up is stdlib only: `initialize` and `server/discover` are answered
+before anything the tools need is loaded; the store's modules load on a background thread
+meanwhile, `tools/list` reads contract/tools.json alone, and a tool's feature is imported when the
+first call needs it. Tool calls run on threads of their own, so a long wait can be cancelled with
 `notifications/cancelled`. stdout carries protocol messages only: anything else that tries to
 print goes to stderr."""
 
@@ -13,16 +22,29 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, BinaryIO
 
 from .. import __version__
-from ..core.proctable import table
-from ..core.settings import DEFAULT_GROUPS
 
-PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+TYPE_CHECKING = False  # typing itself costs the start a fifth of its imports
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
+LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # opened by `initialize`
+MODERN = ("2026-07-28",)  # stateless: the version rides on every request
+SUPPORTED = (*reversed(MODERN), *reversed(LEGACY))  # newest first, as `server/discover` lists them
+PROTOCOLS = LEGACY  # (kept for callers that list the handshake versions)
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
     -32700, -32600, -32601, -32602, -32603)
+UNSUPPORTED_VERSION = -32022
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER = "io.modelcontextprotocol/serverInfo"
+MODERN_ONLY = ("server/discover", "subscriptions/listen")  # no legacy meaning: always stateless
+SERVER_INFO = {"name": "nexus", "title": "nexus", "version": __version__}
+CAPABILITIES = {"tools": {"listChanged": False}}
+LIST_TTL_MS = 3_600_000  # what `tools/list` and `server/discover` say stays fresh: the tool set
+# is fixed for the life of the process (`--tools`), the same for every caller ("public")
+CALL_THREADS = 8  # tool calls running at once; more wait their turn
 INSTRUCTIONS = (
     "nexus connects the coding-agent sessions on this machine. `peers` shows who is here; "
     "`send` messages a session (by name, handle or id); `read` takes your unread messages, "
@@ -35,6 +57,20 @@ def valid_id(mid: Any) -> bool:
     """A JSON-RPC id: a string, a number or null (never an object, a list or a boolean)."""
     return mid is None or isinstance(mid, str) or (
         isinstance(mid, int | float) and not isinstance(mid, bool))
+
+
+def stateless(method: str, params: dict) -> bool:
+    """Whether a request is of the 2026-07-28 era: a method only it has, or per-request protocol
+    fields in `_meta` (a legacy request has neither)."""
+    meta = params.get("_meta")
+    return method in MODERN_ONLY or (isinstance(meta, dict) and (
+        META_VERSION in meta or META_CAPABILITIES in meta))
+
+
+def complete(result: dict) -> dict:
+    """A stateless result: `resultType` and the server's identity in its `_meta`."""
+    return {**result, "resultType": "complete",
+            "_meta": {**result.get("_meta", {}), META_SERVER: SERVER_INFO}}
 
 
 ANSWER_WAIT = 5.0  # seconds a client may take to read an answer written inside a transaction
@@ -72,22 +108,60 @@ def log(text: str) -> None:
     sys.stderr.flush()
 
 
+class Workers:
+    """Up to `size` long-lived threads running tool calls in turn, started as calls come: each
+    keeps its store connection from call to call. (concurrent.futures would cost the start-up
+    its import: logging, inspect ...)"""
+
+    def __init__(self, size: int) -> None:
+        from _queue import SimpleQueue
+
+        self.size = size
+        self.jobs: Any = SimpleQueue()
+        self.threads: list[threading.Thread] = []
+        self.pending = 0
+        self.lock = threading.Lock()
+
+    def submit(self, fn: Any, *args: Any) -> None:
+        with self.lock:
+            self.pending += 1
+            if self.pending > len(self.threads) < self.size:
+                worker = threading.Thread(target=self._work, name="nexus-call", daemon=True)
+                self.threads.append(worker)
+                worker.start()
+        self.jobs.put((fn, args))
+
+    def _work(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            try:
+                job[0](*job[1])
+            finally:
+                with self.lock:
+                    self.pending -= 1
+
+    def shutdown(self) -> None:
+        for _ in self.threads:
+            self.jobs.put(None)
+        for worker in self.threads:
+            worker.join()
+
+
 class Server:
-    def __init__(self, out: BinaryIO, groups: tuple[str, ...] = DEFAULT_GROUPS,
+    def __init__(self, out: BinaryIO, groups: tuple[str, ...] | None = None,
                  env: dict[str, str] | None = None) -> None:
         self.out = out
-        self.groups = groups
+        self.groups = groups  # None: the default groups
         self.env = dict(os.environ if env is None else env)
         self.write_lock = threading.Lock()
         self.gone = False  # stdout failed: the server stops
-        self.initialized = False
-        self.pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="nexus-call")
+        self.initialized = False  # a legacy client opened with `initialize`
         self.inflight: dict[Any, threading.Event] = {}
-        self._loaded = threading.Event()
-        self._tools: dict[str, Any] = {}
+        self.workers = Workers(CALL_THREADS)
+        self._ready = threading.Event()
+        self._tools: dict[str, dict] = {}  # served tool name -> its contract entry
         self._listing: list[dict] = []
+        self._ancestors: list = []  # the client that started us is among them
         self._load_error: BaseException | None = None
-        self._ancestors = table().ancestors()  # the client that started us is among them
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -123,27 +197,35 @@ class Server:
             err["data"] = data
         self.send({"jsonrpc": "2.0", "id": mid, "error": err})
 
-    # -- the registry, loaded in the background -------------------------------------------------
+    # -- what the tools need, prepared in the background ----------------------------------------
 
-    def start_loading(self) -> None:
-        if not self._loaded.is_set() and not getattr(self, "_loader", None):
-            self._loader = threading.Thread(target=self._load, daemon=True)
-            self._loader.start()
+    def start_preparing(self) -> None:
+        """After the first request is answered: the process ancestry (who started us), the
+        served tools' entries, and the modules every call needs. A tool's own feature loads
+        when a call needs it."""
+        if not getattr(self, "_preparer", None):
+            self._preparer = threading.Thread(target=self._prepare, daemon=True)
+            self._preparer.start()
 
-    def _load(self) -> None:
+    def _prepare(self) -> None:
         try:
-            from .tools import listing, served
+            from ..core import specs
+            from ..core.proctable import table
+            from .listing import entry
 
-            self._tools = served(self.groups)
-            self._listing = listing(self._tools.values())
-        except BaseException as exc:  # reported on every call that needs the tools
+            self._ancestors = table().ancestors()
+            self._tools = specs.served(self.groups or specs.DEFAULT_GROUPS)
+            self._listing = [entry(s) for s in self._tools.values()]
+            self._ready.set()  # listing needs no more; calls also need what follows
+            from . import tools  # noqa: F401 (the store, the caller rules, the registry)
+        except BaseException as exc:  # reported on every request that needs the tools
             self._load_error = exc
         finally:
-            self._loaded.set()
+            self._ready.set()
 
-    def tools(self) -> dict[str, Any]:
-        self.start_loading()
-        self._loaded.wait()
+    def tools(self) -> dict[str, dict]:
+        self.start_preparing()
+        self._ready.wait()
         if self._load_error is not None:
             raise RuntimeError(f"tools failed to load: {self._load_error}")
         return self._tools
@@ -200,7 +282,10 @@ class Server:
             self.notification(method, params)
             return
         try:
-            self.request(mid, method, params)
+            if stateless(method, params):
+                self.modern(mid, method, params)
+            else:
+                self.legacy(mid, method, params)
         except OutputGone:
             raise
         except Exception as exc:  # never die on one bad request
@@ -216,36 +301,63 @@ class Server:
             if event is not None:
                 event.set()
 
-    def request(self, mid: Any, method: str, params: dict) -> None:
+    def legacy(self, mid: Any, method: str, params: dict) -> None:
         if method == "initialize":
             asked = params.get("protocolVersion")
-            version = asked if asked in PROTOCOLS else PROTOCOLS[-1]
+            version = asked if asked in LEGACY else LEGACY[-1]
             self.result(mid, {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "nexus", "title": "nexus", "version": __version__},
+                "capabilities": CAPABILITIES,
+                "serverInfo": SERVER_INFO,
                 "instructions": INSTRUCTIONS,
             })
             self.initialized = True
-            self.start_loading()
         elif method == "ping":
             self.result(mid, {})
-        elif method == "server/discover":  # the 2026 stateless probe: say no, clients fall back
-            self.error(mid, METHOD_NOT_FOUND, f"Method not found: {method}")
         elif not self.initialized:
-            self.error(mid, INVALID_REQUEST, f"Invalid Request: {method} before initialize")
+            self.error(mid, INVALID_REQUEST, f"Invalid Request: {method} before initialize (or "
+                       f"send the 2026-07-28 fields in _meta: {META_VERSION}, "
+                       f"{META_CAPABILITIES})")
         elif method == "tools/list":
             self.tools()
             self.result(mid, {"tools": self._listing})
         elif method == "tools/call":
-            self.call(mid, params)
+            self.call(mid, params, lambda result: result)
         else:
             self.error(mid, METHOD_NOT_FOUND, f"Method not found: {method}")
 
-    def call(self, mid: Any, params: dict) -> None:
+    def modern(self, mid: Any, method: str, params: dict) -> None:
+        """A 2026-07-28 request: served from what it carries, whatever came before it."""
+        meta = params.get("_meta")
+        if not isinstance(meta, dict) or not isinstance(meta.get(META_VERSION), str) or \
+                not isinstance(meta.get(META_CAPABILITIES), dict):
+            self.error(mid, INVALID_PARAMS, f"Invalid params: _meta must carry {META_VERSION} (a "
+                       f"string) and {META_CAPABILITIES} (an object)")
+            return
+        version = meta[META_VERSION]
+        if version not in MODERN:
+            how = (f"; {version} is served after `initialize`, without these _meta fields"
+                   if version in LEGACY else "")
+            self.error(mid, UNSUPPORTED_VERSION, f"Unsupported protocol version{how}",
+                       {"supported": list(SUPPORTED), "requested": version})
+            return
+        if method == "server/discover":
+            self.result(mid, complete({
+                "supportedVersions": list(SUPPORTED), "capabilities": CAPABILITIES,
+                "instructions": INSTRUCTIONS, "ttlMs": LIST_TTL_MS, "cacheScope": "public"}))
+        elif method == "tools/list":
+            self.tools()
+            self.result(mid, complete({"tools": self._listing, "ttlMs": LIST_TTL_MS,
+                                       "cacheScope": "public"}))
+        elif method == "tools/call":
+            self.call(mid, params, complete)
+        else:  # initialize, ping, logging/setLevel ... do not exist in this revision
+            self.error(mid, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def call(self, mid: Any, params: dict, shape: Any) -> None:
         name, args = params.get("name"), params.get("arguments")
-        tool = self.tools().get(name) if isinstance(name, str) else None
-        if tool is None:
+        found = self.tools().get(name) if isinstance(name, str) else None
+        if found is None:
             self.error(mid, INVALID_PARAMS, f"Unknown tool: {name}",
                        {"code": "unknown_tool", "served": sorted(self._tools)})
             return
@@ -255,25 +367,28 @@ class Server:
         meta = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
         cancelled = threading.Event()
         self.inflight[mid] = cancelled
-        self.pool.submit(self._run, mid, tool, args or {}, meta, cancelled)
+        self.workers.submit(self._run, mid, found, args or {}, meta, cancelled, shape)
 
-    def _run(self, mid: Any, tool: Any, args: dict, meta: dict, cancelled: threading.Event) -> None:
-        from .tools import run_tool
-
+    def _run(self, mid: Any, found: dict, args: dict, meta: dict, cancelled: threading.Event,
+             shape: Any) -> None:
+        name = found["name"]
         try:
-            result = run_tool(tool, args, meta, self.env, self._ancestors, cancelled,
-                              lambda done: self.result(mid, done, ANSWER_WAIT))
+            from ..catalog import tool as find
+            from .tools import run_tool
+
+            result = run_tool(find(name, found["module"]), args, meta, self.env, self._ancestors,
+                              cancelled, lambda done: self.result(mid, shape(done), ANSWER_WAIT))
         except OutputGone:
             return  # rolled back: what it would have consumed is still there
         except Exception as exc:
-            log(f"{tool.name} crashed: {type(exc).__name__}: {exc}")
-            result = {"content": [{"type": "text", "text": f"internal_error: {tool.name} ({exc}; "
+            log(f"{name} crashed: {type(exc).__name__}: {exc}")
+            result = {"content": [{"type": "text", "text": f"internal_error: {name} ({exc}; "
                                    "please report it)"}], "isError": True}
         finally:
             self.inflight.pop(mid, None)
         if result is not None and not cancelled.is_set():  # a cancelled request gets no response
             try:
-                self.result(mid, result)
+                self.result(mid, shape(result))
             except OutputGone:
                 pass
 
@@ -285,17 +400,17 @@ class Server:
                 self.handle_line(line)
             except OutputGone:
                 break
+            self.start_preparing()  # once the first answer is out
         # stdin closed: let running calls finish briefly, then end every wait
         deadline = time.monotonic() + 2.0
         while self.inflight and time.monotonic() < deadline:
             time.sleep(0.01)
         for event in list(self.inflight.values()):
             event.set()
-        self.pool.shutdown(wait=True)
-
+        self.workers.shutdown()
 
 def main(argv: list[str]) -> int:
-    groups: tuple[str, ...] = DEFAULT_GROUPS
+    groups: tuple[str, ...] | None = None
     args = list(argv)
     while args:
         arg = args.pop(0)
@@ -310,14 +425,15 @@ def main(argv: list[str]) -> int:
         else:
             log(f"usage_error: {arg} (unknown argument; usage: nexus mcp [--tools GROUPS])")
             return 2
-    from ..core.errors import NexusError
-    from ..core.registry import chosen_groups
+    if groups is not None:  # checked before anything is served (the default needs no check)
+        from ..core.errors import NexusError
+        from ..core.specs import chosen_groups
 
-    try:
-        groups = chosen_groups(",".join(groups))
-    except NexusError as exc:
-        log(exc.message)
-        return 2
+        try:
+            groups = chosen_groups(",".join(groups))
+        except NexusError as exc:
+            log(exc.message)
+            return 2
     if sys.stdout is None or sys.stdin is None:  # started with a descriptor closed
         log("stdin or stdout is closed: nothing to serve (start it from an MCP client)")
         return 74

@@ -1,60 +1,32 @@
-"""The registry as MCP sees it: the served tools, their `tools/list` entries (from the compiled
-schemas in contract/tools.json), and one call. Stdlib only."""
+"""One MCP tool call: the caller resolved from `_meta` and the process, the arguments checked, the
+domain function run, and its result (or coded error) shaped for MCP. Stdlib only."""
 
 from __future__ import annotations
 
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..catalog import load
 from ..core import caller, events
 from ..core.context import Ctx
 from ..core.errors import NexusError
-from ..core.registry import Tool, chosen_groups, invoke, spec
+from ..core.registry import Tool, invoke, spec
 from ..core.store.db import Store
 from ..maintenance import expiry
 
-
-def served(wanted: Iterable[str]) -> dict[str, Tool]:
-    chosen = set(chosen_groups(",".join(wanted)))
-    return {t.name: t for t in load().values() if t.mcp and t.group in chosen}
-
-
-LISTED = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
-
-
-def entry(tool: Tool) -> dict:
-    """The tool's `tools/list` entry: its contract entry, without the CLI-only fields, and with
-    an input schema the model reads cheaply (every request of every session carries it)."""
-    found = spec(tool)
-    return {**{k: found[k] for k in LISTED}, "inputSchema": lean_input(found["inputSchema"])}
-
-
-def lean_input(schema: Any) -> Any:
-    """The input schema as listed: without string length bounds and a flag's `default: false`.
-    Both still hold (the contract's schema is enforced, and a call past a bound gets an error
-    naming it); a model needs them far less than it pays for them on every request."""
-    if isinstance(schema, list):
-        return [lean_input(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    return {k: lean_input(v) for k, v in schema.items()
-            if not (k in ("minLength", "maxLength") and isinstance(v, int))
-            and not (k == "default" and v is False)}
-
-
-def listing(tools: Iterable[Tool]) -> list[dict]:
-    return [entry(t) for t in tools]
+ERROR_META = "nexus/error"  # the result's `_meta` key holding a failed call's structured error
 
 
 def error_result(exc: NexusError) -> dict:
-    # the text a model reads: control characters of an argument or a peer's text shown escaped,
-    # as on a terminal (the structured error keeps the exact values)
-    return {"content": [{"type": "text", "text": exc.shown}],
-            "structuredContent": {"error": exc.to_dict()}, "isError": True}
+    """A tool execution error as every client accepts it: the coded text a model reads (control
+    characters of an argument or a peer's text shown escaped, as on a terminal) and, for the
+    programs that read it, the structured error in the result's `_meta`. Never in
+    `structuredContent`: that must match the tool's output schema, and validating clients (the
+    TypeScript SDK, the Inspector) check it even on an error."""
+    return {"content": [{"type": "text", "text": exc.shown}], "isError": True,
+            "_meta": {ERROR_META: exc.to_dict()}}
 
 
 _STORE: list[Store] = []
@@ -70,6 +42,23 @@ def store() -> Store:
 def ok_result(result: dict) -> dict:
     return {"content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
             "structuredContent": result, "isError": False}
+
+
+# the host's id of this tool call in `_meta`: Claude Code's, Codex's (both equal the tool use id
+# the client's hooks see). A retry of the same call carries the same id.
+CALL_IDS = ("claudecode/toolUseId", "callId")
+
+
+def keyed(tool: Tool, args: dict, meta: Mapping[str, Any]) -> dict:
+    """The arguments, with the host's tool-call id as the idempotency key of a tool that takes
+    one (`request_id`: send, ask, delegate, reply ...) when the call gives none (seed 000): a
+    retried identical call then returns the original with `duplicate: true`."""
+    key = spec(tool)["inputSchema"]["properties"].get("request_id")
+    if key is None or args.get("request_id") is not None:
+        return args
+    call_id = next((v for k in CALL_IDS if isinstance(v := meta.get(k), str)
+                    and 0 < len(v) <= key.get("maxLength", len(v))), None)
+    return args if call_id is None else {**args, "request_id": call_id}
 
 
 class Cancelled(Exception):
@@ -95,7 +84,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     ctx = Ctx(store(), resolve, face="mcp", upkeep=expiry.LAZY, deliver=deliver)
     ctx.cancelled = cancelled
     try:
-        result = invoke(tool, ctx, args)
+        result = invoke(tool, ctx, keyed(tool, args, meta))
     except Cancelled:
         return None
     except Exception as exc:

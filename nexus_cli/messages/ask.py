@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core import sessions
 from ..core.context import Ctx
+from ..core.listing import replayed
 from ..core.settings import ASK_MCP_MAX
 from . import mailbox
 from .direct import message
@@ -24,18 +25,27 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         timeout, clamped = ASK_MCP_MAX, a.timeout
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
-        to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
+        prior = mailbox.by_request(conn, me.id, a.request_id) if a.request_id else None
+        same = prior is not None and (prior["text"], prior["target"]) == (a.text, a.target)
+        duplicate = replayed(prior, same, str(a.request_id), "question")
+        to_id = prior["recipient"] if prior is not None and duplicate else \
+            sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)["id"]
+        to = sessions.get(conn, to_id)
         # the channel exists before COMMIT, so a reply cannot slip between send and wait
         channel = ctx.store.channel(me.id)
         try:
-            mid = mailbox.insert(conn, sender=me.id, recipient=to["id"], text=a.text, now=ctx.now,
-                                 target=a.target,
-                                 request_id=a.request_id or "ask-" + os.urandom(6).hex())
-            mailbox.set_ask_state(conn, mid, "waiting")
+            if prior is not None and duplicate:  # asked again: wait for its reply, ask nothing new
+                mid = prior["id"]
+            else:
+                mid = mailbox.insert(conn, sender=me.id, recipient=to_id, text=a.text,
+                                     now=ctx.now, target=a.target,
+                                     request_id=a.request_id or "ask-" + os.urandom(6).hex())
+                ctx.wake_later(to_id)
+            if prior is None or prior["ask_state"] != "answered":
+                mailbox.set_ask_state(conn, mid, "waiting")
         except BaseException:
             channel.close()
             raise
-        ctx.wake_later(to["id"])
     started = time.monotonic()
     step = 0.1 if ctx.progress else 0.5
     try:
@@ -46,7 +56,7 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
             if got or waited >= timeout or ctx.cancelled.is_set():
                 break
             if ctx.progress:
-                ctx.progress(f"waiting for a reply from {to['name']}", waited)
+                ctx.progress(f"waiting for a reply from {to['name'] if to else to_id}", waited)
             channel.wait(min(timeout - waited, step))
     except KeyboardInterrupt:  # the asker gave up: the late reply still comes, with a notice
         with ctx.write() as conn:
@@ -56,9 +66,9 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         channel.close()
         if ctx.progress:
             ctx.progress("", -1)
-    base = {"message_id": mid, "to": sessions.peer_ref(to, to["id"]),
+    base = {"message_id": mid, "to": sessions.peer_ref(to, to_id),
             "waited_seconds": round(waited, 3), "timeout_seconds": timeout,
-            "timeout_clamped_from": clamped}
+            "timeout_clamped_from": clamped, "duplicate": duplicate}
     with ctx.write() as conn:
         if got is None:
             mailbox.set_ask_state(conn, mid, "timed_out")

@@ -10,12 +10,14 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import replayed
 from ..core.sessions import peer_ref
+from ..tasks import ledger
 from . import mailbox
 from .mailbox import insert, notice
 
 if TYPE_CHECKING:
     from .models import MessageStatusArgs, ReadArgs, ReplyArgs, SendArgs
 
+OPEN_WORK_LISTED = 3  # the oldest open tasks a `read` names (seed 002: mail reminds of duties)
 OUTLOOK = {
     "listening": "it is woken at once and can answer right away",
     "working": "it sees the announcement after its next tool call",
@@ -38,6 +40,7 @@ def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
         "reply_to": msg["reply_to"],
         "request_id": msg["request_id"],
         "duplicate": duplicate,
+        "mode": "queue" if msg["defer"] else "steer",
         "created_at_epoch": msg["created_at"],
         "outlook": OUTLOOK[status],
     }
@@ -58,16 +61,17 @@ def _replay(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, request_id:
 
 def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to: sqlite3.Row | str,
           text: str, target: str, reply_to: str | None, request_id: str | None,
-          notify_when_idle: bool = False) -> dict:
+          notify_when_idle: bool = False, mode: str = "auto") -> dict:
     to_id = to if isinstance(to, str) else to["id"]
+    defer = not isinstance(to, str) and mailbox.pick_mode(mode, to, ctx.now) == "queue"
     mid = insert(conn, sender=me.id, recipient=to_id, text=text, now=ctx.now, target=target,
                  reply_to=reply_to, request_id=request_id, notify_when_idle=notify_when_idle,
-                 known=None if isinstance(to, str) else to)
+                 known=None if isinstance(to, str) else to, defer=defer)
     ctx.wake_later(to_id)
     known = None
     if not isinstance(to, str) and not to["successor"]:  # not handed over: it went to `to`
         known = ({"recipient": to_id, "reply_to": reply_to, "request_id": request_id,
-                  "created_at": ctx.now}, to)
+                  "created_at": ctx.now, "defer": defer}, to)
     return _sent(ctx, conn, mid, duplicate=False, known=known)
 
 
@@ -79,7 +83,7 @@ def send(ctx: Ctx, a: SendArgs) -> dict:
             return replay
         to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
         return _post(ctx, conn, me, to, a.text, a.target, None, a.request_id,
-                     a.notify_when_idle)
+                     a.notify_when_idle, a.mode)
 
 
 def reply(ctx: Ctx, a: ReplyArgs) -> dict:
@@ -115,8 +119,10 @@ def read(ctx: Ctx, a: ReadArgs) -> dict:
         rows = mailbox.take(conn, me.id, a.count)
         mailbox.mark_read(conn, [r["id"] for r in rows], ctx.now)
         remaining = mailbox.unread_count(conn, me.id)
+        owed, oldest = ledger.open_work(conn, me.id, OPEN_WORK_LISTED)
         return ctx.hand_over({"messages": [message(conn, r) for r in rows], "count": len(rows),
-                              "remaining": remaining})
+                              "remaining": remaining, "open_work_count": owed,
+                              "open_work": oldest})
 
 
 def message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:

@@ -99,6 +99,14 @@ def mark_read(conn: sqlite3.Connection, ids: list[str], now: float, via: str = "
     conn.executemany("UPDATE messages SET read_at = ? WHERE id = ?", [(now, mid) for mid in ids])
 
 
+def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
+    """When a message or task is announced. auto: a working session at its next tool call
+    (steer), anyone else at its next turn (queue)."""
+    if mode != "auto":
+        return mode
+    return "steer" if sessions.effective_status(target, now) == "working" else "queue"
+
+
 def by_request(conn: sqlite3.Connection, sender: str, request_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM messages WHERE sender = ? AND request_id = ?",
                         (sender, request_id)).fetchone()

@@ -9,9 +9,11 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from ..core.models import (
+    DELIVERY,
     TEXT_MAX,
     AllWorkspaces,
     Args,
+    DeliveryMode,
     Epoch,
     MessageId,
     Page,
@@ -28,15 +30,18 @@ class SendArgs(Args):
     target: str = Target
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="The message.")
     request_id: str | None = RequestId
-    notify_when_idle: bool = Field(False, description="Get a notice when the recipient next goes "
-                                   "idle (ends a turn, listens or leaves).")
+    # steer by default: a message is announced as soon as the recipient can see it (a session
+    # that looks idle may be mid-turn); `delegate` defaults to auto
+    mode: DeliveryMode = Field("steer", description=DELIVERY)
+    notify_when_idle: bool = Field(False, description="A notice when the recipient next goes "
+                                   "idle.")
     all_workspaces: bool = AllWorkspaces
 
 
 class AskArgs(Args):
     target: str = Target
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="The question.")
-    timeout: float = Field(60.0, ge=0, le=3600, description="Seconds to wait for the reply.")
+    timeout: float = Field(60.0, ge=0, le=3600, description="Seconds to wait.")
     request_id: str | None = RequestId
     all_workspaces: bool = AllWorkspaces
 
@@ -80,6 +85,8 @@ class SendResult(Result):
     reply_to: str | None
     request_id: str | None
     duplicate: bool = Field(description="True when this was a replay of an earlier request id.")
+    mode: Literal["queue", "steer"] = Field(description="queue: it is announced at the "
+                                            "recipient's next turn; steer: at its next tool call.")
     created_at: str | None = Stamp("When the message was stored")
     created_at_epoch: float | None = Epoch("When the message was stored")
     outlook: str = Field(description="When the recipient will see it, given its status.")
@@ -101,6 +108,9 @@ class ReadResult(Result):
     messages: list[Message]
     count: int
     remaining: int = Field(description="Unread messages still waiting after this read.")
+    open_work_count: int = Field(description="Tasks assigned to you and not yet reported.")
+    open_work: list[str] = Field(description="The oldest of them (ids, at most 3): report each "
+                                 "with `report` when done.")
 
 
 State = Literal["stored", "delivered", "read", "expired"]
@@ -132,6 +142,8 @@ class AskResult(Result):
     timeout_seconds: float
     timeout_clamped_from: float | None = Field(
         description="The timeout asked for, when the face's time limit lowered it.")
+    duplicate: bool = Field(description="True when this repeated an earlier request id: the "
+                            "original question was waited on again, not asked twice.")
     note: str | None
 
 

@@ -22,10 +22,13 @@ def one_message(msg: dict[str, Any]) -> str:
 
 
 def read(r: dict[str, Any]) -> str:
+    owed = (f"you owe {r['open_work_count']} open task(s), oldest {', '.join(r['open_work'])}: "
+            "`nexus tasks --open`" if r.get("open_work_count") else "")  # (`watch`: one message)
     if not r["messages"]:
-        return "no unread messages"
+        return "\n".join(x for x in ("no unread messages", owed) if x)
     tail = f"\n\n{r['remaining']} more unread: run `nexus read` again" if r["remaining"] else ""
-    return "\n\n".join(one_message(m) for m in r["messages"]) + tail
+    return "\n\n".join(one_message(m) for m in r["messages"]) + tail + (
+        f"\n\n{owed}" if owed else "")
 
 
 def ask(r: dict[str, Any]) -> str:

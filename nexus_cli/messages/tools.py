@@ -53,7 +53,7 @@ register(Tool(
 ))
 register(Tool(
     name="message_show", group="messages", title="Show a message",
-    description="One message sent by you or to you, whole, with its receipt; marks nothing read.",
+    description="One message to or from you, whole, with its receipt; marks nothing read.",
     args="MessageShowArgs", result="Entry", run=history.show, render=render.show,
     command=("message", "show"), positional=("message_id",), read_only=True, idempotent=True,
 ))

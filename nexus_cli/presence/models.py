@@ -46,7 +46,7 @@ class StatusArgs(Args):
 
 
 class ListenArgs(Args):
-    state: Literal["on", "off"] = Field(description="on: wait for messages whenever a turn ends.")
+    state: Literal["on", "off"]
 
 
 class WhoamiResult(Result):

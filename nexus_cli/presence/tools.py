@@ -30,7 +30,7 @@ register(Tool(
 ))
 register(Tool(
     name="status", group="sessions", title="Probe a session",
-    description="What a session is doing (state, last answer and prompt, last tool, inbox), "
+    description="What a session is doing (state, last answer, last tool, inbox), "
     "without waking it.",
     details="A finished turn is not a finished task: only a report (or a reply) says the work "
     "is done. A name reaches offline sessions of the last 24 h too.",

@@ -260,3 +260,29 @@ class EchoResult(Result):
     text: str
     at: str | None = Stamp("When it was answered")
     at_epoch: float | None = Epoch("When it was answered")
+
+
+class RunToolsArgs(Args):
+    client: Client | None = Field(None, description="Only this client.")
+    preset: str | None = Field(None, min_length=1, max_length=64,
+                               description="Only this preset (default: every preset).")
+    sandbox: Tier | None = Field(None, description="As a run with --sandbox TIER would get.")
+
+
+class RunToolset(Result):
+    client: Client
+    preset: str
+    sandbox: Tier | None = Field(description="The tier (none: the client's own settings).")
+    sandbox_from: str = Field(description="Where the tier comes from: run, preset, default or "
+                              "client.")
+    flags: list[str] = Field(description="The permission flags nexus starts the client with.")
+    allowed_tools: list[str] = Field(description="Client tools that run without asking (empty: "
+                                     "the client's own settings).")
+    refused_tools: list[str] = Field(description="Client tools the tier removes.")
+    nexus_tools: list[str] = Field(description="nexus's MCP tools the run's client gets.")
+    nexus_tools_from: str = Field(description="Where that was read (the client's config).")
+    note: str
+
+
+class RunToolsResult(Page):
+    items: list[RunToolset]

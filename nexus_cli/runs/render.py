@@ -95,3 +95,12 @@ def info(r: dict[str, Any]) -> str:
 
 def echo(r: dict[str, Any]) -> str:
     return visible(r["text"])
+
+
+def toolsets(r: dict[str, Any]) -> list[Part] | str:
+    rows = [[i["client"], i["preset"], i["sandbox"] or "(client's)", " ".join(i["flags"]) or "-",
+             ", ".join(i["allowed_tools"]) or "(client's)", ", ".join(i["refused_tools"]) or "-",
+             f"{len(i['nexus_tools'])} ({i['nexus_tools_from']})"] for i in r["items"]]
+    return [Table(["client", "preset", "tier", "flags", "allowed", "refused", "nexus tools"], rows,
+                  wide=("flags",)),
+            "\n".join(sorted({f"{i['client']}: {i['note']}" for i in r["items"]}))]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.registry import Tool, register
-from . import render, runs
+from . import render, runs, toolsets
 
 register(Tool(
     name="run", group="runs", title="Run a task headless",
@@ -96,4 +96,15 @@ register(Tool(
     description="Echo the text back: the cheapest liveness check.",
     args="EchoArgs", result="EchoResult", run=runs.echo, render=render.echo,
     positional=("text",), read_only=True, idempotent=True, needs_caller=False,
+))
+register(Tool(
+    name="run_tools", group="runs", title="What runs may use",
+    description="The tools a run's client gets under each preset and tier: its flags, the tools "
+    "allowed and refused, and nexus's own.",
+    details="Seed 001's harness_list_tools, as it means here: a run is a real client, so its "
+    "toolset is the client's own, shaped by the preset (allowed_tools: Claude Code only) and the "
+    "tier (read-only removes Claude Code's Write, Edit and NotebookEdit; for Codex it is its OS "
+    "sandbox), plus the nexus tools its installed MCP server serves.",
+    args="RunToolsArgs", result="RunToolsResult", run=toolsets.toolsets, render=render.toolsets,
+    command=("run", "tools"), read_only=True, idempotent=True,
 ))

@@ -4,7 +4,6 @@ only."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 from ..core import sessions, shellcmd
@@ -12,19 +11,12 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope, replayed
 from ..messages import mailbox
+from ..messages.mailbox import pick_mode
 from . import ledger
 from .ledger import FINAL, OPEN, get, known, record
 
 if TYPE_CHECKING:
     from .models import DelegateArgs, ReportArgs, TaskListArgs, TasksArgs
-
-
-def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
-    """auto: a working session is reached at its next tool call (steer), anyone else at its
-    next turn (queue)."""
-    if mode != "auto":
-        return mode
-    return "steer" if sessions.effective_status(target, now) == "working" else "queue"
 
 
 def delegate(ctx: Ctx, a: DelegateArgs) -> dict:

@@ -148,6 +148,15 @@ def listing(conn: sqlite3.Connection, where: Sequence[str], params: Sequence[obj
     return rows, total
 
 
+def open_work(conn: sqlite3.Connection, owner: str, listed: int) -> tuple[int, list[str]]:
+    """How many tasks `owner` was assigned and has not closed, and the ids of the oldest few."""
+    where = f"target = ? AND status IN {_OPEN_SQL} AND mode <> 'self'"
+    count = conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (owner,)).fetchone()[0]
+    rows = conn.execute(f"SELECT id FROM tasks WHERE {where} ORDER BY seq LIMIT ?",
+                        (owner, listed)).fetchall() if count else []
+    return count, [r["id"] for r in rows]
+
+
 def move_open(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> int:
     """Handoff: the open obligations of a replaced conversation go to its successor."""
     return conn.execute(f"UPDATE tasks SET target = ?, updated_at = ? WHERE target = ? AND status"

@@ -11,6 +11,8 @@ from ..core.models import (
     TASK_MAX,
     AllWorkspaces,
     Args,
+    Delivery,
+    DeliveryMode,
     Epoch,
     JsonObject,
     Page,
@@ -30,9 +32,7 @@ class DelegateArgs(Args):
     task: str = Field(min_length=1, max_length=TASK_MAX,
                       description="Scope, inputs, outputs, acceptance criteria.")
     request_id: str | None = RequestId
-    mode: Literal["auto", "queue", "steer"] = Field(
-        "auto", description="queue: at its next turn; steer: at its next tool call; "
-        "auto: steer a working session, queue for anyone else.")
+    mode: DeliveryMode = Delivery
     all_workspaces: bool = AllWorkspaces
     spawn: bool = Field(False, description="TARGET is claude or codex: start a new run for it.")
 

@@ -7,8 +7,8 @@ from . import delegation, render, selftasks
 
 register(Tool(
     name="delegate", group="tasks", title="Delegate a task",
-    description="Give a session a tracked task; only it can close it, with `report`, which comes "
-    "back to you as a message.",
+    description="Give a session a tracked task; it alone closes it, with `report`, which comes "
+    "back to you.",
     details="The task record and its message are committed together and announced to the "
     "target as a task; the report wakes you.",
     args="DelegateArgs", result="TaskRecord", run=delegation.delegate, render=render.task,
