@@ -25,7 +25,7 @@ def tool(name: str) -> registry.Tool:
     from ..catalog import tool as find
 
     spec = registry.specs()[name]
-    return find(name, spec["cli"]["module"])
+    return find(name, spec["module"])
 
 
 def run(action: str, body: object, resolver: Callable[[str | None], Resolver],

@@ -261,6 +261,12 @@ class Handler(BaseHTTPRequestHandler):
             self.json(STATUS.get(exc.exit_code, 500),
                       {"ok": False, "error": state.inert({**exc.to_dict(), "shown": exc.shown})})
             return
+        except Exception as exc:  # a bug: the page says so, the connection is not just dropped
+            bug = NexusError("internal_error", path, f"{type(exc).__name__}: {exc}",
+                             "please report it")
+            self.json(500, {"ok": False, "error": state.inert({**bug.to_dict(),
+                                                                "shown": bug.shown})})
+            return
         finally:
             self.board.feed.poke()
         self.json(200, {"ok": True, "result": state.inert(result)})
