@@ -152,7 +152,10 @@ class Handler(BaseHTTPRequestHandler):
     def _openai(self, body: dict, step: dict) -> None:
         if "shell" in step:
             item = {"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"),
-                    "name": "exec_command", "arguments": json.dumps({"cmd": step["shell"]}),
+                    # wait for the command to end: past Codex's default 10 s it would go on in the
+                    # background and die with the turn (a nested client under load takes longer)
+                    "name": "exec_command", "arguments": json.dumps({"cmd": step["shell"],
+                                                                     "yield_time_ms": 120_000}),
                     "status": "completed"}
         elif "patch" in step:  # Codex's freeform apply_patch tool: a custom tool call
             item = {"type": "custom_tool_call", "id": new_id("ctc"), "call_id": new_id("call"),
