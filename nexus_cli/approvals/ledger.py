@@ -20,7 +20,11 @@ def new_id() -> str:
 
 def route(conn: sqlite3.Connection, run_id: str, client_pid: int, client_start: str | None,
           dispatcher: str, project: str, now: float) -> None:
-    conn.execute("INSERT OR REPLACE INTO approval_routes VALUES (?, ?, ?, ?, ?, ?)",
+    conn.execute("INSERT INTO approval_routes (run_id, client_pid, client_start, dispatcher,"
+                 " project, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE"
+                 " SET client_pid = excluded.client_pid, client_start = excluded.client_start,"
+                 " dispatcher = excluded.dispatcher, project = excluded.project,"
+                 " created_at = excluded.created_at",
                  (run_id, client_pid, client_start, dispatcher, project, now))
 
 

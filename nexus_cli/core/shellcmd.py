@@ -49,7 +49,8 @@ def probe(timeout: float = 20) -> tuple[str, list[str]]:
 
 
 def remember(conn: sqlite3.Connection, command: str) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (KEY, command))
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (KEY, command))
 
 
 def name(conn: sqlite3.Connection) -> str:

@@ -87,8 +87,8 @@ def state_of(conn: sqlite3.Connection, file_id: int) -> dict | None:
 def remember(conn: sqlite3.Connection, found: list[tuple[str, str, str, dict]], now: float) -> None:
     """Metadata of transcripts seen for the first time ((path, session id, client, meta))."""
     conn.executemany(
-        "INSERT OR IGNORE INTO insight_files (path, session_id, client, cwd, project, first_prompt,"
-        " started_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO insight_files (path, session_id, client, cwd, project, first_prompt,"
+        " started_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [(path, sid, client, meta.get("cwd") or "", meta.get("project") or "",
           meta.get("first_prompt"), meta.get("started_epoch"), now)
          for path, sid, client, meta in found])
@@ -245,7 +245,7 @@ def _commit(store: Store, e: Any, expected: int | None, last: int, reader: Any, 
         elif not cur["cwd"] and meta.get("cwd"):
             conn.execute("UPDATE insight_files SET cwd = ?, project = ? WHERE id = ?",
                          (meta["cwd"], project_of(meta["cwd"]), cur["id"]))
-        conn.executemany("INSERT INTO insight_chunks (file_id, seq, type, at, offset, text)"
+        conn.executemany("INSERT INTO insight_chunks (file_id, seq, type, at, \"offset\", text)"
                          " VALUES (?, ?, ?, ?, ?, ?)", [(cur["id"], *c) for c in chunks])
         conn.execute(
             "UPDATE insight_files SET indexed_to = ?, state = ?, head = ?, file_size = ?,"

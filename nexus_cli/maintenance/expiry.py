@@ -57,7 +57,8 @@ def expire_tasks(conn: sqlite3.Connection, now: float) -> list[str]:
 def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     """One round of upkeep inside the caller's write transaction: what it did (counts), and
     `wake`, the sessions whose waiters should look again."""
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(now),))
+    conn.execute("INSERT INTO meta (key, value) VALUES ('maintained_at', ?)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (repr(now),))
     expired, failed = expire_messages(conn, now, limit), expire_tasks(conn, now)
     watched = offline_watchers(conn, now)
     from ..reservations import leases  # every hook imports this module; a round is rare

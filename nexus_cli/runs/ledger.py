@@ -146,7 +146,8 @@ def policy(conn: sqlite3.Connection, scope: str) -> sqlite3.Row | None:
 
 
 def set_policy(conn: sqlite3.Connection, scope: str, now: float, **fields: object) -> None:
-    conn.execute("INSERT OR IGNORE INTO run_policy (scope, updated_at) VALUES (?, ?)", (scope, now))
+    conn.execute("INSERT INTO run_policy (scope, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                 (scope, now))
     fields["updated_at"] = now
     conn.execute(f"UPDATE run_policy SET {', '.join(f'{k} = ?' for k in fields)} WHERE scope = ?",
                  (*fields.values(), scope))

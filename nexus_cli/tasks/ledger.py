@@ -141,7 +141,7 @@ def count_open(conn: sqlite3.Connection, target: str) -> int:
 
 def listing(conn: sqlite3.Connection, where: Sequence[str], params: Sequence[object], order: str,
             limit: int, offset: int) -> tuple[list[sqlite3.Row], int]:
-    clause = " AND ".join(where) or "1"
+    clause = " AND ".join(where) or "TRUE"
     total = conn.execute(f"SELECT count(*) FROM tasks WHERE {clause}", params).fetchone()[0]
     rows = conn.execute(f"SELECT * FROM tasks WHERE {clause} ORDER BY {order} LIMIT ? OFFSET ?",
                         (*params, limit, offset)).fetchall()

@@ -202,14 +202,14 @@ def leave(ctx: Ctx, a: object) -> dict:
 def script(roles: list[str]) -> str:
     """The administrator's SQL: the schema (every migration, PostgreSQL dialect), the member
     roles and their rights, row-level security. Idempotent."""
-    from ..core.store import pg
+    from ..core.store.pgschema import DDL
 
     parts = ["-- nexus team database: run as the database's administrator (owner of the schema)",
              "BEGIN;",
              "CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
              " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL);"]
-    for number, name, sql in migrations.MIGRATIONS:
-        body = "\n".join(s.rstrip(";") + ";" for s in pg.ddl(sql, number))
+    for number, name, _ in migrations.MIGRATIONS:
+        body = "\n".join(s.rstrip(";") + ";" for s in DDL[number])
         parts.append(f"-- migration {number}: {name}\n"
                      f"DO $nexus$ BEGIN IF NOT EXISTS (SELECT 1 FROM migrations WHERE version ="
                      f" {number}) THEN\n{body}\nINSERT INTO migrations VALUES ({number}, "

@@ -7,8 +7,9 @@ Rows go in batches, each batch one write transaction of the destination, so a ru
 way keeps whole batches only and the next run goes on from there:
 
 - a row with an id of its own (sessions, messages, tasks, projects, docs, meetings, runs ...)
-  is inserted unless a row with that key is there already (`INSERT OR IGNORE`): references by id
-  (a task's message, an approval's run, a reply's message) stay intact on both sides. Sequence
+  is inserted unless a row with that key is there already (`ON CONFLICT DO NOTHING`):
+  references by id (a task's message, an approval's run, a reply's message) stay intact on both
+  sides. Sequence
   numbers the stores assign themselves (messages.seq, tasks.seq, ws_meetings.seq) are given
   anew by the destination; runs and approvals are numbered on after the destination's last;
 - a row without one (the activity log, chat, strategy versions) is copied once: the copy and
@@ -94,14 +95,14 @@ ANNOUNCED = "@announced"  # workspace/feed.py: the cursor of what a session was 
 
 
 def columns(table: str) -> list[str]:
-    from ..core.store import pg  # the column lists, parsed from the migrations (no server)
+    from ..core.store import migrations  # the columns both stores have (no server asked)
 
-    return list(pg.tables()[table][0])
+    return migrations.columns(table)
 
 
 def store_id(conn: sqlite3.Connection) -> str:
     """Inside a write: this store's identity as an origin (created on first use)."""
-    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
                  (ORIGIN, uuid.uuid4().hex))
     return conn.execute("SELECT value FROM meta WHERE key = ?", (ORIGIN,)).fetchone()[0]
 
@@ -231,8 +232,8 @@ def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | Non
                 if table == "sessions" and values.get("machine") is None:
                     values["machine"] = here  # a session from before machines were recorded
                 as_person(table, values, person, to)
-                n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
-                                 f" ({', '.join('?' for _ in cols)})",
+                n = conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
+                                 f" ({', '.join('?' for _ in cols)}) ON CONFLICT DO NOTHING",
                                  tuple(values.values())).rowcount
                 copied += n > 0
                 skipped += n <= 0
@@ -267,8 +268,8 @@ def _copy_once(source, dest, table: str, ident: str | None, where: str, params: 
                 values = {c: row[c] for c in cols}
                 as_person(table, values, person, to)
                 new = conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
-                                   f" ({', '.join('?' for _ in cols)})",
-                                   tuple(values.values())).lastrowid
+                                   f" ({', '.join('?' for _ in cols)}) RETURNING {ident}",
+                                   tuple(values.values())).fetchone()[0]
                 conn.execute("INSERT INTO team_moves (origin, tbl, src, dst) VALUES (?, ?, ?, ?)",
                              (source_id, table, str(row[ident]), str(new)))
                 copied += 1

@@ -26,7 +26,8 @@ def set_strategy(ctx: Ctx, a: StrategyArgs) -> dict:
         if current is not None and current["content"] == a.content:
             return {"ok": True, "version": current["version"], "unchanged": True}
         version = conn.execute("INSERT INTO ws_strategy (content, updated_by, updated_at)"
-                               " VALUES (?, ?, ?)", (a.content, me.id, ctx.now)).lastrowid or 0
+                               " VALUES (?, ?, ?) RETURNING version",
+                               (a.content, me.id, ctx.now)).fetchone()[0]
         conn.execute("DELETE FROM ws_strategy WHERE version <= ?", (version - STRATEGY_KEPT,))
         record(conn, ctx, me, "strategy.update", "strategy", version=version,
                size=len(a.content))

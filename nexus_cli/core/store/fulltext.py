@@ -129,11 +129,11 @@ POSTGRESQL: tuple[str, ...] = (
     ELSE translate(regexp_replace(s, {_literal(SYMBOLS)}, ' ', 'g'), {_literal(FOLD_FROM)},
     {_literal(FOLD_TO)}) END) FROM (SELECT left(t, {INDEXED_MAX}) AS s) AS head $nexus_words$""",
     f"""CREATE TABLE ws_words (
-        kind TEXT NOT NULL,
-        ref TEXT NOT NULL,
-        title TEXT NOT NULL,
-        body TEXT NOT NULL,
-        project TEXT,
+        kind TEXT COLLATE "C" NOT NULL,
+        ref TEXT COLLATE "C" NOT NULL,
+        title TEXT COLLATE "C" NOT NULL,
+        body TEXT COLLATE "C" NOT NULL,
+        project TEXT COLLATE "C",
         words tsvector GENERATED ALWAYS AS ({WORDS}(title || ' ' || body)) STORED,
         PRIMARY KEY (kind, ref)
     )""",
@@ -336,5 +336,11 @@ def snippet(text: str, query: str, size: int = SNIPPET_WORDS) -> str:
 
 
 def like(text: str) -> str:
-    """`%text%` with LIKE's own characters taken literally (ESCAPE '\\')."""
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    """`%text%` with LIKE's own characters taken literally (ESCAPE '\\'), its ASCII letters in
+    lower case: `lower(column) LIKE` it matches as SQLite's LIKE does on both engines (ASCII case
+    ignored; `lower` of a "C" column folds ASCII only, as SQLite's does)."""
+    text = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return "%" + text.translate(_ASCII_LOWER) + "%"
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}

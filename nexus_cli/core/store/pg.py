@@ -5,14 +5,12 @@ talks to the server with the standard library's sockets (`pgwire`, no import cos
 where that serves the URL exactly (a Unix socket, or TCP with or without TLS as libpq would
 connect: see pgwire's docstring), and with psycopg 3 (libpq: service files, CRLs,
 channel_binding=require ...) otherwise.
-Features write their SQL once, in the SQLite dialect they own; here it is translated once per
-statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT OR REPLACE`
-(an upsert on the table's primary key, read from the migrations), the id of an inserted row
-(`RETURNING` its identity column, so `lastrowid` works). Migrations come from the same list;
-DDL types are mapped (REAL -> DOUBLE PRECISION, INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT
--> identity) and SQLite's data fix-ups are left out (`migrations.SQLITE_ONLY`). SQLite FTS5
-tables and their triggers are left out: team mode searches with PostgreSQL's own full-text
-search instead (`fulltext`, `migrations.POSTGRESQL`).
+Features write their SQL once, in the subset both engines read (upserts as `ON CONFLICT ... DO
+UPDATE`, `RETURNING`, `IS NOT DISTINCT FROM`, `TRUE`, explicit keys, aliased subqueries): the
+only change made here is to the placeholders (`?`, `?NNN`, `:name` become `$n`, found by a
+tokenizer that steps over literals, `placeholders`), and both drivers take that form (the wire
+client, and psycopg's RawCursor). The schema is each migration's PostgreSQL DDL, written out in
+`pgschema` (team mode searches with PostgreSQL's own full-text search: `fulltext`).
 
 The guarantees SQLite's single writer gives are kept by a transaction-level advisory lock every
 write transaction takes first (keyed by the schema, so several teams can share one database):
@@ -135,35 +133,58 @@ def _row_factory(cursor):  # type: ignore[no-untyped-def]
     return row_class(tuple(d.name for d in desc))
 
 
-# -- the wire client, dressed as the part of a psycopg connection nexus uses --------------------
+# -- placeholders: the one thing the store changes in a statement ------------------------------
 
-_DOLLARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+# what a statement holds, token by token: literals, quoted names, comments and dollar-quoted
+# bodies are stepped over whole (a `?` or `:name` inside one is text), then SQLite's placeholders
+_LEX = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|/\*.*?\*/"""
+                  r"|\$(?P<tag>[A-Za-z_]\w*)?\$.*?\$(?P=tag)?\$"
+                  r"|\?(?P<number>\d*)|(?<![:\w]):(?P<name>[A-Za-z_]\w*)", re.S)
+_PLACES: dict[str, tuple[str, tuple[str, ...] | None]] = {}
 
 
-def dollars(sql: str) -> tuple[str, tuple[str, ...] | None]:
-    """psycopg's placeholders (`%s`, `%(name)s`, `%%`) as the protocol's `$n`; for named ones,
-    the names in the order of their numbers."""
-    hit = _DOLLARS.get(sql)
+def placeholders(sql: str) -> tuple[str, tuple[str, ...] | None]:
+    """The statement with the protocol's `$n` for SQLite's placeholders (`?`, `?NNN`, `:name`),
+    and for named ones the name each `$n` takes (None: positional, `$n` is the n-th value).
+    Nothing else in the text changes: features write SQL both engines read."""
+    hit = _PLACES.get(sql)
     if hit is not None:
         return hit
     names: list[str] = []
-    count = [0]
+    largest = [0]
 
-    def sub(m: re.Match) -> str:
-        t = m.group(0)
-        if t == "%%":
-            return "%"
-        if t == "%s":
-            count[0] += 1
-            return f"${count[0]}"
-        name = t[2:-2]
-        if name not in names:
-            names.append(name)
-        return f"${names.index(name) + 1}"
+    def token(m: re.Match) -> str:
+        if m.group("name") is not None:
+            if m.group("name") not in names:
+                names.append(m.group("name"))
+            return f"${names.index(m.group('name')) + 1}"
+        if m.group(0)[0] != "?":
+            return m.group(0)
+        largest[0] = int(m.group("number")) if m.group("number") else largest[0] + 1
+        return f"${largest[0]}"
 
-    out = re.sub(r"%%|%s|%\((\w+)\)s", sub, sql)
-    _DOLLARS[sql] = hit = (out, tuple(names) if names else None)
+    text = _LEX.sub(token, sql)
+    if names and largest[0]:
+        raise NexusError("internal_error", sql[:80], "a statement mixes named and positional "
+                         "placeholders", "report this as a bug in nexus")
+    if len(_PLACES) > 4096:  # statements built on the fly (IN lists): keep the cache bounded
+        _PLACES.clear()
+    _PLACES[sql] = hit = (text, tuple(names) if names else None)
     return hit
+
+
+def bound(sql: str, params: object) -> tuple[str, list | None]:
+    """The statement as the server takes it and its values in order (None: no parameters, a
+    simple query that may hold several statements). Booleans go as integers, as SQLite keeps
+    them (the columns are BIGINT)."""
+    if not params:
+        return sql, None
+    text, names = placeholders(sql)
+    values = [params[n] for n in names] if names is not None else list(params)  # type: ignore[index, call-overload]
+    return text, [int(v) if type(v) is bool else v for v in values]
+
+
+# -- the wire client, dressed as the part of a psycopg connection nexus uses --------------------
 
 
 class _WireInfo:
@@ -220,7 +241,8 @@ class _Pgconn:
 
 
 class WireRaw:
-    """The wire client with the surface of a psycopg connection that this module uses."""
+    """The wire client with the surface of a psycopg connection that this module uses
+    (statements with `$n` placeholders, as psycopg's RawCursor takes them)."""
 
     def __init__(self, wire: pgwire.Wire) -> None:
         self.wire = wire
@@ -235,26 +257,16 @@ class WireRaw:
     def broken(self) -> bool:
         return self.wire.broken
 
-    @staticmethod
-    def _bound(sql: str, params: object) -> tuple[str, list | None]:
-        """The statement with `$n` placeholders, and its values in order (None: none)."""
-        if params is None:
-            return sql, None
-        text, names = dollars(sql)
-        if names is not None:
-            return text, [params[n] for n in names]  # type: ignore[index]
-        return text, list(params)  # type: ignore[call-overload]
+    def execute(self, sql: str, values: list | None = None) -> _WireCursor:
+        return _WireCursor(self, self.wire.query(sql, values))
 
-    def execute(self, sql: str, params: object = None) -> _WireCursor:
-        return _WireCursor(self, self.wire.query(*self._bound(sql, params)))
-
-    def execute_later(self, sql: str, params: object) -> None:
+    def execute_later(self, sql: str, values: list | None) -> None:
         """`execute` for a write whose result nobody reads: inside a transaction it travels with
         the next statement (see pgwire.Wire.defer); outside one, it runs now."""
         if self.wire.in_transaction:
-            self.wire.defer(*self._bound(sql, params))
+            self.wire.defer(sql, values)
         else:
-            self.execute(sql, params)
+            self.execute(sql, values)
 
     def cursor(self) -> _WireCursor:
         return _WireCursor(self, None)
@@ -280,221 +292,6 @@ class WireRaw:
 
     def close(self) -> None:
         self.wire.close()
-
-
-# -- the schema as the migrations define it (for upserts and inserted ids) ---------------------
-
-_TABLES: dict[str, tuple[list[str], list[str], str | None]] = {}
-
-
-def tables() -> dict[str, tuple[list[str], list[str], str | None]]:
-    """table -> (columns in order, primary key columns, identity column), from the migrations."""
-    if _TABLES:
-        return _TABLES
-    for _, _, script in migrations.MIGRATIONS:
-        for stmt in migrations.statements(script):
-            m = re.match(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)\s*\((.*)\)", stmt, re.S | re.I)
-            if m:
-                cols: list[str] = []
-                pk: list[str] = []
-                ident = None
-                for item in _split_top(m.group(2)):
-                    word = item.split(None, 1)[0].upper() if item else ""
-                    if word == "PRIMARY":
-                        inner = item[item.index("(") + 1:item.rindex(")")]
-                        pk = [c.strip() for c in inner.split(",")]
-                    elif word in ("UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT", ""):
-                        continue
-                    else:
-                        name = item.split()[0]
-                        cols.append(name)
-                        if "PRIMARY KEY" in item.upper():
-                            pk = [name]
-                        if re.search(r"INTEGER PRIMARY KEY", item, re.I):  # a rowid alias
-                            ident = name
-                _TABLES[m.group(1)] = (cols, pk, ident)
-                continue
-            m = re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", stmt, re.I)
-            if m and m.group(1) in _TABLES:
-                _TABLES[m.group(1)][0].append(m.group(2))
-    return _TABLES
-
-
-def _split_top(body: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in body:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-# -- statements ----------------------------------------------------------------------------------
-
-_TOKENS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\?|(?<![:\w]):[A-Za-z_]\w*|%")
-_CACHE: dict[tuple[str, int], tuple[str, bool]] = {}
-
-
-def translate(sql: str, style: int) -> tuple[str, bool]:
-    """The statement in PostgreSQL's dialect, and whether it returns the inserted row's id.
-    style: 0 no parameters, 1 positional, 2 named."""
-    hit = _CACHE.get((sql, style))
-    if hit is not None:
-        return hit
-
-    def token(m: re.Match) -> str:
-        t = m.group(0)
-        if not style:
-            return t
-        if t == "?":
-            return "%s"
-        if t == "%":
-            return "%%"
-        if t[0] == ":":
-            return f"%({t[1:]})s"
-        return t.replace("%", "%%")
-
-    if "offset" in sql:  # a column of that name (insight_chunks): reserved in PostgreSQL
-        sql = re.sub(r"(?<=[(,.])(\s*)offset\b(?=\s*[,)]|\s+(?:AS|FROM)\b)", r'\1"offset"', sql)
-    if style and " IS " in sql.upper():  # SQLite's `x IS ?` compares NULLs as values
-        sql = re.sub(r"\bIS\s+(NOT\s+)?(?=\?|:[A-Za-z_])", lambda m: "IS DISTINCT FROM "
-                     if m.group(1) else "IS NOT DISTINCT FROM ", sql, flags=re.I)
-    if "rowid" in sql:  # a table's implicit row id: PostgreSQL's row version id, stable within
-        sql = re.sub(r"\browid\b", "ctid", sql)  # the transaction (writers hold the lock)
-    if "COLLATE BINARY" in sql:  # byte order: the database's own collation may ignore `/`
-        sql = sql.replace("COLLATE BINARY", 'COLLATE "C"')
-    if "LIKE" in sql:  # SQLite's LIKE ignores (ASCII) case
-        sql = re.sub(r"\bLIKE\b", "ILIKE", sql)
-    if re.search(r"\b(WHERE|AND|OR|NOT)\s+[01]\b", sql, re.I):  # SQLite's truthy integers
-        sql = re.sub(r"\b(WHERE|AND|OR|NOT)\s+([01])\b(?!\s*[=<>!.])",
-                     lambda m: f"{m.group(1)} {'TRUE' if m.group(2) == '1' else 'FALSE'}", sql,
-                     flags=re.I)
-    out = _TOKENS.sub(token, sql).strip().rstrip(";")
-    returning = False
-    head = out[:40].upper()
-    suffix = ""
-    if head.startswith("INSERT OR IGNORE INTO"):
-        out = "INSERT INTO" + out[len("INSERT OR IGNORE INTO"):]
-        suffix = " ON CONFLICT DO NOTHING"
-    elif head.startswith("INSERT OR REPLACE INTO"):
-        out = "INSERT INTO" + out[len("INSERT OR REPLACE INTO"):]
-        m = re.match(r"INSERT INTO (\w+)\s*(\(([^)]*)\))?", out)
-        table = m.group(1) if m else ""
-        cols, pk, _ = tables().get(table, ([], [], None))
-        if m and not m.group(2):
-            out = f"INSERT INTO {table} ({', '.join(cols)})" + out[m.end():]
-        named = [c.strip() for c in m.group(3).split(",")] if m and m.group(3) else cols
-        rest = [c for c in named if c not in pk]
-        suffix = (f" ON CONFLICT ({', '.join(pk)}) DO UPDATE SET "
-                  + ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)) if rest else \
-            " ON CONFLICT DO NOTHING"
-    elif head.startswith("UPDATE OR REPLACE "):
-        out = "UPDATE " + out[len("UPDATE OR REPLACE "):]
-    if out[:12].upper() == "INSERT INTO " and " RETURNING " not in out.upper():
-        m = re.match(r"INSERT INTO (\w+)", out, re.I)
-        # the id of the inserted row, when asked for (`lastval()`: RETURNING would need the
-        # row to pass the SELECT policies of row-level security, a notice to a peer does not)
-        returning = bool(m and tables().get(m.group(1), (None, None, None))[2])
-    out = _alias_subqueries(out)
-    if any(re.search(rf"\b{t}\b", out) for t in fts_tables()):
-        out = ""  # SQLite full-text search: `Conn.execute` says it is not available here
-    if len(_CACHE) > 4096:  # statements built on the fly (IN lists): keep the cache bounded
-        _CACHE.clear()
-    _CACHE[(sql, style)] = result = (out + suffix, returning)
-    return result
-
-
-def _alias_subqueries(sql: str) -> str:
-    """`FROM (SELECT ...)` needs an alias in PostgreSQL before 16."""
-    start = 0
-    while True:
-        i = sql.upper().find("FROM (SELECT", start)
-        if i < 0:
-            return sql
-        depth, j = 0, i + 5
-        while j < len(sql):
-            if sql[j] == "(":
-                depth += 1
-            elif sql[j] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        rest = sql[j + 1:].lstrip()
-        clause = r"(WHERE|GROUP|ORDER|LIMIT|UNION|EXCEPT|INTERSECT|JOIN|LEFT|INNER|ON)\b"
-        if not re.match(r"(AS\b|[A-Za-z_]\w*)", rest, re.I) or re.match(clause, rest, re.I):
-            sql = sql[:j + 1] + " AS _sub" + sql[j + 1:]
-        start = i + 5
-
-
-# migration 20: what `COLLATE BINARY` ranges (translated to "C") read through, in a database
-# made before its columns were "C" (`bytewise`; theirs are, and their own index serves)
-BYTE_ORDER = ("""DO $$ BEGIN
-    IF (SELECT collation_name FROM information_schema.columns WHERE table_schema =
-        current_schema() AND table_name = 'reservations' AND column_name = 'anchor')
-        IS DISTINCT FROM 'C' THEN
-        CREATE INDEX reservations_by_anchor_bytes ON reservations (anchor COLLATE "C",
-                                                                   expires_at);
-    END IF;
-END $$""",)
-
-_FTS = re.compile(r"CREATE VIRTUAL TABLE (\w+) USING fts5", re.I)
-
-
-def ddl(script: str, number: int | None = None) -> list[str]:
-    """A migration's statements for PostgreSQL (FTS5 tables and what feeds them, and SQLite's
-    data fix-ups, left out)."""
-    skip = migrations.SQLITE_ONLY.get(number, ()) if number is not None else ()
-    stmts = [s for s in migrations.statements(script) if not s.startswith(skip)]
-    fts = {m.group(1) for s in stmts for m in [_FTS.search(s)] if m}
-    out = []
-    for s in stmts:
-        if fts and any(re.search(rf"\b{name}\b", s) for name in fts):
-            continue
-        if re.match(r"(CREATE|DROP)\s+TRIGGER\b", s, re.I):
-            continue  # SQLite triggers (all of them feed FTS5 tables) need a variant here
-        s = re.sub(r"\bINTEGER PRIMARY KEY( AUTOINCREMENT)?\b",
-                   "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", s, flags=re.I)
-        s = re.sub(r"^(\s*)(offset)(\s)", r'\1"\2"\3', s, flags=re.M)  # a reserved word here
-        s = re.sub(r"\bREAL\b", "DOUBLE PRECISION", s)
-        s = re.sub(r"\bINTEGER\b", "BIGINT", s)
-        s = re.sub(r"\bBLOB\b", "BYTEA", s)
-        s = re.sub(r"\)\s*WITHOUT ROWID", ")", s, flags=re.I)
-        out.append(s)
-    extra = migrations.POSTGRESQL.get(number, "") if number is not None else ""
-    if extra:  # "module.ATTRIBUTE" of this package: a tuple of statements
-        import importlib
-
-        module, name = extra.rsplit(".", 1)
-        out += getattr(importlib.import_module(f"{__package__}.{module}"), name)
-    return [bytewise(s) for s in out]
-
-
-def bytewise(statement: str) -> str:
-    """A table's text columns compared byte by byte, as SQLite compares them (BINARY), whatever
-    the database's own collation: the same order and equality on both stores, and no collation
-    library at work in a comparison (an ICU default is still opened by each connection)."""
-    if not re.match(r"\s*(CREATE\s+TABLE|ALTER\s+TABLE)\b", statement, re.I):
-        return statement
-    return re.sub(r"\bTEXT\b(?!\s+COLLATE)", 'TEXT COLLATE "C"', statement)
-
-
-_FTS_TABLES: set[str] = set()
-
-
-def fts_tables() -> set[str]:
-    if not _FTS_TABLES:
-        _FTS_TABLES.update(m.group(1) for _, _, s in migrations.MIGRATIONS
-                           for m in _FTS.finditer(s))
-    return _FTS_TABLES
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -535,8 +332,6 @@ def translate_error(exc: BaseException, url: str) -> NexusError:
                           f"the server refused it ({str(exc).splitlines()[0][:200]})",
                           "ask the team's administrator for the role's rights "
                           "(`nexus team init` prints the SQL)")
-    if state == "42P01" and any(t in str(exc) for t in fts_tables()):
-        return unsupported("a SQLite full-text (FTS5) table")
     if state in ("57014", "55P03"):
         return NexusError("store_busy", team.redact(url),
                           "the team database did not answer in time; nothing was written",
@@ -558,18 +353,10 @@ def unsupported(what: str) -> NexusError:
 
 
 class Cursor:
-    __slots__ = ("_cur", "_returning")
+    __slots__ = ("_cur",)
 
-    def __init__(self, cur, returning: bool) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, cur) -> None:  # type: ignore[no-untyped-def]
         self._cur = cur
-        self._returning = returning
-
-    @property
-    def lastrowid(self) -> int | None:
-        if not self._returning or self._cur.rowcount < 1:
-            return None
-        row = self._cur.connection.execute("SELECT lastval()").fetchone()
-        return row[0] if row else None
 
     @property
     def rowcount(self) -> int:
@@ -583,25 +370,6 @@ class Cursor:
 
     def __iter__(self) -> Iterator:
         return iter(self.fetchall())
-
-
-def _params(params: object) -> tuple[object, int]:
-    if not params:
-        return None, 0
-    if isinstance(params, dict):
-        return {k: int(v) if type(v) is bool else v for k, v in params.items()}, 2
-    return tuple(int(v) if type(v) is bool else v for v in params), 1  # type: ignore[attr-defined]
-
-
-_NUMBERED = re.compile(r"\?(\d+)")
-_IS_NUMBERED: dict[str, bool] = {}
-
-
-def _numbered(sql: str) -> bool:
-    hit = _IS_NUMBERED.get(sql)
-    if hit is None:
-        hit = _IS_NUMBERED[sql] = bool(_NUMBERED.search(sql))
-    return hit
 
 
 class _ConnCursor:
@@ -619,21 +387,8 @@ class _ConnCursor:
         return self.conn.executemany(sql, seq)
 
 
-def _prepared(sql: str, params: object) -> tuple[str, object, bool]:
-    """A statement in SQLite's dialect as PostgreSQL takes it: (text, values, returning)."""
-    values, style = _params(params)
-    if style == 1 and _numbered(sql):  # SQLite's `?1`: the same value in several places
-        sql = _NUMBERED.sub(lambda m: f":p{m.group(1)}", sql)
-        values = {f"p{i + 1}": v for i, v in enumerate(values)}  # type: ignore[arg-type, var-annotated]
-        style = 2
-    text, returning = translate(sql, style)
-    if not text:
-        raise unsupported("a SQLite full-text (FTS5) table")
-    return text, values, returning
-
-
 class Conn:
-    """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
+    """The subset of `sqlite3.Connection` the features use, on a team database connection."""
 
     def __init__(self, raw, url: str, root: str) -> None:  # type: ignore[no-untyped-def]
         self.raw = raw
@@ -642,9 +397,9 @@ class Conn:
         self.version_checked = False
 
     def execute(self, sql: str, params: object = ()) -> Cursor:
-        text, values, returning = _prepared(sql, params)
+        text, values = bound(sql, params)
         try:
-            return Cursor(self.raw.execute(text, values), returning)  # type: ignore[call-overload]
+            return Cursor(self.raw.execute(text, values))
         except ERRORS as exc:
             if os.environ.get("NEXUS_DEBUG_SQL"):
                 print("SQL:", text, values, file=sys.stderr)
@@ -657,23 +412,20 @@ class Conn:
         if not isinstance(self.raw, WireRaw):
             self.execute(sql, params)
             return
-        text, values, _ = _prepared(sql, params)
         try:
-            self.raw.execute_later(text, values)
+            self.raw.execute_later(*bound(sql, params))
         except ERRORS as exc:
             raise translate_error(exc, self.url) from None
 
     def executemany(self, sql: str, seq: Iterable) -> Cursor:
-        rows = [_params(p)[0] for p in seq]
-        if not rows:
-            return Cursor(self.raw.cursor(), False)
-        text, _ = translate(sql, 2 if isinstance(rows[0], dict) else 1)
+        rows = [bound(sql, p)[1] for p in seq]
         cur = self.raw.cursor()
-        try:
-            cur.executemany(text, rows)  # type: ignore[arg-type]
-        except ERRORS as exc:
-            raise translate_error(exc, self.url) from None
-        return Cursor(cur, False)
+        if rows:
+            try:
+                cur.executemany(placeholders(sql)[0], rows)
+            except ERRORS as exc:
+                raise translate_error(exc, self.url) from None
+        return Cursor(cur)
 
     def cursor(self) -> _ConnCursor:
         return _ConnCursor(self)
@@ -700,8 +452,10 @@ def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
             # have (a hook never hangs on it)
             raw = WireRaw(pgwire.Wire(p, timeout, read_timeout=STATEMENT_MS / 1000 + timeout))
         else:
-            raw = _psycopg().connect(url, autocommit=True, connect_timeout=timeout,
-                                     application_name="nexus", row_factory=_row_factory)
+            psycopg = _psycopg()
+            raw = psycopg.connect(url, autocommit=True, connect_timeout=timeout,
+                                  application_name="nexus", row_factory=_row_factory,
+                                  cursor_factory=psycopg.RawCursor)
             raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
                         " SET idle_in_transaction_session_timeout = 60000")
     except ERRORS as exc:
@@ -756,13 +510,15 @@ def migrate(conn: Conn, now: float) -> int:
         if version == 0:
             conn.raw.execute("CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
                              " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
-        for number, name, script in migrations.pending(version):
-            for stmt in ddl(script, number):
+        from .pgschema import DDL
+
+        for number, name, _ in migrations.pending(version):
+            for stmt in DDL[number]:
                 try:
-                    conn.raw.execute(stmt)  # type: ignore[arg-type]
+                    conn.raw.execute(stmt)
                 except ERRORS as exc:
                     raise translate_error(exc, conn.url) from None
-            conn.raw.execute("INSERT INTO migrations VALUES (%s, %s, %s)", (number, name, now))
+            conn.raw.execute("INSERT INTO migrations VALUES ($1, $2, $3)", [number, name, now])
     return migrations.CURRENT
 
 
@@ -927,7 +683,8 @@ class PgStore:
             return 0
         try:
             self._conn().raw.execute(
-                "SELECT " + ", ".join("pg_notify(%s, %s)" for _ in ids),
+                "SELECT " + ", ".join(f"pg_notify(${2 * i + 1}, ${2 * i + 2})"
+                                      for i in range(len(ids))),
                 [v for sid in ids for v in (CHANNEL, sid)])
         except ERRORS:
             return 0  # a wake is only a hint: waiters poll as a safety net
