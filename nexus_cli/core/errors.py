@@ -84,6 +84,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "run_not_found": (Exit.NOT_FOUND, "No run with that id is visible to the caller (or it "
                                       "was purged)."),
     "run_queue_full": (Exit.CONFLICT, "As many runs as `maxRuns` allows are queued or running."),
+    "run_elsewhere": (Exit.CONFLICT, "The run's processes are on another machine: nexus judges "
+                                     "and ends a process only on its own machine."),
     "client_unavailable": (Exit.NOT_FOUND, "The client program for a run is not installed."),
     "unknown_preset": (Exit.USAGE, "No preset has that id."),
     "session_started": (Exit.CONFLICT, "The session already ran a turn; only a blank one switches "

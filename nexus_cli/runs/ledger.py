@@ -1,6 +1,7 @@
 """Owner of the `runs` and `run_policy` tables: every run is a record before its process starts,
-and a run whose process died is found out here and marked `error`, never left `running`.
-Stdlib only."""
+and a run whose process died is found out here and marked `error`, never left `running`. A run
+names its machine (the dispatcher's, where its runner and client start): its processes are
+judged, and signalled, only there. Stdlib only."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import sqlite3
 
 from ..core import sessions
+from ..core.proctable import machine
 from ..core.settings import RUN_UNSTARTED
 from . import procs, result
 
@@ -28,6 +30,7 @@ def get(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 def insert(conn: sqlite3.Connection, **fields: object) -> None:
     fields["seq"] = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
+    fields["machine"] = machine()
     conn.execute(f"INSERT INTO runs ({', '.join(fields)}) VALUES ({', '.join('?' * len(fields))})",
                  tuple(fields.values()))
 
@@ -55,15 +58,18 @@ def dispatched_by(conn: sqlite3.Connection, sid: str, dispatcher: str) -> bool:
 
 
 def reap(conn: sqlite3.Connection, now: float) -> list[str]:
-    """Inside a write: runs whose runner is gone become `error` (their client's process group is
-    ended if it still runs), or `done` with the result rebuilt from the output file when the
-    client's stream there is complete. Returns the runs changed."""
+    """Inside a write: this machine's runs whose runner is gone become `error` (their client's
+    process group is ended if it still runs, and is that run's: procs.end_group), or `done`
+    with the result rebuilt from the output file when the client's stream there is complete.
+    Another machine's runs are not judged here. Returns the runs changed."""
     changed = []
     for row in conn.execute("SELECT * FROM runs WHERE status IN ('queued', 'running')").fetchall():
+        if not sessions.here(row):
+            continue
         if row["runner_pid"]:
             if procs.alive(row["runner_pid"], row["runner_start"]):
                 continue
-            procs.end_group(row["client_pid"], row["client_start"], grace=1.0)
+            procs.end_group(row["client_pid"], row["client_start"], row["id"], grace=1.0)
             rebuilt = result.recover(row)
             if rebuilt is not None:  # the client finished; only the runner's last write is lost
                 change(conn, row["id"], **rebuilt)

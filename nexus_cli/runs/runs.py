@@ -232,7 +232,8 @@ def wait_for(ctx: Ctx, run_id: str, window: float, until: str = "final"):
             if row is None or row["status"] in ledger.FINAL or \
                     (until == "session" and row["session_id"]):
                 return row
-            if row["runner_pid"] and not procs.alive(row["runner_pid"], row["runner_start"]):
+            if row["runner_pid"] and sessions.here(row) and \
+                    not procs.alive(row["runner_pid"], row["runner_start"]):
                 with ctx.store.write() as conn:
                     ledger.reap(conn, time.time())
                 continue
@@ -323,6 +324,11 @@ def cancel(ctx: Ctx, a: RunIdArgs) -> dict:
         ledger.reap(conn, ctx.now)
         row = _find(conn, me, a.run_id, ctx.store.root)
         was = row["status"]
+        if was == "running" and not sessions.here(row):
+            raise NexusError("run_elsewhere", row["id"],
+                             f"it runs on {row['machine']}: nexus ends a process only on its own "
+                             "machine", f"cancel it there (`nexus run cancel {row['id']}` on "
+                             f"{row['machine']}); it was left as it is")
         if was in ledger.FINAL:
             return {"ok": False, "status": was, "was": was, "run_id": row["id"],
                     "session_id": row["session_id"], "note": None,
@@ -332,7 +338,8 @@ def cancel(ctx: Ctx, a: RunIdArgs) -> dict:
         ledger.change(conn, row["id"], status="cancelled", finished_at=ctx.now,
                       error=f"cancelled by {me.id}")
         approvals.unroute(conn, row["id"])
-    ended = procs.end_group(row["client_pid"], row["client_start"]) if was == "running" else False
+    ended = procs.end_group(row["client_pid"], row["client_start"], row["id"]) \
+        if was == "running" else False
     wake.poke(ctx.store.root, [channel(row["id"])])
     note = ("its client's whole process group was ended" if ended else
             "its client had not started yet; the runner stops before starting it")
