@@ -61,7 +61,7 @@ def request(conn: sqlite3.Connection, sid: str, data: dict, client_pid: int, now
     mailbox.notice(conn, route["dispatcher"],
                    f"Permission request {aid} from run {run_id} ({sid}): {tool}: {summary}\n"
                    f"Answer within {timeout} s (unanswered: rejected): nexus approve {aid} "
-                   f"--session {sid} allow-once|reject", now)
+                   f"--session {sid} allow-once|reject", now, by=sid)
     return aid, deadline, route["dispatcher"]
 
 

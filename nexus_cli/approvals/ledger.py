@@ -10,6 +10,13 @@ import sqlite3
 
 from ..core.proctable import machine, table
 from ..core.sessions import here
+from ..core.store import policy
+
+# team mode (core/store/policy.py): a run's permission requests and their route are the run's
+# role's alone (its dispatcher answers them)
+TEAM_TABLES = {t: policy.Table(read=policy.OWNER, insert=policy.TEAM, update=policy.OWNER,
+                               delete=policy.OWNER, owner=True)
+               for t in ("approvals", "approval_routes")}
 
 OUTCOMES = {"allow-once": "allowed", "reject": "rejected"}
 SUMMARY_MAX = 300

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clients import transcript as common
 from ..core.errors import NexusError
+from ..core.store import policy
 from .locate import READERS
 
 if TYPE_CHECKING:
@@ -31,6 +32,16 @@ DIALOG_CAP = 16_000  # characters of a message indexed and searched
 TOOL_CAP = 4_000  # characters of a tool call's arguments or a tool's output
 HEAD_BYTES = 4096  # the first bytes, hashed: a rewritten file starts over
 SEARCHED = ("user/message", "assistant/message", "tool/call", "tool/result")
+
+# team mode (core/store/policy.py): what nexus read of a member's transcripts is that member's
+# alone (their conversations' text), titles included
+TEAM_TABLES = {
+    "insight_files": policy.Table(read=policy.OWNER, insert=policy.TEAM, update=policy.OWNER,
+                                  delete=policy.OWNER, owner=True),
+    "insight_chunks": policy.Table(*(["file_id IN (SELECT id FROM insight_files)"] * 4)),
+    "insight_titles": policy.Table(read=policy.OWNER, insert=policy.TEAM, update=policy.OWNER,
+                                   delete=policy.OWNER, owner=True),
+}
 
 
 def searchable(ev: dict) -> str | None:

@@ -22,12 +22,22 @@ import sqlite3
 import time
 
 from ..core import identity, sessions
+from ..core.store import policy
 from ..core.text import one_line, visible
 from . import patterns
 from .patterns import Spec
 
 WAKE = "nexus:reservations"  # the wake channel of everyone waiting for a reservation to end
 LIVE = "expires_at > :now"
+
+# team mode (core/store/policy.py): everyone sees every reservation (that is what stops an edit);
+# one is taken, changed and released by its session's own role; anyone may clear one that has
+# ended by the server's clock or whose session is gone (offline, or never there)
+TEAM_TABLES = {"reservations": policy.Table(
+    read=policy.TEAM, insert=policy.own("session_id"), update=policy.own("session_id"),
+    delete=policy.either(policy.own("session_id"), "expires_at <= extract(epoch FROM now())",
+                         "NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.id ="
+                         " reservations.session_id AND s.status <> 'offline')"))}
 
 
 def new_id() -> str:

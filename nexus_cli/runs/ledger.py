@@ -12,8 +12,20 @@ import sqlite3
 from ..core import sessions
 from ..core.proctable import machine
 from ..core.settings import RUN_UNSTARTED
+from ..core.store import policy as rules
 from . import procs, result
 
+# team mode (core/store/policy.py): a run (its task, context and result) is its dispatcher's
+# role's alone; the team-wide run policy (scope `*`) is the administrator's, a member's own
+# default (`@<role>`) and a session's are their owner's
+_SETS_POLICY = rules.either(rules.when("scope = '*'", rules.ADMIN),
+                            "scope = '@' || session_user", rules.own("scope"))
+TEAM_TABLES = {
+    "runs": rules.Table(read=rules.OWNER, insert=rules.TEAM, update=rules.OWNER,
+                        delete=rules.OWNER, owner=True),
+    "run_policy": rules.Table(read=rules.TEAM, insert=_SETS_POLICY, update=_SETS_POLICY,
+                              delete=_SETS_POLICY),
+}
 ACTIVE = ("queued", "running")
 FINAL = ("done", "error", "cancelled")
 DIED = ("its process ended without recording a result (killed, or the machine restarted); "
@@ -145,6 +157,20 @@ def waited_ms(row: sqlite3.Row) -> int | None:
 # -- run policy: the default preset and tier, and each session's own ----------------------------
 
 DEFAULT_SCOPE = "*"
+
+
+def member_scope(conn: sqlite3.Connection) -> str | None:
+    """Team mode: the scope of the caller's own default (`@<role>`), reaching only its runs."""
+    role = rules.role(conn)
+    return f"@{role}" if role else None
+
+
+def default_scope(conn: sqlite3.Connection) -> str:
+    """Where a default the caller sets goes: the default of every run when it may set that (the
+    local store; the team's administrator), else its own (team mode)."""
+    if rules.is_admin(conn):
+        return DEFAULT_SCOPE
+    return member_scope(conn) or DEFAULT_SCOPE
 
 
 def policy(conn: sqlite3.Connection, scope: str) -> sqlite3.Row | None:

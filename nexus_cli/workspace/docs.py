@@ -10,10 +10,20 @@ from typing import TYPE_CHECKING, Any
 from ..core.context import Ctx
 from ..core.errors import NexusError, invalid
 from ..core.settings import STRATEGY_KEPT
+from ..core.store import policy
 from .base import reading, record, writing
 
 if TYPE_CHECKING:
     from .models import DocIdArgs, GetStrategyArgs, NoArgs, StrategyArgs, SyncDocArgs
+
+# team mode (core/store/policy.py): the team's documents and strategy, written in the name of
+# one of the caller's own sessions
+TEAM_TABLES = {
+    "ws_docs": policy.Table(read=policy.TEAM, insert=policy.own("updated_by"),
+                            update=policy.own("updated_by"), delete=policy.TEAM),
+    "ws_strategy": policy.Table(read=policy.TEAM, insert=policy.own("updated_by"),
+                                update=policy.FUNCTIONS, delete=policy.TEAM),
+}
 
 
 def latest(conn: sqlite3.Connection) -> sqlite3.Row | None:

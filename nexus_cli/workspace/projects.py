@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.context import Ctx
 from ..core.errors import NexusError, invalid
 from ..core.settings import ASSET_MAX, PROJECT_ASSETS_MAX
+from ..core.store import policy
 from ..core.timefmt import iso
 from .base import confirmed, reading, record, writing
 
@@ -31,6 +32,22 @@ if TYPE_CHECKING:
     )
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+# team mode (core/store/policy.py): the shared workspace is the whole team's to read and edit;
+# what is added is added in the name of one of the caller's own sessions, and a file is stored
+# under the digest of what it holds
+TEAM_TABLES = {
+    "ws_projects": policy.Table(read=policy.TEAM, update=policy.TEAM, delete=policy.TEAM,
+                                insert=f"{policy.own('created_by')} AND"
+                                       f" {policy.own('updated_by')}"),
+    "ws_relations": policy.Table(read=policy.TEAM, insert=policy.TEAM, update=policy.TEAM,
+                                 delete=policy.TEAM),
+    "ws_blobs": policy.Table(read=policy.TEAM, update=policy.FUNCTIONS, delete=policy.TEAM,
+                             insert="sha256 = encode(sha256(data), 'hex') AND size ="
+                                    " length(data)"),
+    "ws_assets": policy.Table(read=policy.TEAM, insert=policy.own("updated_by"),
+                              update=policy.own("updated_by"), delete=policy.TEAM),
+}
 
 
 def get(conn: sqlite3.Connection, project_id: str) -> sqlite3.Row | None:

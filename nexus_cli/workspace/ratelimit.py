@@ -10,6 +10,12 @@ import sqlite3
 
 from ..core.errors import NexusError
 from ..core.settings import load
+from ..core.store import policy
+
+# team mode (core/store/policy.py): a session's bucket is its own
+TEAM_TABLES = {"ws_buckets": policy.Table(
+    read=policy.own("instance"), insert=policy.own("instance"), update=policy.own("instance"),
+    delete=policy.own("instance"))}
 
 
 def take(conn: sqlite3.Connection, instance: str, now: float, root: str) -> None:

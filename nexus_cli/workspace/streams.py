@@ -11,9 +11,23 @@ from typing import Any
 
 from ..core import sessions
 from ..core.errors import NexusError
+from ..core.store import policy
 
 GLOBAL = ""  # the global chat's stream
 REMAINING_CAP = 10_000  # `remaining` is counted up to this many
+
+# team mode (core/store/policy.py): meetings and chat are the team's; one joins and speaks as
+# one of one's own sessions; a read cursor is its reader's alone
+TEAM_TABLES = {
+    "ws_meetings": policy.Table(read=policy.TEAM, insert=policy.own("initiator"),
+                                update=policy.TEAM, delete=policy.TEAM),
+    "ws_participants": policy.Table(read=policy.TEAM, insert=policy.own("session"),
+                                    update=policy.FUNCTIONS, delete=policy.TEAM),
+    "ws_chat": policy.Table(read=policy.TEAM, insert=policy.own("sender"),
+                            update=policy.FUNCTIONS, delete=policy.TEAM),
+    "ws_cursors": policy.Table(read=policy.own("reader"), insert=policy.own("reader"),
+                               update=policy.own("reader"), delete=policy.own("reader")),
+}
 
 
 def new_id() -> str:

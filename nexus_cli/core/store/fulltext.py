@@ -24,6 +24,8 @@ import string
 import unicodedata
 from collections.abc import Callable
 
+from . import policy
+
 WORDS = "nexus_words"  # the SQL function (migration 14, PostgreSQL only)
 SNIPPET_WORDS = 16  # as find's snippet(ws_fts, 1, '[', ']', '…', 16)
 # characters of a text whose words PostgreSQL stores: a tsvector holds at most 1 MB (an error
@@ -152,6 +154,14 @@ POSTGRESQL: tuple[str, ...] = (
     f"INSERT INTO ws_words (kind, ref, title, body, project) SELECT {_values(_CHAT, 'c')}"
     " FROM ws_chat c",
 )
+
+
+# team mode (core/store/policy.py): the words are for everyone to search and only the triggers
+# write them, as their owner (team/security.py makes these functions SECURITY DEFINER)
+TEAM_TABLES = {"ws_words": policy.Table(read=policy.TEAM, insert=policy.FUNCTIONS,
+                                        update=policy.FUNCTIONS, delete=policy.FUNCTIONS)}
+TRIGGER_FUNCTIONS = tuple(f"{t}_words" for t in ("ws_projects", "ws_docs", "ws_strategy",
+                                                 "ws_chat"))
 
 
 def words(text: str) -> list[str]:

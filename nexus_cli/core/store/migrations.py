@@ -6,8 +6,19 @@ from __future__ import annotations
 
 import sqlite3
 
+from . import policy
+
 # 'NXS1': written once at creation; a SQLite file without it is not a nexus store.
 APPLICATION_ID = 0x4E585331
+
+# team mode (core/store/policy.py): the schema's history is the administrator's; of the store's
+# bookkeeping a member writes only when maintenance last ran and, once, the store's id
+TEAM_TABLES = {
+    "migrations": policy.Table(read=policy.TEAM, insert=policy.FUNCTIONS,
+                               update=policy.FUNCTIONS, delete=policy.FUNCTIONS),
+    "meta": policy.Table(read=policy.TEAM, insert="key IN ('maintained_at', 'store_id')",
+                         update="key = 'maintained_at'", delete=policy.FUNCTIONS),
+}
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
@@ -631,6 +642,16 @@ MIGRATIONS += (
         ALTER TABLE approvals ADD COLUMN machine TEXT;
         ALTER TABLE approval_routes ADD COLUMN machine TEXT;
         """,
+    ),
+)
+
+MIGRATIONS += (
+    (
+        23,
+        "team mode: the rows that are a member's own record the role that wrote them (db_role, "
+        "which the server fills in): sessions, the activity log, runs, approvals and their "
+        "routes, the transcript cache and titles, team_moves (SQLite: one user, nothing to do)",
+        "",  # PostgreSQL only: pgschema.DDL[23]
     ),
 )
 

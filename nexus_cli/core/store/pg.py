@@ -32,9 +32,11 @@ from typing import Any
 
 from ..errors import NexusError
 from . import migrations, paths, pgwire, team, wake
+from .sqltext import bound, placeholders
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
 HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
+HOOK_BUDGET = 2.0  # a hook's every wait for the server, in all (pgwire.Deadline)
 BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
 STATEMENT_MS = 30_000
 CHANNEL = "nexus"
@@ -117,13 +119,57 @@ def _psycopg():  # type: ignore[no-untyped-def]
                               lambda m: "\x00" if m.group(1) == "0" else "\uffff", text)
             return text
 
+    class Connection(psycopg.Connection):  # type: ignore[type-arg]
+        """A statement's deadline kept on the socket (libpq has none): see `_watched`."""
+
+        limit: pgwire.Deadline | None = None
+
+        def execute(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            with _watched(self):
+                return super().execute(*args, **kwargs)
+
     psycopg.adapters.register_loader("numeric", Numeric)
     psycopg.adapters.register_dumper(str, Text)
     for oid in ("text", "varchar", "bpchar"):
         psycopg.adapters.register_loader(oid, TextOut)
+    psycopg.NexusConnection = Connection  # type: ignore[attr-defined]
     ERRORS = (pgwire.WireError, psycopg.Error)
     _PSYCOPG.append(psycopg)
     return psycopg
+
+
+@contextmanager
+def _watched(raw: Any) -> Iterator[None]:
+    """A psycopg statement ends by its deadline whatever the server sends meanwhile: past it,
+    a timer shuts the connection's socket (libpq's own read is then cut short), and the error
+    is the deadline's."""
+    import socket
+    import threading
+
+    ends = [time.monotonic() + STATEMENT_MS / 1000 + CONNECT_TIMEOUT]
+    if raw.limit is not None:
+        ends.append(raw.limit.at)
+    fired: list[bool] = []
+
+    def cut() -> None:
+        fired.append(True)
+        try:
+            with socket.socket(fileno=os.dup(raw.pgconn.socket)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+    timer = threading.Timer(max(0.0, min(ends) - time.monotonic()), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except ERRORS:
+        if fired:
+            raise pgwire.WireError("the server did not answer in time", {"C": "57014"}) from None
+        raise
+    finally:
+        timer.cancel()
 
 
 def _row_factory(cursor):  # type: ignore[no-untyped-def]
@@ -131,57 +177,6 @@ def _row_factory(cursor):  # type: ignore[no-untyped-def]
     if desc is None:
         return tuple
     return row_class(tuple(d.name for d in desc))
-
-
-# -- placeholders: the one thing the store changes in a statement ------------------------------
-
-# what a statement holds, token by token: literals, quoted names, comments and dollar-quoted
-# bodies are stepped over whole (a `?` or `:name` inside one is text), then SQLite's placeholders
-_LEX = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|/\*.*?\*/"""
-                  r"|\$(?P<tag>[A-Za-z_]\w*)?\$.*?\$(?P=tag)?\$"
-                  r"|\?(?P<number>\d*)|(?<![:\w]):(?P<name>[A-Za-z_]\w*)", re.S)
-_PLACES: dict[str, tuple[str, tuple[str, ...] | None]] = {}
-
-
-def placeholders(sql: str) -> tuple[str, tuple[str, ...] | None]:
-    """The statement with the protocol's `$n` for SQLite's placeholders (`?`, `?NNN`, `:name`),
-    and for named ones the name each `$n` takes (None: positional, `$n` is the n-th value).
-    Nothing else in the text changes: features write SQL both engines read."""
-    hit = _PLACES.get(sql)
-    if hit is not None:
-        return hit
-    names: list[str] = []
-    largest = [0]
-
-    def token(m: re.Match) -> str:
-        if m.group("name") is not None:
-            if m.group("name") not in names:
-                names.append(m.group("name"))
-            return f"${names.index(m.group('name')) + 1}"
-        if m.group(0)[0] != "?":
-            return m.group(0)
-        largest[0] = int(m.group("number")) if m.group("number") else largest[0] + 1
-        return f"${largest[0]}"
-
-    text = _LEX.sub(token, sql)
-    if names and largest[0]:
-        raise NexusError("internal_error", sql[:80], "a statement mixes named and positional "
-                         "placeholders", "report this as a bug in nexus")
-    if len(_PLACES) > 4096:  # statements built on the fly (IN lists): keep the cache bounded
-        _PLACES.clear()
-    _PLACES[sql] = hit = (text, tuple(names) if names else None)
-    return hit
-
-
-def bound(sql: str, params: object) -> tuple[str, list | None]:
-    """The statement as the server takes it and its values in order (None: no parameters, a
-    simple query that may hold several statements). Booleans go as integers, as SQLite keeps
-    them (the columns are BIGINT)."""
-    if not params:
-        return sql, None
-    text, names = placeholders(sql)
-    values = [params[n] for n in names] if names is not None else list(params)  # type: ignore[index, call-overload]
-    return text, [int(v) if type(v) is bool else v for v in values]
 
 
 # -- the wire client, dressed as the part of a psycopg connection nexus uses --------------------
@@ -318,15 +313,22 @@ def _lost(exc: BaseException) -> bool:
     """A connection that failed or broke (no SQLSTATE, or the connection-exception class)."""
     state = getattr(exc, "sqlstate", None) or ""
     if state:
-        return state.startswith(("08", "28")) or state in ("57P01", "57P02", "57P03")
-    if state.startswith("28"):
-        return True  # authentication failed: the server cannot be used as configured
+        return state.startswith("08") or state in ("57P01", "57P02", "57P03")
     return isinstance(exc, pgwire.WireError) or type(exc).__name__ in (
         "OperationalError", "InterfaceError")
 
 
 def translate_error(exc: BaseException, url: str) -> NexusError:
     state = getattr(exc, "sqlstate", None) or ""
+    if state == "54000":  # one row or one result past its cap, or the server's own limit
+        return NexusError("team_row_too_large", team.redact(url),
+                          f"{str(exc).splitlines()[0][:200]}; nothing was written",
+                          "write less at once (a smaller file or text); a row another member "
+                          "wrote past it: ask the team's administrator to remove it")
+    if state == "08P01":
+        return server_invalid(url, exc)
+    if state.startswith("28"):
+        return login_refused(url, exc)
     if state == "42501":
         return NexusError("team_denied", team.redact(url),
                           f"the server refused it ({str(exc).splitlines()[0][:200]})",
@@ -395,6 +397,12 @@ class Conn:
         self.url = url
         self.local_root = root  # news markers and wake channels stay on this machine
         self.version_checked = False
+        self.secured: bool | None = None  # `nexus team init` secured it (policy.secured)
+
+    @property
+    def role(self) -> str | None:
+        """The login role (the person, in a team): reported by the server at startup."""
+        return self.raw.info.parameter_status("session_authorization")
 
     def execute(self, sql: str, params: object = ()) -> Cursor:
         text, values = bound(sql, params)
@@ -440,33 +448,75 @@ class Conn:
         return None
 
 
-def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
+def connect(url: str, root: str, timeout: float = CONNECT_TIMEOUT,
+            limit: pgwire.Deadline | None = None) -> Conn:
     """A connection in autocommit mode (transactions are explicit); a writer waits for the
-    writers' lock as long as SQLite's busy timeout, and no statement runs for ever."""
+    writers' lock as long as SQLite's busy timeout, and every statement has a deadline kept on
+    the socket (its statement_timeout and the connect timeout; and `limit`, a hook's budget)."""
     driver = os.environ.get(DRIVER_ENV, "")
     p = pgwire.params(url) if driver != "psycopg" else None
     try:
         if p is not None:  # the settings travel with the startup message: no round trip
             p = {**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()}
-            # a server that stops answering fails a statement once statement_timeout would
-            # have (a hook never hangs on it)
             raw = WireRaw(pgwire.Wire(p, timeout, read_timeout=STATEMENT_MS / 1000 + timeout))
         else:
             psycopg = _psycopg()
-            raw = psycopg.connect(url, autocommit=True, connect_timeout=timeout,
-                                  application_name="nexus", row_factory=_row_factory,
-                                  cursor_factory=psycopg.RawCursor)
+            try:  # libpq's own parse of the URL, before any server is asked
+                psycopg.conninfo.conninfo_to_dict(url)
+            except psycopg.ProgrammingError as exc:
+                raise bad_url(url, exc) from None
+            if limit is not None:
+                timeout = max(1, min(timeout, int(limit.left())))
+            raw = psycopg.NexusConnection.connect(
+                url, autocommit=True, connect_timeout=timeout, application_name="nexus",
+                row_factory=_row_factory, cursor_factory=psycopg.RawCursor)
+            raw.limit = limit
             raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
                         " SET idle_in_transaction_session_timeout = 60000")
     except ERRORS as exc:
-        if getattr(exc, "sqlstate", None) is None and _BAD_URL.search(str(exc)):
-            raise bad_url(url, exc) from None
-        raise unreachable(url, exc) from None
+        raise refused(url, exc, wire=p is not None) from None
     return Conn(raw, url, root)
 
 
-# libpq's words for a URL it cannot use (before any server is asked: no SQLSTATE)
-_BAD_URL = re.compile(r'missing "=" after|\binvalid\b|end of string reached|unterminated quoted')
+# libpq's words for a URL it cannot use (checked before it asks a server: no SQLSTATE)
+_BAD_URL = re.compile(r'missing "=" after|invalid (sslmode|integer|port|URI|percent|connection '
+                      r'option|\w+ value)|end of string reached|unterminated quoted|unexpected '
+                      r'spaces|could not translate host name')
+# libpq's words for a login the server refused (its SQLSTATE is not passed on by psycopg)
+_LOGIN = re.compile(r"password authentication failed|role \S+ does not exist|no pg_hba\.conf "
+                    r"entry|authentication failed|no password supplied|password is required")
+
+
+def refused(url: str, exc: BaseException, wire: bool) -> NexusError:
+    """Why a connection could not be made, said as what fits it: the URL (only libpq's own
+    parse of it: the wire client serves only URLs it parsed), the login, the server breaking
+    the protocol, or a server that is not there."""
+    state = getattr(exc, "sqlstate", None) or ""
+    if state == "3D000":  # the database the URL names does not exist
+        return bad_url(url, exc)
+    if state.startswith("28") or (not state and _LOGIN.search(str(exc))):
+        return login_refused(url, exc)
+    if state == "08P01":
+        return server_invalid(url, exc)
+    if not wire and not state and _BAD_URL.search(str(exc)):
+        return bad_url(url, exc)
+    return unreachable(url, exc)
+
+
+def login_refused(url: str, exc: BaseException) -> NexusError:
+    return NexusError("team_auth_failed", team.redact(url),
+                      f"the server refused the login ({_said(exc, url)[:200]}); nothing was "
+                      "written", "check the role and its password (~/.pgpass, PGPASSWORD or the "
+                      "URL), or ask the team's administrator for a role (`nexus team init "
+                      "ROLE`); `nexus team status` shows what the server says")
+
+
+def server_invalid(url: str, exc: BaseException) -> NexusError:
+    return NexusError("team_server_invalid", team.redact(url),
+                      f"what answers there does not speak PostgreSQL's protocol as it must "
+                      f"({_said(exc, url)[:200]}); nothing was written",
+                      "check that the URL's host and port name the team's PostgreSQL server "
+                      "(not a proxy or another service); `nexus team status` shows what answers")
 
 
 def bad_url(url: str, exc: BaseException) -> NexusError:
@@ -495,18 +545,35 @@ def schema_version(conn: Conn) -> int:
         if getattr(exc, "sqlstate", None) == "42P01":
             return 0
         raise translate_error(exc, conn.url) from None
-    return (row[0] if row else 0) or 0
+    version = (row[0] if row else 0) or 0
+    if type(version) is not int:  # not nexus's table (another program's, or edited by hand)
+        raise NexusError("store_unreadable", team.redact(conn.url),
+                         f"its migrations table says the schema is {str(version)[:40]!r}, not a "
+                         "schema number: not a nexus schema", "point the URL at nexus's own "
+                         "schema (options=-csearch_path=...), or ask the team's administrator to "
+                         "look at it; nothing was written")
+    return version
 
 
-def migrate(conn: Conn, now: float) -> int:
-    """Bring the team database to CURRENT (under the writers' lock, in one transaction per
-    migration with its record); returns the version reached."""
+def migrate(conn: Conn, now: float, secure: list[str] | None = None) -> int:
+    """Bring the team database to CURRENT (under the writers' lock, in one transaction with the
+    migrations' records), then run `secure` (the team's security, team/security.py) in the same
+    transaction; returns the version reached. A database `nexus team init` secured is migrated
+    only so: its schema and its security move together (else new tables would be open)."""
+    from . import policy
+
     with _transaction(conn, write=True):
         version = schema_version(conn)
         if version > migrations.CURRENT:
             raise NexusError("store_newer", team.redact(conn.url),
                              f"schema {version} is newer than this nexus knows "
                              f"({migrations.CURRENT})", "upgrade nexus; nothing was written")
+        if secure is None and version < migrations.CURRENT and policy.secured(conn):
+            raise NexusError("store_outdated", team.redact(conn.url),
+                             f"the team database is at schema {version}, this nexus needs "
+                             f"{migrations.CURRENT}, and its security moves with its schema",
+                             "ask the team's administrator to run `nexus team init --apply` "
+                             "with this nexus (as the schema's owner); nothing was written")
         if version == 0:
             conn.raw.execute("CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
                              " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
@@ -519,6 +586,11 @@ def migrate(conn: Conn, now: float) -> int:
                 except ERRORS as exc:
                     raise translate_error(exc, conn.url) from None
             conn.raw.execute("INSERT INTO migrations VALUES ($1, $2, $3)", [number, name, now])
+        for stmt in secure or ():
+            try:
+                conn.raw.execute(stmt)
+            except ERRORS as exc:
+                raise translate_error(exc, conn.url) from None
     return migrations.CURRENT
 
 
@@ -572,8 +644,9 @@ class PgStore:
         self.url = url
         self.root = root or paths.home()
         self.path = team.redact(url)
-        self.linger = linger  # a hook: a shorter budget to reach the server
+        self.linger = linger  # a hook: 2 s in all for every wait for the server
         self.timeout = HOOK_CONNECT_TIMEOUT if linger else CONNECT_TIMEOUT
+        self.limit = None
         self._local = threading.local()
 
     def check_dir(self) -> bool:
@@ -588,7 +661,7 @@ class PgStore:
         conn = getattr(self._local, kind, None)
         if conn is not None and not conn.raw.closed and not conn.raw.broken:
             return conn
-        conn = connect(self.url, self.root, self.timeout)
+        conn = connect(self.url, self.root, self.timeout, self.limit)
         setattr(self._local, kind, conn)
         return conn
 
@@ -622,7 +695,7 @@ class PgStore:
 
     def open_read(self) -> Conn:
         """A connection of its own (a waiter polls on it outside any transaction)."""
-        return self._checked(connect(self.url, self.root), write=False)
+        return self._checked(connect(self.url, self.root, self.timeout, self.limit), write=False)
 
     def info(self) -> dict:
         try:
@@ -704,7 +777,8 @@ class Channel:
 
     def __init__(self, store: PgStore, session_id: str) -> None:
         self.sid = session_id
-        self.conn = connect(store.url, store.root)
+        self.limit = store.limit  # a waiting hook: each wait starts its budget again
+        self.conn = connect(store.url, store.root, store.timeout, store.limit)
         try:
             self.conn.raw.execute(f"LISTEN {CHANNEL}")  # type: ignore[arg-type]
         except ERRORS as exc:
@@ -712,6 +786,13 @@ class Channel:
             raise translate_error(exc, store.url) from None
 
     def wait(self, timeout: float) -> bool:
+        try:
+            return self._wait(timeout)
+        finally:
+            if self.limit is not None:
+                self.limit.renew()
+
+    def _wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + max(0.0, timeout)
         raw = self.conn.raw
         while True:

@@ -442,4 +442,32 @@ ELSE substr(anchor, length(rtrim(root, '/')) + 2) END""",
     DROP INDEX IF EXISTS reservations_by_anchor_bytes;
 END $$""",
     ),
+    # the owner of a row is the login role that wrote it: a member cannot name another
+    23: (
+        'ALTER TABLE sessions ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE sessions ALTER COLUMN db_role SET DEFAULT session_user',
+        'ALTER TABLE events ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE events ALTER COLUMN db_role SET DEFAULT session_user',
+        'ALTER TABLE runs ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE runs ALTER COLUMN db_role SET DEFAULT session_user',
+        'ALTER TABLE approvals ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE approvals ALTER COLUMN db_role SET DEFAULT session_user',
+        'ALTER TABLE approval_routes ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE approval_routes ALTER COLUMN db_role SET DEFAULT session_user',
+        'ALTER TABLE insight_files ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE insight_files ALTER COLUMN db_role SET DEFAULT session_user',
+        'ALTER TABLE insight_titles ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE insight_titles ALTER COLUMN db_role SET DEFAULT session_user',
+        'ALTER TABLE team_moves ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL'
+        ' DEFAULT session_user',
+        'ALTER TABLE team_moves ALTER COLUMN db_role SET DEFAULT session_user',
+        'CREATE INDEX IF NOT EXISTS sessions_by_role ON sessions (db_role)',
+    ),
 }
