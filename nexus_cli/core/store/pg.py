@@ -166,7 +166,7 @@ def _watched(raw: Any) -> Iterator[None]:
         yield
     except ERRORS:
         if fired:
-            raise pgwire.WireError("the server did not answer in time", {"C": "57014"}) from None
+            raise pgwire.WireError("the server did not answer in time", pgwire.LATE) from None
         raise
     finally:
         timer.cancel()
@@ -458,7 +458,8 @@ def connect(url: str, root: str, timeout: float = CONNECT_TIMEOUT,
     try:
         if p is not None:  # the settings travel with the startup message: no round trip
             p = {**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()}
-            raw = WireRaw(pgwire.Wire(p, timeout, read_timeout=STATEMENT_MS / 1000 + timeout))
+            raw = WireRaw(pgwire.Wire(p, timeout, read_timeout=STATEMENT_MS / 1000 + timeout,
+                                      limit=limit))
         else:
             psycopg = _psycopg()
             try:  # libpq's own parse of the URL, before any server is asked
@@ -646,7 +647,7 @@ class PgStore:
         self.path = team.redact(url)
         self.linger = linger  # a hook: 2 s in all for every wait for the server
         self.timeout = HOOK_CONNECT_TIMEOUT if linger else CONNECT_TIMEOUT
-        self.limit = None
+        self.limit = pgwire.process_deadline(HOOK_BUDGET) if linger else None
         self._local = threading.local()
 
     def check_dir(self) -> bool:
