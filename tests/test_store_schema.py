@@ -147,3 +147,17 @@ def test_the_store_layer_changes_nothing_but_placeholders():
     # the tokenizer, and NUL's stand-in turned back in a value read (not a statement)
     assert len(subs) == 3 and sum("_LEX.sub(" in s for s in subs) == 1, subs
     assert all("_LEX.sub(" in s or "uffff" in s for s in subs), subs
+
+
+def test_a_sqlite_older_than_the_sql_needs_is_a_coded_error(nx, monkeypatch):
+    """The features' SQL needs SQLite 3.39 (IS NOT DISTINCT FROM); this machine has what
+    `sqlite3.sqlite_version` says. An older one is said as such, never a syntax error later."""
+    import sqlite3
+
+    from nexus_cli.core.store import db
+
+    assert sqlite3.sqlite_version_info >= db.SQLITE_MIN, sqlite3.sqlite_version
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 31, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.31.1")
+    r = nx("peers")
+    assert r.code == 6 and "store_unreadable" in r.err and "3.31.1" in r.err, r.err

@@ -125,7 +125,6 @@ def statements(schema: str, roles: list[str], admins: list[str]) -> list[str]:
                    f" {'LOGIN' if login else 'NOLOGIN'}; END IF; END $nexus$")
     out += [f"GRANT {member} TO {admin}", *(f"GRANT {member} TO {ident(r)}" for r in roles),
             *(f"GRANT {member}, {admin} TO {ident(r)}" for r in admins),
-            f"REVOKE CREATE ON SCHEMA {ident(schema)} FROM PUBLIC",
             f"GRANT USAGE ON SCHEMA {ident(schema)} TO {member}",
             # the administrator: a member of its role, or whoever owns the schema's tables
             "CREATE OR REPLACE FUNCTION nexus_is_admin() RETURNS boolean LANGUAGE sql STABLE"

@@ -504,6 +504,7 @@ class Wire:
         self._begin_waits = False  # the first of them is the transaction's BEGIN
         self._deadline: float | None = time.monotonic() + timeout
         self._late: dict[str, str] = {}  # what an expired deadline says: at startup, nothing
+        self._armed: float | None = None  # the socket's timeout as last set (_arm)
         self.tls = False  # the connection is encrypted
         self.verified = False  # ... and the server's certificate was verified
         self.name_checked = False  # ... and its host name matched (verify-full)
@@ -538,7 +539,8 @@ class Wire:
                 raise
             break
         self._deadline = None
-        self.sock.settimeout(None)
+        self.sock.settimeout(read_timeout)  # (a statement's own deadline is kept by _arm)
+        self._armed = read_timeout
 
     def _left(self) -> float:
         left = (self._deadline or 0.0) - time.monotonic()
@@ -551,6 +553,7 @@ class Wire:
         self.status, self.parameters, self._buf = "I", {}, bytearray()
         self.broken = self.closed = self.tls = self.verified = self.name_checked = False
         self._cert = None
+        self._armed = None
         try:
             if p["host"].startswith("/"):
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -626,6 +629,7 @@ class Wire:
             self.sock = ctx.wrap_socket(self.sock, server_hostname=host if sni else None,
                                         do_handshake_on_connect=False)
             self.sock.settimeout(self._left())
+            self._armed = None
             self.sock.do_handshake()
         except ssl.SSLCertVerificationError as exc:
             raise WireError(f"SSL error: certificate verify failed: {exc.verify_message}"
@@ -653,8 +657,7 @@ class Wire:
 
     def _send(self, data: bytes) -> None:
         try:
-            if self._deadline is not None:  # a server that stops reading does not hold us
-                self.sock.settimeout(max(0.001, self._deadline - time.monotonic()))
+            self._arm()  # a server that stops reading does not hold us either
             self.sock.sendall(data)
         except TimeoutError:
             self._lose()
@@ -669,18 +672,28 @@ class Wire:
             raise WireError("a message is too long for PostgreSQL (1 GB at most)", {"C": "54000"})
         return kind + struct.pack("!i", len(body) + 4) + body
 
+    def _arm(self) -> None:
+        """The socket's timeout no longer than what is left of the deadline (give or take 10
+        ms: a timeout set is a system call, and a statement's replies take several reads). One
+        shorter than that is fine: its expiry only looks again."""
+        if self._deadline is None:
+            return
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        if self._armed is None or self._armed > left + 0.01:
+            self.sock.settimeout(left)
+            self._armed = left
+
     def _fill(self, n: int) -> None:
         while len(self._buf) < n:
             try:
-                if self._deadline is not None:
-                    left = self._deadline - time.monotonic()
-                    if left <= 0:
-                        raise TimeoutError("timed out")
-                    self.sock.settimeout(left)
-                else:  # outside a statement (none should wait here): at most a statement's time
-                    self.sock.settimeout(self.read_timeout)
+                self._arm()
                 chunk = self.sock.recv(min(CHUNK, max(4096, n - len(self._buf))))
             except TimeoutError:
+                if self._deadline is not None and time.monotonic() < self._deadline:
+                    self._armed = None  # woke early (a shorter timeout was set): the rest now
+                    continue
                 self._lose()
                 raise WireError("the server did not answer in time", self._late) from None
             except OSError as exc:
@@ -825,8 +838,6 @@ class Wire:
             raise WireError(f"the server broke the protocol ({exc})", BROKEN) from None
         finally:
             self._deadline = None
-            if not self.closed:
-                self.sock.settimeout(None)
 
     # Statements that travel with the next one (one round trip for several): a transaction's
     # BEGIN, and writes whose result nobody reads (a touch, a new message, a notification). Their
@@ -999,7 +1010,8 @@ class Wire:
                 else b""
         finally:
             if not self.closed:
-                self.sock.settimeout(None)
+                self.sock.settimeout(self.read_timeout)
+                self._armed = self.read_timeout
         if not chunk:
             self._lose()
             raise WireError("server closed the connection unexpectedly")
