@@ -161,3 +161,11 @@ def test_a_sqlite_older_than_the_sql_needs_is_a_coded_error(nx, monkeypatch):
     monkeypatch.setattr(sqlite3, "sqlite_version", "3.31.1")
     r = nx("peers")
     assert r.code == 6 and "store_unreadable" in r.err and "3.31.1" in r.err, r.err
+
+
+def test_every_table_has_one_declared_team_policy():
+    """Beside the code that owns it (TEAM_TABLES): SQLite's tables but its full-text ones, and
+    team mode's own (ws_words). The same against a migrated team database: test_team_members."""
+    from nexus_cli.team import security
+
+    assert set(security.tables()) == set(migrations.tables()) - SQLITE_ONLY | PG_ONLY
