@@ -150,6 +150,18 @@ def test_a_waiting_hook_that_died_is_withdrawn(nx, routed):
     assert r.json["status"] == "withdrawn"
 
 
+def test_a_waiting_hook_of_another_machine_is_not_taken_for_dead_here(nx, routed):
+    """Its pid means something only on its own machine: the request stays pending (its
+    deadline still ends it), where a dead hook of this machine's is withdrawn (above)."""
+    with Store().write() as conn:
+        aid = ledger.insert(conn, f"claude:{WORKER}", RUN, "Bash", "x", None, 999_999_999,
+                            time.time(), time.time() + 300)
+        conn.execute("UPDATE approvals SET machine = 'devbox/0123456789ab' WHERE id = ?", (aid,))
+    assert pending(nx)["pending"] == 1
+    assert nx("info", "--json").code == 0
+    assert pending(nx)["pending"] == 1
+
+
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_the_hook_entry_starts_no_python_outside_a_run(client, tmp_path):
     table = hookdefs.hooks(client, hookdefs.fills(None))

@@ -344,13 +344,15 @@ def test_two_clones_of_one_remote_are_one_project_only_in_team_mode(nx, hook, tm
     assert A_ID in shell and (B_ID in shell) is team
 
 
-def test_the_person_is_login_locally_and_login_at_machine_in_team_mode(nx, hook, chdir_work,
-                                                                       backend):
+def test_the_person_is_login_locally_and_role_at_machine_in_team_mode(nx, hook, chdir_work,
+                                                                      backend):
+    from nexus_cli.core.store import team
+
     login = identity.login()
     me = nx("whoami", "--json").json
     assert me["id"] == identity.user_id()
-    if backend == "pg":
-        assert me["id"].startswith(f"user:{login}@") and identity.check_id(me["id"])
+    if backend == "pg":  # the database role the URL connects as
+        assert me["id"].startswith(f"user:{team.role()}@") and identity.check_id(me["id"])
         assert me["handle"] == "u-" + me["id"][len("user:"):]
     else:
         assert me["id"] == f"user:{login}" and me["handle"] == f"u-{login}"

@@ -151,7 +151,7 @@ def salt() -> str:
 def test_a_hostile_length_is_refused_before_anything_is_read_for_it(serve, reply):
     peer = serve(lambda peer: peer.raw(reply))
     err = failed_login(peer)
-    assert "broke the protocol" in str(err) and err.sqlstate is None
+    assert "broke the protocol" in str(err) and err.sqlstate == "08P01"  # protocol_violation
 
 
 @pytest.mark.parametrize("script", [

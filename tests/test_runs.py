@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -332,3 +333,54 @@ def test_a_run_over_mcp_with_the_official_client(home, hook, clients, chdir_work
     assert r.structured_content["status"] == "done"
     assert r.structured_content["dispatcher"]["id"] == A_ID
     assert e.structured_content["text"] == "ping"
+
+
+def _planted(conn, run_id: str, victim: subprocess.Popen, machine: str) -> None:
+    """A `runs` row naming a process nexus did not start (its pid and start time), with a runner
+    that is gone: what another writer of the store could plant."""
+    conn.execute("INSERT INTO runs (id, seq, client, task, cwd, project, launch, dispatcher,"
+                 " status, runner_pid, runner_start, client_pid, client_start, created_at,"
+                 " machine) VALUES (?, 1000, 'claude', 'x', '/', '/', '{}', 'user:x', 'running',"
+                 " 999999, '1', ?, ?, 0, ?)",
+                 (run_id, victim.pid, procs.start_of(victim.pid), machine))
+    conn.commit()
+
+
+def test_a_run_record_alone_never_makes_nexus_signal_a_process(nx, chdir_work, home):
+    """Records that name a process are not proof: a run whose runner died ends its client only
+    when that process carries the run (NEXUS_RUN in its environment), never another one whose
+    pid and start time were written into a row."""
+    nx("run", "list", "--json")  # the store exists
+    victim = subprocess.Popen(["sleep", "120"])
+    try:
+        from nexus_cli.core.proctable import machine
+
+        with db(home) as conn:
+            _planted(conn, "r-planted0000", victim, machine())
+        assert nx("run", "list", "--json").code == 0
+        assert row(home, "r-planted0000")["status"] == "error"  # reaped, as a dead runner's
+        assert victim.poll() is None, "a process nexus did not start was signalled"
+        assert procs.carries(os.getpid(), "r-planted0000") is False
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_another_machines_run_is_neither_judged_nor_signalled_here(nx, chdir_work, home):
+    """Liveness is judged only on a record's own machine: a run of another machine whose pids
+    mean nothing here stays as it is (no `error`, no signal), and cancelling it here is refused
+    with where to do it."""
+    nx("run", "list", "--json")
+    victim = subprocess.Popen(["sleep", "120"])
+    try:
+        with db(home) as conn:
+            _planted(conn, "r-elsewhere000", victim, "devbox/0123456789ab")
+        assert nx("info", "--json").code == 0 and nx("run", "list", "--json").code == 0
+        assert row(home, "r-elsewhere000")["status"] == "running"
+        r = nx("run", "cancel", "r-elsewhere000", "--json")
+        assert r.code == 4 and r.json["error"]["code"] == "run_elsewhere", r.out
+        assert "devbox/0123456789ab" in r.json["error"]["action"]
+        assert row(home, "r-elsewhere000")["status"] == "running" and victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()

@@ -55,11 +55,11 @@ def test_join_status_and_leave(nx, hook, chdir_work, pg_cluster, home, driver):
     assert r.code == 0, r.err
     assert r.json["server"]["schema_version"] == r.json["server"]["schema_current"]
     assert oct(os.stat(r.json["file"]).st_mode & 0o777) == "0o600"
-    from nexus_cli.core import identity
     from nexus_cli.core.proctable import machine_name
     from nexus_cli.core.store import team
 
-    assert r.json["person"] == f"user:{identity.login()}@{machine_name()}"
+    # the person is the database role the URL connects as (libpq's default: the login)
+    assert r.json["person"] == f"user:{team.role(url)}@{machine_name()}"
     assert team.pinned_machine() == machine_name()  # fixed at the first join
     assert oct(os.stat(team.machine_file()).st_mode & 0o777) == "0o600"
     status = nx("team", "status", "--json").json
@@ -174,7 +174,9 @@ def test_row_level_security_keeps_one_role_out_of_anothers_inbox(
     with psycopg.connect(as_bob, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
-        assert conn.execute("UPDATE messages SET read_at = 1, text = 'forged'").rowcount == 0
+        assert conn.execute("UPDATE messages SET read_at = 1").rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # a message's text: nobody's
+            conn.execute("UPDATE messages SET text = 'forged'")
         assert conn.execute("DELETE FROM tasks").rowcount == 0
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("INSERT INTO messages (id, sender, recipient, text, created_at)"
@@ -450,8 +452,9 @@ def test_password_authentication_and_a_wrong_password(nx, pg_cluster, monkeypatc
     # the password never shown (not "s3": a random folder name in the URL held it once)
     assert "cr@t" not in status["url"] and "cr%40t" not in status["url"]
     monkeypatch.setenv("NEXUS_DATABASE_URL", url.replace("s3%3Acr%40t", "wrong"))
-    r = nx("peers")
-    assert r.code == 6 and "team_unreachable" in r.err and "Traceback" not in r.err
+    r = nx("peers")  # the login, not the server: fix the password, not "retry later"
+    assert r.code == 5 and "team_auth_failed" in r.err and "Traceback" not in r.err
+    assert "PGPASSWORD" in r.err and "wrong" not in r.err
 
 
 def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
@@ -468,7 +471,7 @@ def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
     _, url = schema(pg_cluster, migrate=True)
     monkeypatch.setenv("NEXUS_DATABASE_URL", url)
     team_me = identity.user_id()
-    assert team_me != local_me and team_me.startswith(local_me + "@")
+    assert team_me != local_me and team_me.startswith(f"user:{pg_cluster.role}@")
     moved = {t["table"]: t for t in nx("team", "migrate", "--json").json["tables"]}
     assert moved["sessions"]["copied"] == 3 and moved["tasks"]["copied"] == 1
     assert moved["messages"]["copied"] == 4  # two messages, the task's, the person's two
@@ -521,9 +524,10 @@ def test_an_agent_may_not_switch_the_store(nx, hook, chdir_work, pg_cluster):
 
 def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
         nx, hook, chdir_work, pg_cluster, monkeypatch, tmp_path):
-    """The person is user:<login>@<machine> in team mode: the same login on alice's laptop (her
+    """The person is user:<role>@<machine> in team mode: the same login on alice's laptop (her
     role) and bob's devbox (his role) is two participants with two inboxes, and row-level
-    security keeps each out of the other's; a team name another role holds is refused."""
+    security keeps each out of the other's; a team name is the role's own, another role's
+    refused."""
     from nexus_cli.core import identity, proctable
 
     name, admin_url = schema(pg_cluster)
@@ -545,8 +549,7 @@ def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
     assert nx("send", A_ID, "alice is here").code == 0  # the person registers by writing
     mid = nx("send", pa, "for alice at her laptop", "--json", env=A).json["message_id"]
     pb = at("devbox", as_bob)
-    login = identity.login()
-    assert pa == f"user:{login}@laptop-laptop" and pb == f"user:{login}@devbox-devbox"
+    assert pa == f"user:{alice}@laptop-laptop" and pb == f"user:{bob}@devbox-devbox"
     assert nx("whoami", "--json").json["id"] == pb
     assert nx("read", "--json").json["messages"] == []  # not alice's mail
     assert nx("message", "status", mid, "--json").code == 3
@@ -561,15 +564,17 @@ def test_one_login_on_two_machines_is_two_people_each_behind_its_own_role(
     at("laptop", as_alice)
     assert [m["text"] for m in nx("read", "--json").json["messages"]] == [
         "for alice at her laptop"]
-    # a team name: user:NAME on every machine of hers; another role cannot take it
-    r = nx("team", "join", as_alice, "--name", "alice-w", "--json")
-    assert r.code == 0 and r.json["person"] == "user:alice-w", r.err
-    assert identity.user_id() == "user:alice-w"
+    # a team name: user:NAME on every machine of hers, NAME her role's; no other name
+    r = nx("team", "join", as_alice, "--name", "alice-w")
+    assert r.code == 4 and "name_taken" in r.err and f"--name {alice}" in r.err, r.err
+    r = nx("team", "join", as_alice, "--name", alice, "--json")
+    assert r.code == 0 and r.json["person"] == f"user:{alice}", r.err
+    assert identity.user_id() == f"user:{alice}"
     assert nx("send", A_ID, "alice, by her team name").code == 0
     assert nx("team", "leave", "--json").json["left"]
     assert identity.user_id() == pa  # the team name went with the team
     at("devbox", as_bob)
-    r = nx("team", "join", as_bob, "--name", "alice-w")
+    r = nx("team", "join", as_bob, "--name", alice)
     assert r.code != 0 and "name_taken" in r.err and "Traceback" not in r.err
     assert identity.user_id() == pb  # nothing was kept
     r = nx("team", "join", as_bob, "--name", "u-alice")  # would read as a person's handle

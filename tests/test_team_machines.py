@@ -339,3 +339,45 @@ def test_a_reservation_in_one_clone_stops_the_edit_of_the_same_file_in_the_other
     got = a.hook("PreToolUse", tool_name="Write", tool_use_id="t4",
                  tool_input={"file_path": mine, "content": "x"})
     assert (got["code"], got["out"]) == (0, ""), got
+
+
+def test_a_run_on_one_machine_is_not_judged_dead_by_another(machines, tmp_path):
+    """A run started on the laptop, its runner alive there: the devbox (a process namespace of
+    its own, so none of the laptop's processes are in its process table) lists it and asks for
+    info without taking it for dead, and the laptop collects its result."""
+    from conftest import FAKE_CLIENT
+
+    a, b, _ = machines
+    folder = tmp_path / "fake-bin"
+    folder.mkdir()
+    script = folder / "claude"
+    script.write_text(f"#!{sys.executable}\nimport sys; sys.argv[0] = __file__\n"
+                      f"exec(compile(open({str(FAKE_CLIENT)!r}).read(), 'fake_client.py',"
+                      " 'exec'))\n")
+    script.chmod(0o755)
+    laptop = {**a.env, "PATH": f"{folder}{os.pathsep}{a.env['PATH']}", "FAKE_SLEEP": "20"}
+    started = subprocess.run([*a.prefix, a.nexus, "run", "claude", "a long job", "--detach",
+                              "--json"], env=laptop, cwd=a.cwd, capture_output=True, text=True,
+                             timeout=120)
+    assert started.returncode == 0, started.stderr
+    run_id = json.loads(started.stdout)["id"]
+    elsewhere = ["unshare", "-p", "-f", "--mount-proc", "-n", "--"] if b.prefix else []
+    if not elsewhere:
+        pytest.skip("needs root for a process namespace of the devbox's own")
+
+    def status() -> str:
+        got = subprocess.run([*a.prefix, a.nexus, "run", "result", run_id, "--json"], env=laptop,
+                             cwd=a.cwd, capture_output=True, text=True, timeout=120)
+        return json.loads(got.stdout)["status"]
+
+    until(lambda: status() == "running", "the laptop's runner to claim the run")
+    for args in (("run", "list", "--all-workspaces", "--json"), ("info", "--json")):
+        got = subprocess.run([*elsewhere, b.nexus, *args], env=b.env, cwd=b.cwd,
+                             capture_output=True, text=True, timeout=120)
+        assert got.returncode == 0, got.stderr
+    listed = subprocess.run([*elsewhere, b.nexus, "run", "list", "--all-workspaces", "--json"],
+                            env=b.env, cwd=b.cwd, capture_output=True, text=True, timeout=120)
+    assert [(r["id"], r["status"]) for r in json.loads(listed.stdout)["items"]] == [
+        (run_id, "running")]
+
+    assert until(lambda: (s := status()) != "running" and s, "the run to finish") == "done"

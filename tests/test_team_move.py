@@ -62,12 +62,12 @@ def counts(conn, tables=COUNTED) -> dict[str, int]:
 
 
 def test_every_table_is_copied_or_left_behind_for_a_reason():
-    from nexus_cli.core.store import pg
+    from nexus_cli.core.store import migrations
     from nexus_cli.team import move
 
     copied = {t[0] for t in move.TABLES}
     assert not copied & set(move.SKIPPED)
-    assert copied | set(move.SKIPPED) == set(pg.tables()) | set(pg.fts_tables()) | {"migrations"}
+    assert copied | set(move.SKIPPED) == set(migrations.tables())
 
 
 def test_migrate_copies_everything_in_and_back_out_once(

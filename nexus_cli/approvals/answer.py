@@ -24,7 +24,7 @@ def _scope(me, all_workspaces: bool) -> tuple[str, list]:
     if me.is_agent:
         return "r.dispatcher = ?", [me.id]
     if all_workspaces:
-        return "1", []
+        return "TRUE", []
     return "r.project = ?", [me.project]
 
 
@@ -40,7 +40,7 @@ def item(conn, row, now: float) -> dict:
 def pending(conn, me, now: float, all_workspaces: bool, limit: int, offset: int):
     where, params = _scope(me, all_workspaces)
     base = f"{VISIBLE} WHERE a.status = 'pending' AND {where}"
-    total = conn.execute(f"SELECT count(*) FROM ({base})", params).fetchone()[0]
+    total = conn.execute(f"SELECT count(*) FROM ({base}) AS visible", params).fetchone()[0]
     rows = conn.execute(f"{base} ORDER BY a.seq LIMIT ? OFFSET ?",
                         (*params, limit, offset)).fetchall()
     return [item(conn, r, now) for r in rows], total
@@ -98,7 +98,7 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
                           approval=a.approval_id, outcome=a.outcome, tool=row["tool_name"])
         where, params = _scope(me, True)
         remaining = conn.execute(f"SELECT count(*) FROM ({VISIBLE} WHERE a.status = 'pending'"
-                                 f" AND {where})", params).fetchone()[0]
+                                 f" AND {where}) AS visible", params).fetchone()[0]
         now_row = ledger.get(conn, a.approval_id)
         assert now_row is not None
     if accepted or expired:

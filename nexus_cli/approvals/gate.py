@@ -13,6 +13,7 @@ import time
 
 from ..core import settings
 from ..core.proctable import table
+from ..core.sessions import here
 from ..core.store.db import Store
 from ..messages import mailbox
 from . import ledger
@@ -45,7 +46,8 @@ def request(conn: sqlite3.Connection, sid: str, data: dict, client_pid: int, now
     as it would."""
     run_id = env.get(ENV) or ""
     route = ledger.route_of(conn, run_id) if run_id else None
-    if route is None or not table().alive(route["client_pid"], route["client_start"]) \
+    if route is None or not here(route) or \
+            not table().alive(route["client_pid"], route["client_start"]) \
             or not started_by(route["client_pid"], client_pid):
         return None
     timeout = settings.load(root)["approvalTimeout"]
@@ -59,7 +61,7 @@ def request(conn: sqlite3.Connection, sid: str, data: dict, client_pid: int, now
     mailbox.notice(conn, route["dispatcher"],
                    f"Permission request {aid} from run {run_id} ({sid}): {tool}: {summary}\n"
                    f"Answer within {timeout} s (unanswered: rejected): nexus approve {aid} "
-                   f"--session {sid} allow-once|reject", now)
+                   f"--session {sid} allow-once|reject", now, by=sid)
     return aid, deadline, route["dispatcher"]
 
 

@@ -8,7 +8,15 @@ import json
 import os
 import sqlite3
 
-from ..core.proctable import table
+from ..core.proctable import machine, table
+from ..core.sessions import here
+from ..core.store import policy
+
+# team mode (core/store/policy.py): a run's permission requests and their route are the run's
+# role's alone (its dispatcher answers them)
+TEAM_TABLES = {t: policy.Table(read=policy.OWNER, insert=policy.TEAM, update=policy.OWNER,
+                               delete=policy.OWNER, owner=True)
+               for t in ("approvals", "approval_routes")}
 
 OUTCOMES = {"allow-once": "allowed", "reject": "rejected"}
 SUMMARY_MAX = 300
@@ -20,8 +28,12 @@ def new_id() -> str:
 
 def route(conn: sqlite3.Connection, run_id: str, client_pid: int, client_start: str | None,
           dispatcher: str, project: str, now: float) -> None:
-    conn.execute("INSERT OR REPLACE INTO approval_routes VALUES (?, ?, ?, ?, ?, ?)",
-                 (run_id, client_pid, client_start, dispatcher, project, now))
+    conn.execute("INSERT INTO approval_routes (run_id, client_pid, client_start, dispatcher,"
+                 " project, created_at, machine) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
+                 " (run_id) DO UPDATE SET client_pid = excluded.client_pid, client_start ="
+                 " excluded.client_start, dispatcher = excluded.dispatcher, project ="
+                 " excluded.project, created_at = excluded.created_at, machine = excluded.machine",
+                 (run_id, client_pid, client_start, dispatcher, project, now, machine()))
 
 
 def route_of(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
@@ -52,10 +64,10 @@ def insert(conn: sqlite3.Connection, session_id: str, run_id: str | None, tool_n
     aid = new_id()
     seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM approvals").fetchone()[0]
     conn.execute("INSERT INTO approvals (id, seq, session_id, run_id, tool_name, summary, reason,"
-                 " status, hook_pid, hook_start, requested_at, deadline)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+                 " status, hook_pid, hook_start, machine, requested_at, deadline)"
+                 " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
                  (aid, seq, session_id, run_id, tool_name, summary, reason, hook_pid,
-                  _start(hook_pid), now, deadline))
+                  _start(hook_pid), machine(), now, deadline))
     return aid
 
 
@@ -88,10 +100,13 @@ def expire(conn: sqlite3.Connection, aid: str, now: float) -> bool:
 
 def reap(conn: sqlite3.Connection, now: float) -> int:
     """Pending requests whose waiting hook is gone (the client ended, or killed it) are
-    withdrawn: nothing waits for their answer."""
+    withdrawn: nothing waits for their answer. A hook of another machine is judged only by
+    its deadline (its pid means something only there)."""
     gone = [r["id"] for r in conn.execute(
-        "SELECT id, hook_pid, hook_start, deadline FROM approvals WHERE status = 'pending'")
-        if not table().alive(r["hook_pid"], r["hook_start"]) or now > r["deadline"] + 30]
+        "SELECT id, hook_pid, hook_start, machine, deadline FROM approvals WHERE"
+        " status = 'pending'")
+        if now > r["deadline"] + 30 or (here(r) and not table().alive(r["hook_pid"],
+                                                                        r["hook_start"]))]
     for aid in gone:
         settle(conn, aid, "withdrawn", "nexus", now)
     return len(gone)

@@ -84,6 +84,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "run_not_found": (Exit.NOT_FOUND, "No run with that id is visible to the caller (or it "
                                       "was purged)."),
     "run_queue_full": (Exit.CONFLICT, "As many runs as `maxRuns` allows are queued or running."),
+    "run_elsewhere": (Exit.CONFLICT, "The run's processes are on another machine: nexus judges "
+                                     "and ends a process only on its own machine."),
     "client_unavailable": (Exit.NOT_FOUND, "The client program for a run is not installed."),
     "unknown_preset": (Exit.USAGE, "No preset has that id."),
     "session_started": (Exit.CONFLICT, "The session already ran a turn; only a blank one switches "
@@ -108,6 +110,14 @@ CODES: dict[str, tuple[Exit, str]] = {
                                      "written."),
     "team_denied": (Exit.FORBIDDEN, "The team database refused the role this (row-level "
                                     "security or missing rights)."),
+    "team_auth_failed": (Exit.FORBIDDEN, "The team database server refused the login (a wrong "
+                                         "or missing password, an unknown role); nothing was "
+                                         "written."),
+    "team_server_invalid": (Exit.STORE, "What answers at the team database URL does not speak "
+                                        "PostgreSQL's protocol as it must; nothing was "
+                                        "written."),
+    "team_row_too_large": (Exit.STORE, "A row or a result of the team database is past what "
+                                       "one may hold (written or read); nothing was written."),
     "team_unsupported": (Exit.STORE, "The feature needs the local SQLite store; not available in "
                                      "team mode yet."),
     "team_not_joined": (Exit.USAGE, "No team database is configured (`nexus team join URL`)."),

@@ -9,6 +9,7 @@ import sqlite3
 import time
 
 from .errors import NexusError
+from .store import policy
 from .store.db import Store
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
@@ -16,6 +17,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 KEEP = 100_000  # events kept; older ones go in maintenance
+# team mode (core/store/policy.py): everyone reads the log; an entry is written by its actor's
+# own role (one of its sessions, its person, or a face refusing an attempt: `cli`, `mcp`,
+# `claude hook`), and the server records whose it is
+TEAM_TABLES = {"events": policy.Table(
+    read=policy.TEAM, update=policy.FUNCTIONS, delete=policy.OWNER, owner=True,
+    insert=policy.either(policy.own("actor"), policy.person("actor"), "actor NOT LIKE '%:%'"))}
 
 
 def record(conn: sqlite3.Connection, now: float, actor: str, action: str,

@@ -117,7 +117,8 @@ def user_id() -> str:
 
 def team_user_id() -> str:
     """The person in team mode: `user:<name>` (a chosen team name), else
-    `user:<login>@<machine>`."""
+    `user:<role>@<machine>`: the database role the team URL connects as (a secured team database
+    takes no other person id from it), or the login when the role is not a plain name."""
     from .store import team
 
     name = team.person()
@@ -125,7 +126,9 @@ def team_user_id() -> str:
         return f"{USER}:{name}"
     from .proctable import machine_name
 
-    return f"{USER}:{login()}@{team.pinned_machine() or machine_name()}"
+    role = team.role()
+    who = role if role and re.fullmatch(r"[A-Za-z0-9._-]{1,64}", role) else login()
+    return f"{USER}:{who}@{team.pinned_machine() or machine_name()}"
 
 
 HANDLE_PREFIXES = ("s-", "u-")  # a session's handle, the person's

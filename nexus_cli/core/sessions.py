@@ -11,6 +11,7 @@ from . import identity
 from .errors import NexusError, invalid
 from .proctable import Proc, machine, table
 from .settings import BINDING_PURGE, BINDING_TTL, RECENT_OFFLINE, STALE_AFTER
+from .store import policy
 from .store.db import later, present
 
 PROMPT_TAIL = 1500
@@ -37,6 +38,19 @@ SETTABLE = frozenset({
     "status", "name", "note", "listening", "waiter_pid", "auto_turns", "last_wake_at",
     "last_wake_error", "handoff", "handoff_at", "predecessor", "successor",
 })
+
+
+
+# team mode (core/store/policy.py): presence is for everyone to read; a row is its role's (the
+# server records it), never given to another, and a person's id is the role's own; nexus's own
+# id is nobody's. A tool use is bound by, and for, the session's own role.
+TEAM_TABLES = {
+    "sessions": policy.Table(
+        read=policy.TEAM, update=policy.OWNER, delete=policy.OWNER, owner=True,
+        insert=f"id NOT LIKE 'nexus:%' AND (id NOT LIKE 'user:%' OR {policy.person('id')})"),
+    "tool_uses": policy.Table(read=policy.own("session_id"), insert=policy.own("session_id"),
+                              update=policy.FUNCTIONS, delete=policy.own("session_id")),
+}
 
 
 class Caller(namedtuple("Caller", "id cwd project source scope", defaults=("",))):

@@ -1,8 +1,9 @@
 """How an agent's shell reaches nexus: `nexus`, when a login shell finds this very nexus on its
 PATH, else the absolute path of the console script. Texts that tell a model to run nexus use it
 (Codex's shell tool runs a login shell that resets PATH, so the client's own PATH proves
-nothing). `nexus install` and `nexus doctor` probe it; the result is kept in the store. Stdlib
-only."""
+nothing). `nexus install` and `nexus doctor` probe it; the result is kept in the store, and in
+team mode in this machine's store directory (a path of this machine, and a text nexus tells
+models to run: not something another member may set). Stdlib only."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sqlite3
 import sys
 
 KEY = "shell_command"
+FILE = "shell-command"  # team mode: in the local store directory
 
 
 def script() -> str:
@@ -48,11 +50,33 @@ def probe(timeout: float = 20) -> tuple[str, list[str]]:
     return ("nexus" if shells and not notes else mine), notes
 
 
+def _local(conn: sqlite3.Connection) -> str | None:
+    """The file that keeps it in team mode (None: the local store keeps it in `meta`)."""
+    from .sessions import in_team
+
+    root = getattr(conn, "local_root", None)
+    return os.path.join(root, FILE) if in_team(conn) and root else None
+
+
 def remember(conn: sqlite3.Connection, command: str) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (KEY, command))
+    path = _local(conn)
+    if path is not None:
+        from . import atomic
+
+        atomic.write(path, command + "\n", 0o600)
+        return
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (KEY, command))
 
 
 def name(conn: sqlite3.Connection) -> str:
     """What to tell a model to run: as `nexus install` found it, else the absolute path."""
+    path = _local(conn)
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return fh.read(4096).strip() or script()
+        except OSError:
+            return script()
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
     return row[0] if row else script()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from ..core import sessions, shellcmd
+from ..core import identity, sessions, shellcmd
 from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
 from ..core.text import one_line, quoted
 from ..messages import mailbox
@@ -32,8 +32,9 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
     lines = [f"[nexus] {total} unread message{plural} for you ({one_line(me['name'])}):"]
     for r in rows:
         when = time.strftime("%H:%M", time.localtime(r["created_at"]))
-        if r["kind"] == "notice":
-            lines.append(f"- {r['id']} notice from nexus, {when}: "
+        if r["kind"] == "notice":  # nexus's own voice only from nexus itself
+            who = "nexus" if r["sender"] == identity.SYSTEM_ID else names[r["sender"]]
+            lines.append(f"- {r['id']} notice from {who}, {when}: "
                          f"{quoted(r['text'], FIRST_LINE)}")
         elif r["kind"] == "task":
             lines.append(f"- {r['id']} TASK {r['task_id']} for you from {names[r['sender']]}, "

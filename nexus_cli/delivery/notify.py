@@ -11,16 +11,21 @@ from ..core.text import one_line
 from ..messages import mailbox
 
 
-def idle(conn: sqlite3.Connection, sid: str, now: float, why: str) -> list[str]:
-    """Notify every waiting sender; returns whom to wake."""
+def idle(conn: sqlite3.Connection, sid: str, now: float, why: str,
+         itself: bool = True) -> list[str]:
+    """Notify every waiting sender; returns whom to wake. `itself`: the session `sid` itself
+    went idle (a notice to another member is in its name); else maintenance found it gone, and
+    tells only the caller's own senders (another member's nexus tells theirs)."""
     me = sessions.get(conn, sid)
     name = one_line(me["name"]) if me else sid
     woken = []
     for r in mailbox.idle_watchers(conn, sid):
         if r["created_at"] >= now - IDLE_WATCH:
             state = "has read it" if r["read_at"] else "has not read it yet"
-            mailbox.notice(conn, r["sender"], f"{name} {why}; it {state} (your message {r['id']}).",
-                           now, reply_to=r["id"])
+            if mailbox.notice(conn, r["sender"], f"{name} {why}; it {state} (your message "
+                              f"{r['id']}).", now, reply_to=r["id"],
+                              by=sid if itself else None) is None:
+                continue  # not ours to tell, nor to mark
             woken.append(r["sender"])
         mailbox.mark_notified(conn, r["id"], now)
     return woken

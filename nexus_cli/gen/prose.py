@@ -15,8 +15,9 @@ and what it does not:
   session of the client that started the server. From inside a session, `--as` may only name
   itself.
 - **The person is the person.** A command with no client above it and no client session
-  variables is you, `user:<login>` (in team mode `user:<login>@<machine>`, or the team name you
-  chose: one login on two machines is two people). Acting for a session with `--as` needs an
+  variables is you, `user:<login>` (in team mode your database role: `user:<role>@<machine>`,
+  or `user:<role>` with `team join --name`; one role on two machines is two participants).
+  Acting for a session with `--as` needs an
   interactive terminal with the command in its foreground: an agent does not reach that power by
   unsetting a variable, detaching (`setsid`, a double fork, `nohup`) or piping. A process that
   left its session's tree but kept its variables is refused. (A terminal is a test a person
@@ -49,6 +50,23 @@ and what it does not:
   nor are its folders (`wake/`, `news/`: nexus works in them through a descriptor of the folder
   itself, writes only to its own FIFOs and deletes only what it made there); a file that cannot
   be read is never overwritten.
+- **Between team members, the server's roles decide.** Each person connects to the team
+  database as a role of their own, and that role is who they are there, never a column they
+  fill in: `nexus team init` makes the row-level security from every table's declared policy
+  (who reads a row, inserts one and in whose name, changes or deletes it). A member cannot read
+  another's mail, tasks, runs (their task, context and result), permission requests or
+  transcript index; cannot write a message, a session, a person's id, a reservation, a chat line,
+  a document or a log entry in another's name, nor change a message's text; does to another's
+  task only what its assignee does (a report, once, through nexus's own functions); cannot pass
+  a notice off as nexus's (nexus's own voice reaches only the caller's sessions; a notice one
+  member's act owes another is shown as that member's); and cannot change what everyone's runs
+  may do: the team-wide run policy is the administrator role's (`team init --admin ROLE`), a
+  member's own `policy set` reaches only its own runs. A record that names a process (a
+  session's client, a waiter, a run, an approval's hook) names its machine: it is judged and
+  signalled only there, and a run's client only when it carries the run (`NEXUS_RUN`). Shared by
+  design: presence, the workspace (which any member may edit), reservations (to see) and the
+  activity log; a member can still fill shared space with noise, hold the writers' lock, or
+  wake a waiter for nothing (a wake is only a hint).
 - **It is written down.** Refused impersonations and hook events, the person acting for a
   session, and sessions moved to another process are in the event log:
   `nexus events --action security`, `nexus events --action session`.

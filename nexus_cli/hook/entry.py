@@ -124,6 +124,7 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
 
 
 OFFLINE_LOG = "team-offline.log"
+TEAM_DOWN = ("team_unreachable", "team_auth_failed", "team_server_invalid")
 
 
 def offline(root: str, client: str, exc: NexusError) -> None:
@@ -156,9 +157,9 @@ def main(argv: list[str], linger: bool = False, raw: bytes | None = None) -> int
         reply, code, err = handle(client, data, store, os.environ, time.time(),
                                   wait="--wait" in argv)
     except NexusError as exc:
-        if exc.code == "team_unreachable":  # never hold a client up for a server that is down
-            offline(store.root, client, exc)
-            return 0
+        if exc.code in TEAM_DOWN or (exc.code == "store_busy" and store.backend != "sqlite"):
+            offline(store.root, client, exc)  # never hold a client up for a server that is
+            return 0  # down, refuses the login, breaks the protocol or does not answer in time
         from ..core import events  # an error path: the activity log loads only here
 
         events.refused(store, exc, f"{client} hook", pid=os.getpid())

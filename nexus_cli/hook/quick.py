@@ -29,7 +29,7 @@ from ..messages import ANNOUNCEABLE
 NEWS = (f"SELECT EXISTS (SELECT 1 FROM messages WHERE recipient = $1 AND {ANNOUNCEABLE}) OR"
         " coalesce((SELECT max(seq) FROM ws_chat), 0) > coalesce((SELECT seq FROM ws_cursors"
         " WHERE reader = $1 AND stream = '@announced'), 9223372036854775807)")
-TIMEOUT = 2  # seconds to reach the server (pg.HOOK_CONNECT_TIMEOUT)
+TIMEOUT = 2  # seconds to reach the server (pg.HOOK_CONNECT_TIMEOUT), and for all (HOOK_BUDGET)
 SETTINGS = "-c statement_timeout=2000"
 
 
@@ -54,9 +54,10 @@ def settled(argv: list[str], raw: bytes, url: str) -> bool:
     p = pgwire.params(url)
     if p is None:  # what only libpq does: psycopg, whose import alone costs a hook ~200 ms, so
         return not marked()  # as before: mail from this machine only (its marker), else at Stop
+    budget = pgwire.process_deadline(TIMEOUT)  # the hook's 2 s in all, the full hook's too
     try:
         wire = pgwire.Wire({**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()},
-                           TIMEOUT)
+                           TIMEOUT, limit=budget)
     except pgwire.WireError as exc:
         if exc.sqlstate is None:  # not reached within the budget: the full hook would not be
             down(argv[0], url, exc)  # either, and would make the client wait as long again
@@ -66,8 +67,13 @@ def settled(argv: list[str], raw: bytes, url: str) -> bool:
         return False
     try:
         rows = wire.query(NEWS, [f"{argv[0]}:{sid}"]).rows
-    except (pgwire.WireError, OSError, ValueError):
+    except pgwire.WireError as exc:
+        if exc.sqlstate == "57014":  # the budget is spent: nothing is left for the full hook
+            down(argv[0], url, exc)
+            return True
         return False  # the full hook finds the way, or reports it
+    except (OSError, ValueError):
+        return False
     finally:
         wire.close()
     return bool(rows) and rows[0][0] is False

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clients import transcript as common
 from ..core.errors import NexusError
+from ..core.store import policy
 from .locate import READERS
 
 if TYPE_CHECKING:
@@ -31,6 +32,16 @@ DIALOG_CAP = 16_000  # characters of a message indexed and searched
 TOOL_CAP = 4_000  # characters of a tool call's arguments or a tool's output
 HEAD_BYTES = 4096  # the first bytes, hashed: a rewritten file starts over
 SEARCHED = ("user/message", "assistant/message", "tool/call", "tool/result")
+
+# team mode (core/store/policy.py): what nexus read of a member's transcripts is that member's
+# alone (their conversations' text), titles included
+TEAM_TABLES = {
+    "insight_files": policy.Table(read=policy.OWNER, insert=policy.TEAM, update=policy.OWNER,
+                                  delete=policy.OWNER, owner=True),
+    "insight_chunks": policy.Table(*(["file_id IN (SELECT id FROM insight_files)"] * 4)),
+    "insight_titles": policy.Table(read=policy.OWNER, insert=policy.TEAM, update=policy.OWNER,
+                                   delete=policy.OWNER, owner=True),
+}
 
 
 def searchable(ev: dict) -> str | None:
@@ -87,8 +98,8 @@ def state_of(conn: sqlite3.Connection, file_id: int) -> dict | None:
 def remember(conn: sqlite3.Connection, found: list[tuple[str, str, str, dict]], now: float) -> None:
     """Metadata of transcripts seen for the first time ((path, session id, client, meta))."""
     conn.executemany(
-        "INSERT OR IGNORE INTO insight_files (path, session_id, client, cwd, project, first_prompt,"
-        " started_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO insight_files (path, session_id, client, cwd, project, first_prompt,"
+        " started_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [(path, sid, client, meta.get("cwd") or "", meta.get("project") or "",
           meta.get("first_prompt"), meta.get("started_epoch"), now)
          for path, sid, client, meta in found])
@@ -245,7 +256,7 @@ def _commit(store: Store, e: Any, expected: int | None, last: int, reader: Any, 
         elif not cur["cwd"] and meta.get("cwd"):
             conn.execute("UPDATE insight_files SET cwd = ?, project = ? WHERE id = ?",
                          (meta["cwd"], project_of(meta["cwd"]), cur["id"]))
-        conn.executemany("INSERT INTO insight_chunks (file_id, seq, type, at, offset, text)"
+        conn.executemany("INSERT INTO insight_chunks (file_id, seq, type, at, \"offset\", text)"
                          " VALUES (?, ?, ?, ?, ?, ?)", [(cur["id"], *c) for c in chunks])
         conn.execute(
             "UPDATE insight_files SET indexed_to = ?, state = ?, head = ?, file_size = ?,"

@@ -285,7 +285,7 @@ def _candidates(conn: Any, query: str, ids: list[int]) -> Iterable[tuple]:
                                 ('"' + query.replace('"', '""') + '"',))
         match, args = "", []
     elif query.isascii():
-        match, args = " AND c.text LIKE ? ESCAPE '\\'", [fulltext.like(query)]
+        match, args = " AND lower(c.text) LIKE ? ESCAPE '\\'", [fulltext.like(query)]
     else:
         match, args = "", []
     out: list[tuple] = []

@@ -8,33 +8,21 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..core import events, identity, sessions
+from ..core import events, sessions
 from ..core.settings import EXPIRE_AFTER, MAINTAIN_EVERY
-from ..core.text import one_line
 from ..delivery import notify
 from ..messages import mailbox
 from ..tasks import ledger
 from . import schedule
 
-EXPIRED = {  # what the sender of an unread message is told when it expires, by kind
-    "message": "your message {id} to {to} expired unread after 24 h",
-    "task": "your task {task} for {to} was not read within 24 h; it stays open in the ledger: "
-            "check on {to} (`nexus status`) before dispatching it again",
-    "report": "your report on task {task} was not read by {to} within 24 h; it stays in the "
-              "task's record",
-}
-
 
 def expire_messages(conn: sqlite3.Connection, now: float, limit: int = 500) -> list[str]:
-    """Unread messages older than 24 h expire; whoever sent one is told. Returns whom to wake."""
+    """Unread messages older than 24 h expire; whoever sent one is told (mailbox.EXPIRED_NOTICE).
+    Returns whom to wake."""
     woken = []
     for r in mailbox.expirable(conn, now - EXPIRE_AFTER, limit):
-        mailbox.expire(conn, r["id"], now, "unread after 24 h")
-        if r["sender"] != identity.SYSTEM_ID and r["kind"] in EXPIRED:
-            to = sessions.get(conn, r["recipient"])
-            text = EXPIRED[r["kind"]].format(id=r["id"], task=r["task_id"],
-                                             to=one_line(to["name"]) if to else r["recipient"])
-            mailbox.notice(conn, r["sender"], text, now, reply_to=r["id"])
+        mailbox.expire(conn, r["id"], now)
+        if mailbox.notice_expired(conn, r, now):
             woken.append(r["sender"])
     return woken
 
@@ -46,7 +34,8 @@ def offline_watchers(conn: sqlite3.Connection, now: float) -> list[str]:
     for sid in mailbox.idle_watched(conn):
         row = sessions.get(conn, sid)
         if row is None or sessions.effective_status(row, now) == "offline":
-            woken += notify.idle(conn, sid, now, "went offline (no activity for 30 minutes)")
+            woken += notify.idle(conn, sid, now, "went offline (no activity for 30 minutes)",
+                                 itself=False)
     return woken
 
 
@@ -57,7 +46,8 @@ def expire_tasks(conn: sqlite3.Connection, now: float) -> list[str]:
 def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     """One round of upkeep inside the caller's write transaction: what it did (counts), and
     `wake`, the sessions whose waiters should look again."""
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('maintained_at', ?)", (repr(now),))
+    conn.execute("INSERT INTO meta (key, value) VALUES ('maintained_at', ?)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (repr(now),))
     expired, failed = expire_messages(conn, now, limit), expire_tasks(conn, now)
     watched = offline_watchers(conn, now)
     from ..reservations import leases  # every hook imports this module; a round is rare

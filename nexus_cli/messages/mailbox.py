@@ -1,5 +1,10 @@
 """Owner of the `messages` table: every message, notice, task and report message is stored,
-announced, read, retired and expired through these functions. Stdlib only (the hooks use it)."""
+announced, read, retired and expired through these functions. Stdlib only (the hooks use it).
+
+Nexus's own voice (`nexus:system`) reaches only the caller's own sessions in team mode: a notice
+that one member's act owes another member (a mention, an edit of the same file, an idle
+session) is written in the name of the session that acted, and the one an expiry owes a sender
+is composed by the database itself (EXPIRED_NOTICE), from the message that expired."""
 
 from __future__ import annotations
 
@@ -8,11 +13,44 @@ import sqlite3
 
 from ..core import identity, sessions
 from ..core.settings import ANNOUNCE_LISTED
-from ..core.store import news
+from ..core.store import news, policy
 from ..core.store.db import later, present
 from . import ANNOUNCEABLE, UNREAD
 
-# a message still waiting in its recipient's inbox
+SYSTEM = identity.SYSTEM_ID
+# team mode (core/store/policy.py): a message is read and its delivery state changed by its two
+# participants (only that state: its text, sender and kind never change); it is sent in the name
+# of one of the sender's own sessions, and nexus's voice only to the caller's own
+TEAM_TABLES = {"messages": policy.Table(
+    read=policy.participants("sender", "recipient"),
+    insert=policy.either(policy.own("sender"), f"sender = '{SYSTEM}' AND kind = 'notice' AND"
+                         f" {policy.own('recipient')}"),
+    update=policy.participants("sender", "recipient"), delete=policy.FUNCTIONS,
+    columns=("delivered_at", "delivered_via", "read_at", "expired_at", "expired_why",
+             "ask_state", "notified_at", "recipient"))}
+
+# the notice an expired message owes its sender, composed from that message (on the team
+# database by a function any participant of it may call, once per message)
+EXPIRED_WHY = "unread after 24 h"
+_TO = "coalesce(s.name, m.recipient)"
+EXPIRED_NOTICE = policy.Function(
+    "notice_expired",
+    "INSERT INTO messages (id, kind, sender, recipient, text, reply_to, created_at)"
+    f" SELECT :id, 'notice', '{SYSTEM}', m.sender, CASE m.kind"
+    f" WHEN 'task' THEN 'your task ' || coalesce(m.task_id, '') || ' for ' || {_TO} || ' was not"
+    f" read within 24 h; it stays open in the ledger: check on ' || {_TO} || ' (`nexus status`)"
+    " before dispatching it again'"
+    " WHEN 'report' THEN 'your report on task ' || coalesce(m.task_id, '') || ' was not read by '"
+    f" || {_TO} || ' within 24 h; it stays in the task''s record'"
+    f" ELSE 'your message ' || m.id || ' to ' || {_TO} || ' expired unread after 24 h' END,"
+    " m.id, :now FROM messages AS m LEFT JOIN sessions AS s ON s.id = m.recipient"
+    f" WHERE m.id = :message AND m.expired_why = '{EXPIRED_WHY}' AND m.sender <> '{SYSTEM}'"
+    " AND m.kind IN ('message', 'task', 'report') AND NOT EXISTS (SELECT 1 FROM messages AS n"
+    f" WHERE n.reply_to = m.id AND n.kind = 'notice' AND n.sender = '{SYSTEM}' AND n.created_at"
+    " >= m.expired_at) AND ({guard})",
+    policy.participants("m.sender", "m.recipient"),
+    {"id": "text", "now": "double precision", "message": "text"})
+TEAM_FUNCTIONS = (EXPIRED_NOTICE,)
 
 
 def new_id() -> str:
@@ -80,10 +118,25 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
 
 
 def notice(conn: sqlite3.Connection, recipient: str, text: str, now: float,
-           reply_to: str | None = None) -> str:
-    """A message from nexus itself (expiry, idle notifications, late replies)."""
-    return insert(conn, sender=identity.SYSTEM_ID, recipient=recipient, text=text, now=now,
-                  kind="notice", reply_to=reply_to)
+           reply_to: str | None = None, by: str | None = None) -> str | None:
+    """A message from nexus itself (idle notifications, mentions, edits of one file ...). To
+    another member's session (team mode) it is `by`'s, the session whose act it reports; without
+    one none is written (that member's own nexus tells it). Returns the message id, if any."""
+    sender = SYSTEM
+    if not policy.mine(conn, recipient):
+        if by is None:
+            return None
+        sender = by
+    return insert(conn, sender=sender, recipient=recipient, text=text, now=now, kind="notice",
+                  reply_to=reply_to)
+
+
+def notice_expired(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> bool:
+    """The notice the expired message `row` owes its sender (once); True when written."""
+    if not policy.call(conn, EXPIRED_NOTICE, {"id": new_id(), "now": now, "message": row["id"]}):
+        return False
+    news.mark(conn, row["sender"])
+    return True
 
 
 def mark_delivered(conn: sqlite3.Connection, ids: list[str], now: float, via: str) -> None:
@@ -183,7 +236,7 @@ def expirable(conn: sqlite3.Connection, before: float, limit: int) -> list[sqlit
                         " ORDER BY created_at LIMIT ?", (before, limit)).fetchall()
 
 
-def expire(conn: sqlite3.Connection, mid: str, now: float, why: str) -> None:
+def expire(conn: sqlite3.Connection, mid: str, now: float, why: str = EXPIRED_WHY) -> None:
     """Take a message out of its recipient's inbox unread (aged out, or its task closed)."""
     conn.execute("UPDATE messages SET expired_at = ?, expired_why = ? WHERE id = ? AND"
                  f" {UNREAD}", (now, why, mid))

@@ -218,5 +218,5 @@ def tell(conn: sqlite3.Connection, me: sqlite3.Row, spec: patterns.Spec,
             continue
         mailbox.notice(conn, h["id"], f"{one_line(me['name'])} ({me['handle']}) started editing "
                        f"{path}, which you hold too: agree who does what (`{nexus} send "
-                       f"{me['handle']} \"...\"`).", now)
+                       f"{me['handle']} \"...\"`).", now, by=me["id"])
     return [me["id"], *(h["id"] for h in holders)]

@@ -22,12 +22,22 @@ import sqlite3
 import time
 
 from ..core import identity, sessions
+from ..core.store import policy
 from ..core.text import one_line, visible
 from . import patterns
 from .patterns import Spec
 
 WAKE = "nexus:reservations"  # the wake channel of everyone waiting for a reservation to end
 LIVE = "expires_at > :now"
+
+# team mode (core/store/policy.py): everyone sees every reservation (that is what stops an edit);
+# one is taken, changed and released by its session's own role; anyone may clear one that has
+# ended by the server's clock or whose session is gone (offline, or never there)
+TEAM_TABLES = {"reservations": policy.Table(
+    read=policy.TEAM, insert=policy.own("session_id"), update=policy.own("session_id"),
+    delete=policy.either(policy.own("session_id"), "expires_at <= extract(epoch FROM now())",
+                         "NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.id ="
+                         " reservations.session_id AND s.status <> 'offline')"))}
 
 
 def new_id() -> str:
@@ -62,17 +72,17 @@ def _under(conn: sqlite3.Connection, marks: str, anchors: list[str], now: float,
            reals: list[str]) -> list[sqlite3.Row]:
     cur = conn.cursor()
     cur.row_factory = None
-    lean = cur.execute(f"SELECT rowid, root, pattern, folded FROM reservations WHERE anchor IN "
+    lean = cur.execute(f"SELECT id, root, pattern, folded FROM reservations WHERE anchor IN "
                        f"({marks}) AND expires_at > ?", (*anchors, now)).fetchall()
-    hits = sorted({rowid for real in reals for rowid in _naming(lean, real)})
+    hits = sorted({rid for real in reals for rid in _naming(lean, real)})
     if not hits:
         return []
-    return conn.execute(f"SELECT * FROM reservations WHERE rowid IN ({','.join('?' * len(hits))})"
-                        " ORDER BY created_at, rowid", hits).fetchall()
+    return conn.execute(f"SELECT * FROM reservations WHERE id IN ({','.join('?' * len(hits))})"
+                        " ORDER BY created_at, id", hits).fetchall()
 
 
-def _naming(lean: list[tuple], real: str) -> list[int]:
-    """The rowids of (rowid, root, pattern, folded) candidates that name the file `real`: the
+def _naming(lean: list[tuple], real: str) -> list[str]:
+    """The ids of (id, root, pattern, folded) candidates that name the file `real`: the
     path relative to each root is cut once, and a pattern whose literal head the path does not
     start with is ruled out before it is parsed (a thousand globs in one directory)."""
     rels: dict[str, str | None] = {}
@@ -179,11 +189,11 @@ def near(conn: sqlite3.Connection, spec: Spec, now: float) -> list[sqlite3.Row]:
     above = patterns.ancestors(spec.anchor)
     prefix = spec.anchor.rstrip("/") + "/"
     marks = ",".join("?" * len(above))
-    # below it: a range of bytes ("/" + 1 is "0"), in any database's collation (BINARY is
-    # SQLite's own; a team database reads it as "C", with an index of its own: migration 20)
+    # below it: a range of bytes ("/" + 1 is "0"): text compares byte by byte in both stores
+    # (SQLite's BINARY; a team database's text columns are all "C": migration 22)
     rows = conn.execute(
         f"SELECT * FROM reservations WHERE expires_at > ? AND (anchor IN ({marks})"
-        " OR (anchor >= ? COLLATE BINARY AND anchor < ? COLLATE BINARY))",
+        " OR (anchor >= ? AND anchor < ?))",
         (now, *above, prefix, prefix[:-1] + "0")).fetchall()
     if not sessions.in_team(conn):
         return rows
@@ -258,8 +268,8 @@ def take(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool, reason
              sessions.scope_of(conn, spec.root), place(spec.root, spec.anchor)))
         return get(conn, rid), "taken"  # type: ignore[return-value]
     if auto and not mine["auto"]:
-        conn.execute("UPDATE reservations SET expires_at = max(expires_at, ?) WHERE id = ?",
-                     (now + ttl, mine["id"]))
+        conn.execute("UPDATE reservations SET expires_at = ? WHERE id = ? AND expires_at < ?",
+                     (now + ttl, mine["id"], now + ttl))
     else:  # a new reason replaces the old one; none keeps it
         conn.execute("UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
                      " reason = CASE WHEN ? = '' THEN reason ELSE ? END WHERE id = ?",
@@ -357,11 +367,12 @@ def transfer(conn: sqlite3.Connection, old_id: str, to: str) -> int:
         if theirs is None:
             conn.execute("UPDATE reservations SET session_id = ? WHERE id = ?", (to, row["id"]))
         else:
-            conn.execute("UPDATE reservations SET exclusive = max(exclusive, ?),"
-                         " auto = min(auto, ?), expires_at = max(expires_at, ?),"
-                         " reason = CASE WHEN reason = '' THEN ? ELSE reason END WHERE id = ?",
-                         (row["exclusive"], row["auto"], row["expires_at"], row["reason"],
-                          theirs["id"]))
+            conn.execute("UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
+                         " reason = ? WHERE id = ?",
+                         (max(theirs["exclusive"], row["exclusive"]),
+                          min(theirs["auto"], row["auto"]),
+                          max(theirs["expires_at"], row["expires_at"]),
+                          theirs["reason"] or row["reason"], theirs["id"]))
             conn.execute("DELETE FROM reservations WHERE id = ?", (row["id"],))
         moved += 1
     return moved

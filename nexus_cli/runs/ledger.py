@@ -1,6 +1,7 @@
 """Owner of the `runs` and `run_policy` tables: every run is a record before its process starts,
-and a run whose process died is found out here and marked `error`, never left `running`.
-Stdlib only."""
+and a run whose process died is found out here and marked `error`, never left `running`. A run
+names its machine (the dispatcher's, where its runner and client start): its processes are
+judged, and signalled, only there. Stdlib only."""
 
 from __future__ import annotations
 
@@ -9,9 +10,22 @@ import os
 import sqlite3
 
 from ..core import sessions
+from ..core.proctable import machine
 from ..core.settings import RUN_UNSTARTED
+from ..core.store import policy as rules
 from . import procs, result
 
+# team mode (core/store/policy.py): a run (its task, context and result) is its dispatcher's
+# role's alone; the team-wide run policy (scope `*`) is the administrator's, a member's own
+# default (`@<role>`) and a session's are their owner's
+_SETS_POLICY = rules.either(rules.when("scope = '*'", rules.ADMIN),
+                            "scope = '@' || session_user", rules.own("scope"))
+TEAM_TABLES = {
+    "runs": rules.Table(read=rules.OWNER, insert=rules.TEAM, update=rules.OWNER,
+                        delete=rules.OWNER, owner=True),
+    "run_policy": rules.Table(read=rules.TEAM, insert=_SETS_POLICY, update=_SETS_POLICY,
+                              delete=_SETS_POLICY),
+}
 ACTIVE = ("queued", "running")
 FINAL = ("done", "error", "cancelled")
 DIED = ("its process ended without recording a result (killed, or the machine restarted); "
@@ -28,6 +42,7 @@ def get(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 def insert(conn: sqlite3.Connection, **fields: object) -> None:
     fields["seq"] = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
+    fields["machine"] = machine()
     conn.execute(f"INSERT INTO runs ({', '.join(fields)}) VALUES ({', '.join('?' * len(fields))})",
                  tuple(fields.values()))
 
@@ -55,15 +70,18 @@ def dispatched_by(conn: sqlite3.Connection, sid: str, dispatcher: str) -> bool:
 
 
 def reap(conn: sqlite3.Connection, now: float) -> list[str]:
-    """Inside a write: runs whose runner is gone become `error` (their client's process group is
-    ended if it still runs), or `done` with the result rebuilt from the output file when the
-    client's stream there is complete. Returns the runs changed."""
+    """Inside a write: this machine's runs whose runner is gone become `error` (their client's
+    process group is ended if it still runs, and is that run's: procs.end_group), or `done`
+    with the result rebuilt from the output file when the client's stream there is complete.
+    Another machine's runs are not judged here. Returns the runs changed."""
     changed = []
     for row in conn.execute("SELECT * FROM runs WHERE status IN ('queued', 'running')").fetchall():
+        if not sessions.here(row):
+            continue
         if row["runner_pid"]:
             if procs.alive(row["runner_pid"], row["runner_start"]):
                 continue
-            procs.end_group(row["client_pid"], row["client_start"], grace=1.0)
+            procs.end_group(row["client_pid"], row["client_start"], row["id"], grace=1.0)
             rebuilt = result.recover(row)
             if rebuilt is not None:  # the client finished; only the runner's last write is lost
                 change(conn, row["id"], **rebuilt)
@@ -141,12 +159,27 @@ def waited_ms(row: sqlite3.Row) -> int | None:
 DEFAULT_SCOPE = "*"
 
 
+def member_scope(conn: sqlite3.Connection) -> str | None:
+    """Team mode: the scope of the caller's own default (`@<role>`), reaching only its runs."""
+    role = rules.role(conn)
+    return f"@{role}" if role else None
+
+
+def default_scope(conn: sqlite3.Connection) -> str:
+    """Where a default the caller sets goes: the default of every run when it may set that (the
+    local store; the team's administrator), else its own (team mode)."""
+    if rules.is_admin(conn):
+        return DEFAULT_SCOPE
+    return member_scope(conn) or DEFAULT_SCOPE
+
+
 def policy(conn: sqlite3.Connection, scope: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM run_policy WHERE scope = ?", (scope,)).fetchone()
 
 
 def set_policy(conn: sqlite3.Connection, scope: str, now: float, **fields: object) -> None:
-    conn.execute("INSERT OR IGNORE INTO run_policy (scope, updated_at) VALUES (?, ?)", (scope, now))
+    conn.execute("INSERT INTO run_policy (scope, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                 (scope, now))
     fields["updated_at"] = now
     conn.execute(f"UPDATE run_policy SET {', '.join(f'{k} = ?' for k in fields)} WHERE scope = ?",
                  (*fields.values(), scope))

@@ -211,7 +211,7 @@ class PolicyGetArgs(Args):
 class PolicyGetResult(Result):
     session_id: str | None
     sandbox: Tier | None = Field(description="None: the client's own settings decide.")
-    source: Literal["run", "override", "preset", "default", "client"]
+    source: Literal["run", "override", "preset", "member", "default", "client"]
     approvals: Literal["nexus", "client"]
     flags: dict[str, list[str]] = Field(description="What each client is started with.")
     approval_timeout: int
@@ -228,7 +228,9 @@ class PolicySetResult(Result):
     ok: bool
     session_id: str | None
     sandbox: Tier
-    source: Literal["override", "default"]
+    source: Literal["override", "member", "default"] = Field(
+        description="override: the session's own; member: the caller's own default (team mode, "
+        "not the team's administrator); default: every new run's.")
     flags: dict[str, list[str]]
     next: str
 

@@ -54,10 +54,23 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def end_group(pid: int | None, start: str | None, grace: float = 5.0) -> bool:
+def carries(pid: int, run_id: str) -> bool:
+    """Whether the process was started for the run `run_id` (the runner puts NEXUS_RUN in its
+    client's environment, runner.client_env): what a stored pid and start time alone cannot
+    prove, whoever could have written them."""
+    try:
+        with open(f"/proc/{int(pid)}/environ", "rb") as fh:
+            env = fh.read(1 << 20).split(b"\0")
+    except OSError:
+        return False
+    return f"NEXUS_RUN={run_id}".encode() in env
+
+
+def end_group(pid: int | None, start: str | None, run_id: str, grace: float = 5.0) -> bool:
     """SIGTERM to the process group `pid` leads (and to every descendant that left it), then
-    SIGKILL to what is left after `grace`. True when something was signalled."""
-    if not pid or not alive(pid, start):
+    SIGKILL to what is left after `grace`; only when `pid` is this machine's client process of
+    the run `run_id`. True when something was signalled."""
+    if not pid or not alive(pid, start) or not carries(pid, run_id):
         return False
     family = [pid, *descendants(pid)]
     starts = {p: start_of(p) for p in family}

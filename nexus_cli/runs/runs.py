@@ -73,20 +73,29 @@ def resolve_session(conn, client: str, value: str) -> str:
     return sessions.follow_successors(conn, sid)
 
 
-def _policy_value(conn, scope: str, field: str) -> str | None:
-    row = ledger.policy(conn, scope)
+def _policy_value(conn, scope: str | None, field: str) -> str | None:
+    row = ledger.policy(conn, scope) if scope else None
     return row[field] if row is not None and row[field] else None
+
+
+def _default(conn, field: str) -> tuple[str | None, str]:
+    """The default of `field` and whose it is: the member's own (team mode), else the default."""
+    mine = _policy_value(conn, ledger.member_scope(conn), field)
+    if mine:
+        return mine, "member"
+    return _policy_value(conn, ledger.DEFAULT_SCOPE, field), "default"
 
 
 def choose(conn, root: str, preset_id: str | None, sandbox: str | None,
            session: str | None) -> tuple[str, dict, str | None, str]:
     """The preset and tier a run gets, and where the tier came from. The preset: explicit, else
-    the session's own (on resume), else the default one. The tier: `--sandbox`, then the tier of
-    a preset passed with the run, then the session's policy (`policy set --session`), then the
-    tier of the session's or the default preset, then the default policy; none: the client's."""
+    the session's own (on resume), else the default one (in team mode the member's own default
+    first, then the team's). The tier: `--sandbox`, then the tier of a preset passed with the
+    run, then the session's policy (`policy set --session`), then the tier of the session's or
+    the default preset, then the default policy; none: the client's."""
     table, _ = presets.load(root)
     wanted = preset_id or (session and _policy_value(conn, session, "preset")) or \
-        _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
+        _default(conn, "preset")[0] or presets.DEFAULT
     preset = table.get(wanted)
     if preset is None or preset.get("broken"):
         why = preset["broken"] if preset else "no preset has that id"
@@ -96,7 +105,7 @@ def choose(conn, root: str, preset_id: str | None, sandbox: str | None,
                          (preset_id and preset.get("sandbox"), "preset"),
                          (session and _policy_value(conn, session, "sandbox"), "override"),
                          (preset.get("sandbox"), "preset"),
-                         (_policy_value(conn, ledger.DEFAULT_SCOPE, "sandbox"), "default")):
+                         _default(conn, "sandbox")):
         if tier:
             return wanted, preset, tier, source
     return wanted, preset, None, "client"
@@ -232,7 +241,8 @@ def wait_for(ctx: Ctx, run_id: str, window: float, until: str = "final"):
             if row is None or row["status"] in ledger.FINAL or \
                     (until == "session" and row["session_id"]):
                 return row
-            if row["runner_pid"] and not procs.alive(row["runner_pid"], row["runner_start"]):
+            if row["runner_pid"] and sessions.here(row) and \
+                    not procs.alive(row["runner_pid"], row["runner_start"]):
                 with ctx.store.write() as conn:
                     ledger.reap(conn, time.time())
                 continue
@@ -323,6 +333,11 @@ def cancel(ctx: Ctx, a: RunIdArgs) -> dict:
         ledger.reap(conn, ctx.now)
         row = _find(conn, me, a.run_id, ctx.store.root)
         was = row["status"]
+        if was == "running" and not sessions.here(row):
+            raise NexusError("run_elsewhere", row["id"],
+                             f"it runs on {row['machine']}: nexus ends a process only on its own "
+                             "machine", f"cancel it there (`nexus run cancel {row['id']}` on "
+                             f"{row['machine']}); it was left as it is")
         if was in ledger.FINAL:
             return {"ok": False, "status": was, "was": was, "run_id": row["id"],
                     "session_id": row["session_id"], "note": None,
@@ -332,7 +347,8 @@ def cancel(ctx: Ctx, a: RunIdArgs) -> dict:
         ledger.change(conn, row["id"], status="cancelled", finished_at=ctx.now,
                       error=f"cancelled by {me.id}")
         approvals.unroute(conn, row["id"])
-    ended = procs.end_group(row["client_pid"], row["client_start"]) if was == "running" else False
+    ended = procs.end_group(row["client_pid"], row["client_start"], row["id"]) \
+        if was == "running" else False
     wake.poke(ctx.store.root, [channel(row["id"])])
     note = ("its client's whole process group was ended" if ended else
             "its client had not started yet; the runner stops before starting it")
@@ -369,7 +385,7 @@ def _session(conn, value: str) -> str:
 def preset_list(ctx: Ctx, a: object) -> dict:
     table, source = presets.load(ctx.store.root)
     with ctx.read() as conn:
-        default = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
+        default = _default(conn, "preset")[0] or presets.DEFAULT
     items = [{"id": pid, "name": p.get("name", pid), "description": p.get("description", ""),
               "model": p.get("model"), "sandbox": p.get("sandbox"), "system": p.get("system"),
               "allowed_tools": p.get("allowed_tools", []), "broken": p.get("broken"),
@@ -380,7 +396,7 @@ def preset_list(ctx: Ctx, a: object) -> dict:
 
 def preset_get(ctx: Ctx, a: PresetGetArgs) -> dict:
     with ctx.read() as conn:
-        default = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset")
+        default = _default(conn, "preset")[0]
         if not a.session:
             return {"session_id": None, "preset": default or presets.DEFAULT,
                     "source": "store" if default else "builtin", "note": None, "next": None}
@@ -414,12 +430,14 @@ def preset_set(ctx: Ctx, a: PresetSetArgs) -> dict:
                                  "to every new run)",
                                  "pass --preset to `nexus run`, or --scope session --session "
                                  "for a session of a run you started")
-            previous: str | None = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or \
-                presets.DEFAULT
-            ledger.set_policy(conn, ledger.DEFAULT_SCOPE, ctx.now, preset=a.preset_id)
+            scope = ledger.default_scope(conn)
+            previous: str | None = _policy_value(conn, scope, "preset") or presets.DEFAULT
+            ledger.set_policy(conn, scope, ctx.now, preset=a.preset_id)
             return {"ok": True, "scope": a.scope, "preset": a.preset_id, "previous": previous,
                     "session_id": None,
-                    "next": "new runs without --preset use it (`nexus preset get`)"}
+                    "next": "new runs without --preset use it (`nexus preset get`)" + (
+                        "" if scope == ledger.DEFAULT_SCOPE else ": yours, not the team's (the "
+                        "team's default is its administrator's)")}
         if not a.session:
             raise NexusError("invalid_argument", "--session", "missing required parameter: "
                              "scope session needs the session", "pass --session SESSION")
@@ -469,14 +487,18 @@ def policy_set(ctx: Ctx, a: PolicySetArgs) -> dict:
             raise NexusError("impersonation_refused", "the default policy",
                              "only the person sets the default sandbox tier",
                              "pass --session for a session of a run you started")
-        ledger.set_policy(conn, sid or ledger.DEFAULT_SCOPE, ctx.now, sandbox=a.mode)
+        scope = sid or ledger.default_scope(conn)
+        ledger.set_policy(conn, scope, ctx.now, sandbox=a.mode)
     conf = settings.load(ctx.store.root)
     approvals_to = "nexus" if conf["runApprovals"] else "client"
-    return {"ok": True, "session_id": sid, "sandbox": a.mode,
-            "source": "override" if sid else "default", "flags": flags(a.mode, approvals_to),
+    source = "override" if sid else "default" if scope == ledger.DEFAULT_SCOPE else "member"
+    return {"ok": True, "session_id": sid, "sandbox": a.mode, "source": source,
+            "flags": flags(a.mode, approvals_to),
             "next": ("applied on its next run: `nexus run "
                      f"{identity.split_id(sid)[0]} TASK --resume {sid}`" if sid
-                     else "applied to every new run without --sandbox or a preset tier")}
+                     else "applied to every new run without --sandbox or a preset tier"
+                     + ("" if source == "default" else " of yours (the team's default is its "
+                        "administrator's: `nexus team init --admin`)"))}
 
 
 # -- status ---------------------------------------------------------------------------------------
@@ -494,8 +516,8 @@ def info(ctx: Ctx, a: object) -> dict:
         total = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
         pending = approvals.pending_count(conn)
         live = sessions.live_count(conn, ctx.now)
-        default_preset = _policy_value(conn, ledger.DEFAULT_SCOPE, "preset") or presets.DEFAULT
-        default_tier = _policy_value(conn, ledger.DEFAULT_SCOPE, "sandbox")
+        default_preset = _default(conn, "preset")[0] or presets.DEFAULT
+        default_tier = _default(conn, "sandbox")[0]
     env = dict(os.environ)
     return {
         "version": __version__, "store": root, "pid": os.getpid(),

@@ -142,7 +142,7 @@ def process_check() -> dict:
 
 def session_checks(conn: Any, now: float) -> list[dict]:
     rows = sessions.troubled(conn)
-    stuck = [r["name"] for r in rows if r["status"] == "listening"
+    stuck = [r["name"] for r in rows if r["status"] == "listening" and sessions.here(r)
              and not table().alive(r["waiter_pid"])]
     failed = [f"{r['name']}: {r['last_wake_error']}" for r in rows if r["last_wake_error"]]
     live = sessions.live_count(conn, now)

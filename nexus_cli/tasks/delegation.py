@@ -88,8 +88,7 @@ def report(ctx: Ctx, a: ReportArgs) -> dict:
             conn, sender=me.id, recipient=task["sender"], now=ctx.now, kind="report",
             reply_to=task["message_id"], task_id=task["id"],
             text=f"Report on task {task['id']} from {me_row['name']}: {a.status}\n{a.result}")
-        ledger.change(conn, task["id"], ctx.now, status=a.status, result=a.result,
-                      report_message_id=mid)
+        ledger.close(conn, task["id"], ctx.now, a.status, result=a.result, report=mid)
         ctx.wake_later(task["sender"])
         return record(conn, known(conn, task["id"]))
 

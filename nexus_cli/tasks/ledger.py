@@ -1,5 +1,10 @@
 """Owner of the `tasks` table: delegated obligations and self-managed tasks in one ledger.
-Stdlib only (the hooks count open obligations; maintenance expires TTLs)."""
+Stdlib only (the hooks count open obligations; maintenance expires TTLs).
+
+A task is its dispatcher's row; what its assignee does to it (closing it, its delivery found
+uncertain, moving it to the conversation that took over) goes through CLOSE, UNCERTAIN and
+MOVE, which on a team database run as nexus's own functions: an open task is closed once, and
+the assignee changes nothing else of it."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from collections.abc import Sequence
 from ..core import sessions
 from ..core.errors import NexusError
 from ..core.settings import SELF_TASK_PURGE, TASK_HISTORY
+from ..core.store import policy
 from ..core.store.db import present
 from ..messages import mailbox
 
@@ -23,6 +29,34 @@ if TYPE_CHECKING:
 OPEN = ("pending", "dispatched", "running", "delivery_uncertain")
 FINAL = ("completed", "blocked", "failed", "cancelled")
 _OPEN_SQL = "(" + ", ".join(f"'{s}'" for s in OPEN) + ")"
+_FINAL_SQL = "(" + ", ".join(f"'{s}'" for s in FINAL) + ")"
+
+# team mode (core/store/policy.py): a task is read by its two participants and changed or
+# deleted through its dispatcher's own sessions; its assignee's part is the functions below
+TEAM_TABLES = {"tasks": policy.Table(
+    read=policy.participants("sender", "target"), insert=policy.own("sender"),
+    update=policy.own("sender"), delete=policy.own("sender"))}
+CLOSE = policy.Function(
+    "task_close",
+    "UPDATE tasks SET status = :status, result = coalesce(:result, result),"
+    " error = coalesce(:error, error), report_message_id = coalesce(:report, report_message_id),"
+    f" updated_at = :now, closed_at = CASE WHEN :status IN {_FINAL_SQL} THEN :now ELSE"
+    f" closed_at END WHERE id = :id AND status IN {_OPEN_SQL} AND ({{guard}})",
+    policy.participants("target", "sender"),
+    {"status": "text", "result": "text", "error": "text", "report": "text",
+     "now": "double precision", "id": "text"})
+UNCERTAIN = policy.Function(
+    "task_uncertain",
+    "UPDATE tasks SET status = CASE status WHEN 'dispatched' THEN 'delivery_uncertain' ELSE"
+    f" status END, error = :error WHERE message_id = :message AND status IN {_OPEN_SQL}"
+    " AND ({guard})", policy.participants("target", "sender"),
+    {"error": "text", "message": "text"})
+MOVE = policy.Function(
+    "task_move",
+    f"UPDATE tasks SET target = :new, updated_at = :now WHERE target = :old AND status IN"
+    f" {_OPEN_SQL} AND ({{guard}})", f"{policy.own(':old')} AND {policy.own(':new')}",
+    {"new": "text", "now": "double precision", "old": "text"})
+TEAM_FUNCTIONS = (CLOSE, UNCERTAIN, MOVE)
 
 
 def new_id() -> str:
@@ -128,6 +162,17 @@ def change(conn: sqlite3.Connection, task_id: str, now: float, **fields: object)
                  (*fields.values(), task_id))
 
 
+def close(conn: sqlite3.Connection, task_id: str, now: float, status: str,
+          result: str | None = None, error: str | None = None, report: str | None = None) -> bool:
+    """The assignee's (or maintenance's) close of an open task, once; its message is retired
+    when the status is final. True when this closed it."""
+    done = policy.call(conn, CLOSE, {"status": status, "result": result, "error": error,
+                                     "report": report, "now": now, "id": task_id}) > 0
+    if done and status in FINAL:
+        retire(conn, task_id, now, f"its task was {status}")
+    return done
+
+
 def retire(conn: sqlite3.Connection, task_id: str, now: float, why: str) -> None:
     row = conn.execute("SELECT message_id FROM tasks WHERE id = ?", (task_id,)).fetchone()
     if row and row[0]:
@@ -141,7 +186,7 @@ def count_open(conn: sqlite3.Connection, target: str) -> int:
 
 def listing(conn: sqlite3.Connection, where: Sequence[str], params: Sequence[object], order: str,
             limit: int, offset: int) -> tuple[list[sqlite3.Row], int]:
-    clause = " AND ".join(where) or "1"
+    clause = " AND ".join(where) or "TRUE"
     total = conn.execute(f"SELECT count(*) FROM tasks WHERE {clause}", params).fetchone()[0]
     rows = conn.execute(f"SELECT * FROM tasks WHERE {clause} ORDER BY {order} LIMIT ? OFFSET ?",
                         (*params, limit, offset)).fetchall()
@@ -159,16 +204,13 @@ def open_work(conn: sqlite3.Connection, owner: str, listed: int) -> tuple[int, l
 
 def move_open(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> int:
     """Handoff: the open obligations of a replaced conversation go to its successor."""
-    return conn.execute(f"UPDATE tasks SET target = ?, updated_at = ? WHERE target = ? AND status"
-                        f" IN {_OPEN_SQL}", (new_id, now, old_id)).rowcount
+    return policy.call(conn, MOVE, {"new": new_id, "now": now, "old": old_id})
 
 
 def wake_failed(conn: sqlite3.Connection, message_ids: Sequence[str], error: str) -> None:
     """A wake carrying these task messages failed: their dispatched tasks become uncertain."""
-    marks = ",".join("?" * len(message_ids))
-    conn.execute(f"UPDATE tasks SET status = CASE status WHEN 'dispatched' THEN"
-                 f" 'delivery_uncertain' ELSE status END, error = ? WHERE message_id IN ({marks})",
-                 (error, *message_ids))
+    for mid in message_ids:
+        policy.call(conn, UNCERTAIN, {"error": error, "message": mid})
 
 
 def expire_ttl(conn: sqlite3.Connection, now: float) -> list[sqlite3.Row]:
@@ -177,7 +219,7 @@ def expire_ttl(conn: sqlite3.Connection, now: float) -> list[sqlite3.Row]:
     rows = conn.execute(f"SELECT * FROM tasks WHERE expires_at < ? AND status IN {_OPEN_SQL}",
                         (now,)).fetchall()
     for row in rows:
-        change(conn, row["id"], now, status="failed", error="TTL expired")
+        close(conn, row["id"], now, "failed", error="TTL expired")
     conn.execute("DELETE FROM tasks WHERE mode = 'self' AND closed_at < ?",
                  (now - SELF_TASK_PURGE,))
     return rows

@@ -93,6 +93,7 @@ def cancel(ctx: Ctx, a: TaskIdArgs) -> dict:
         events.record(conn, ctx.now, me.id, "task.cancel", task["id"])
         if task["target"] != me.id:
             mailbox.notice(conn, task["target"], f"task {task['id']} was cancelled by its "
-                           "dispatcher: stop working on it", ctx.now, reply_to=task["message_id"])
+                           "dispatcher: stop working on it", ctx.now, reply_to=task["message_id"],
+                           by=me.id)
             ctx.wake_later(task["target"])
         return record(conn, known(conn, task["id"]))

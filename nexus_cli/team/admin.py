@@ -1,15 +1,7 @@
 """`nexus team join|status|leave|init`: choosing the team database, checking it, and the one
-script its administrator runs (schema, member roles, row-level security).
-
-Row-level security: every session row records the database role that created it (`db_role`,
-the person). A member role reads and changes only the messages it sent or received, the tasks
-it dispatched or was given, and the approvals, through its own sessions; it writes messages and
-tasks only as one of them. The transcripts' search index (insight_files, insight_chunks: the
-conversations' text) is each role's own. Presence (sessions), the shared workspace and the
-activity log stay readable by every member: finding each other is the point. A session row is
-changed or removed only by its own role, and never given to another (its `db_role`, its
-`successor` and its name are what mail follows), so no member can take over another's session
-and its inbox with it."""
+script its administrator runs (schema, roles, row-level security, nexus's functions: made from
+the tables' declarations by team/security.py; what each table allows is said there and beside
+the code that owns it)."""
 
 from __future__ import annotations
 
@@ -19,66 +11,12 @@ from typing import TYPE_CHECKING
 
 from ..core.context import Ctx
 from ..core.errors import NexusError
-from ..core.store import migrations, team
+from ..core.store import migrations, policy, team
 
 if TYPE_CHECKING:
     from .models import TeamInitArgs, TeamJoinArgs, TeamMigrateArgs
 
 ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-
-OWN = "(SELECT id FROM sessions WHERE db_role = current_user)"
-RLS = f"""
-ALTER TABLE sessions ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL
-    DEFAULT current_user;
-CREATE INDEX IF NOT EXISTS sessions_by_role ON sessions (db_role);
-ALTER TABLE sessions ENABLE ROW LEVEL SECURITY;
-DROP POLICY IF EXISTS nexus_read ON sessions;
-CREATE POLICY nexus_read ON sessions FOR SELECT USING (true);
-DROP POLICY IF EXISTS nexus_join ON sessions;
-CREATE POLICY nexus_join ON sessions FOR INSERT WITH CHECK (db_role = current_user);
-DROP POLICY IF EXISTS nexus_change ON sessions;
-CREATE POLICY nexus_change ON sessions FOR UPDATE
-    USING (db_role = current_user) WITH CHECK (db_role = current_user);
-DROP POLICY IF EXISTS nexus_remove ON sessions;
-CREATE POLICY nexus_remove ON sessions FOR DELETE USING (db_role = current_user);
-ALTER TABLE messages ENABLE ROW LEVEL SECURITY;
-DROP POLICY IF EXISTS nexus_read ON messages;
-CREATE POLICY nexus_read ON messages FOR SELECT
-    USING (recipient IN {OWN} OR sender IN {OWN});
-DROP POLICY IF EXISTS nexus_send ON messages;
-CREATE POLICY nexus_send ON messages FOR INSERT
-    WITH CHECK (sender IN {OWN} OR (sender = 'system' AND recipient IN {OWN})
-                OR (sender = 'system' AND reply_to IS NOT NULL));
-DROP POLICY IF EXISTS nexus_change ON messages;
-CREATE POLICY nexus_change ON messages FOR UPDATE
-    USING (recipient IN {OWN} OR sender IN {OWN});
-DROP POLICY IF EXISTS nexus_remove ON messages;
-CREATE POLICY nexus_remove ON messages FOR DELETE
-    USING (recipient IN {OWN} OR sender IN {OWN});
-ALTER TABLE tasks ENABLE ROW LEVEL SECURITY;
-DROP POLICY IF EXISTS nexus_read ON tasks;
-CREATE POLICY nexus_read ON tasks FOR SELECT USING (sender IN {OWN} OR target IN {OWN});
-DROP POLICY IF EXISTS nexus_send ON tasks;
-CREATE POLICY nexus_send ON tasks FOR INSERT WITH CHECK (sender IN {OWN});
-DROP POLICY IF EXISTS nexus_change ON tasks;
-CREATE POLICY nexus_change ON tasks FOR UPDATE USING (sender IN {OWN} OR target IN {OWN});
-DROP POLICY IF EXISTS nexus_remove ON tasks;
-CREATE POLICY nexus_remove ON tasks FOR DELETE USING (sender IN {OWN});
-ALTER TABLE approvals ENABLE ROW LEVEL SECURITY;
-DROP POLICY IF EXISTS nexus_own ON approvals;
-CREATE POLICY nexus_own ON approvals USING (session_id IN {OWN}) WITH CHECK (session_id IN {OWN});
-ALTER TABLE insight_files ADD COLUMN IF NOT EXISTS db_role TEXT COLLATE "C" NOT NULL
-    DEFAULT current_user;
-ALTER TABLE insight_files ENABLE ROW LEVEL SECURITY;
-DROP POLICY IF EXISTS nexus_own ON insight_files;
-CREATE POLICY nexus_own ON insight_files
-    USING (db_role = current_user) WITH CHECK (db_role = current_user);
-ALTER TABLE insight_chunks ENABLE ROW LEVEL SECURITY;
-DROP POLICY IF EXISTS nexus_own ON insight_chunks;
-CREATE POLICY nexus_own ON insight_chunks
-    USING (file_id IN (SELECT id FROM insight_files))
-    WITH CHECK (file_id IN (SELECT id FROM insight_files));
-"""
 
 
 def people_only(what: str) -> None:
@@ -145,8 +83,16 @@ def join(ctx: Ctx, a: TeamJoinArgs) -> dict:
 
 
 def _name_free(conn: object, name: str) -> None:
-    """A team name is one person's: refused when a session of another database role holds
-    `user:NAME` (row-level security would refuse every write as it anyway)."""
+    """A team name is one person's: on a database `team init` secured it is the role's own name
+    (row-level security takes no other); elsewhere refused when a session of another database
+    role holds `user:NAME`."""
+    if policy.secured(conn):
+        role = policy.role(conn)
+        if name != role:
+            raise NexusError("name_taken", name, f"on this team database a person is their "
+                             f"database role: your team name can only be {role}",
+                             f"pass --name {role}, or no --name (user:{role}@<machine>)")
+        return
     row = conn.execute("SELECT * FROM sessions WHERE id = ?",  # type: ignore[attr-defined]
                        (f"user:{name}",)).fetchone()
     if row is None or "db_role" not in row.keys():  # noqa: SIM118 (a tuple row: keys apart)
@@ -199,83 +145,58 @@ def leave(ctx: Ctx, a: object) -> dict:
             "still_set": bool(os.environ.get(team.ENV, "").strip())}
 
 
-def script(roles: list[str]) -> str:
-    """The administrator's SQL: the schema (every migration, PostgreSQL dialect), the member
-    roles and their rights, row-level security. Idempotent."""
-    from ..core.store import pg
+def script(schema: str, roles: list[str], admins: list[str]) -> list[str]:
+    """The administrator's SQL for `schema`: every migration (PostgreSQL's own DDL, each applied
+    once), then the team's security (team/security.py). Idempotent."""
+    from ..core.store.pgschema import DDL
+    from .security import literal, statements
 
-    parts = ["-- nexus team database: run as the database's administrator (owner of the schema)",
-             "BEGIN;",
-             "CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
-             " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL);"]
-    for number, name, sql in migrations.MIGRATIONS:
-        body = "\n".join(s.rstrip(";") + ";" for s in pg.ddl(sql, number))
-        parts.append(f"-- migration {number}: {name}\n"
-                     f"DO $nexus$ BEGIN IF NOT EXISTS (SELECT 1 FROM migrations WHERE version ="
-                     f" {number}) THEN\n{body}\nINSERT INTO migrations VALUES ({number}, "
-                     f"'{name.replace(chr(39), chr(39) * 2)}', extract(epoch FROM now()));\n"
-                     f"END IF; END $nexus$;")
-    parts.append(RLS.strip())
-    parts.append(grants(roles))
-    parts.append("COMMIT;")
-    return "\n".join(p for p in parts if p) + "\n"
+    out = ["CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
+           " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"]
+    for number, name, _ in migrations.MIGRATIONS:
+        body = "".join(s.rstrip(";") + ";\n" for s in DDL[number])
+        out.append(f"DO $nexus$ BEGIN IF NOT EXISTS (SELECT 1 FROM migrations WHERE version ="
+                   f" {number}) THEN\n{body}INSERT INTO migrations VALUES ({number},"
+                   f" {literal(name)}, extract(epoch FROM now()));\nEND IF; END $nexus$")
+    return out + statements(schema, roles, admins)
 
 
-def grants(roles: list[str]) -> str:
-    out = []
-    for role in roles:
-        out.append(f"DO $nexus$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
-                   f"'{role}') THEN CREATE ROLE {role} LOGIN; END IF; END $nexus$;")
-        out.append(f"GRANT USAGE ON SCHEMA {SCHEMA} TO {role};")
-        out.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {SCHEMA}"
-                   f" TO {role};")
-        out.append(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {SCHEMA} TO {role};")
-        out.append(f"REVOKE INSERT, UPDATE, DELETE ON migrations FROM {role};")
-    return "\n".join(out)
-
-
-SCHEMA = "current_schema()"
+def _roles(names: list[str], what: str) -> list[str]:
+    bad = [r for r in names if not ROLE.match(r)]
+    if bad:
+        raise NexusError("invalid_argument", what, f"{bad[0]!r} is not a plain role name",
+                         "use lower-case letters, digits and _ (a PostgreSQL identifier)")
+    return list(names)
 
 
 def init(ctx: Ctx, a: TeamInitArgs) -> dict:
-    roles = list(a.roles or [])
-    bad = [r for r in roles if not ROLE.match(r)]
-    if bad:
-        raise NexusError("invalid_argument", "ROLE", f"{bad[0]!r} is not a plain role name",
-                         "use lower-case letters, digits and _ (a PostgreSQL identifier)")
+    """The script (for a DBA to run), or with --apply: the schema brought current and the team's
+    security made or remade, in one transaction, as the schema's owner."""
+    roles, admins = _roles(a.roles or [], "ROLE"), _roles([a.admin] if a.admin else [], "--admin")
     if not a.apply:
-        return {"sql": _printable(script(roles)), "applied": False, "schema_version": None}
+        lines = ["-- nexus team database: run as the owner of its schema (here: public)",
+                 "BEGIN;", *(s.rstrip(";") + ";" for s in script("public", roles, admins)),
+                 "COMMIT;"]
+        return {"sql": "\n".join(lines) + "\n", "applied": False, "schema_version": None,
+                "administrator": None}
     people_only("team init --apply")
     url = team.url()
     if not url:
         raise NexusError("team_not_joined", "--apply", "no team database is configured",
-                         "set NEXUS_DATABASE_URL to the database, as its administrator")
+                         "set NEXUS_DATABASE_URL to the database, as the owner of its schema")
     from ..core.store import pg
+    from .security import prefix
 
     conn = pg.connect(url, ctx.store.root)
     try:
-        if pg.schema_version(conn) < migrations.CURRENT:
-            pg.migrate(conn, ctx.now)
-        schema = conn.raw.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
-        try:
-            with conn.raw.transaction():
-                conn.raw.execute(RLS)  # type: ignore[arg-type]
-                conn.raw.execute(grants(roles).replace(SCHEMA, _ident(schema)))  # type: ignore[arg-type]
-        except Exception as exc:  # psycopg.Error: translated like every server error
-            raise pg.translate_error(exc, url) from None
+        schema = conn.execute("SELECT current_schema()").fetchone()[0]
+        done = script(schema, roles, admins)
+        pg.migrate(conn, ctx.now, secure=done[1 + len(migrations.MIGRATIONS):])
         version = pg.schema_version(conn)
     finally:
         conn.close()
-    return {"sql": _printable(script(roles)), "applied": True, "schema_version": version}
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _printable(sql: str) -> str:
-    """GRANT ... IN SCHEMA needs a name: the printed script uses the default schema."""
-    return sql.replace(SCHEMA, "public")
+    return {"sql": "\n".join(s.rstrip(";") + ";" for s in done) + "\n", "applied": True,
+            "schema_version": version, "administrator": prefix(schema) + "_admin"}
 
 
 def migrate(ctx: Ctx, a: TeamMigrateArgs) -> dict:

@@ -17,7 +17,8 @@ class TeamJoinArgs(Args):
     name: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._-]+$",
                              description="Your name "
                              "in the team (you are then user:NAME on every machine); without "
-                             "it, user:<login>@<machine>.", json_schema_extra={
+                             "it, user:<role>@<machine>. On a database `team init` secured, "
+                             "only your database role's own name.", json_schema_extra={
                                  "x-metavar": "NAME", "x-hint": "may hold only A-Z a-z 0-9 . _ -"})
 
 
@@ -32,7 +33,8 @@ class TeamServer(Result):
         description='How far the server was verified, as libpq verifies it: "full" (its '
         'certificate and host name: sslmode=verify-full), "ca" (its certificate only), "none" '
         '(encrypted, but anyone on the way could pose as the server), "" (no TLS).')
-    role: str = Field(description="The database role nexus connects as (the person).")
+    role: str = Field(description="The database role nexus connects as: who you are to the team "
+                      "(the person).")
     schema_name: str = Field(description="The schema holding nexus's tables.")
     row_security: bool = Field(description="Whether row-level security guards the inboxes.")
 
@@ -72,15 +74,24 @@ class TeamInitArgs(Args):
                             description="A database role to create (if missing) and grant a "
                             "member's rights to; repeat for each person.",
                             json_schema_extra={"x-metavar": "ROLE"})
+    admin: str | None = Field(None, min_length=1, max_length=63, pattern=r"^[a-z_][a-z0-9_]*$",
+                              description="A database role to create (if missing) and make the "
+                              "team's administrator as well as a member: team-wide settings (the "
+                              "default run policy) are the administrator's alone (more: GRANT "
+                              "the administrator role to them).",
+                              json_schema_extra={"x-metavar": "ROLE", "x-hint": "must start with "
+                                                 "a-z or _ and hold only a-z 0-9 _"})
     apply: bool = Field(False, description="Run the script against the team database (as its "
                         "administrator) instead of printing it.")
 
 
 class TeamInitResult(Result):
-    sql: str = Field(description="The administrator's script: schema, member roles, row-level "
-                     "security.")
+    sql: str = Field(description="The administrator's script: schema, roles, row-level "
+                     "security, nexus's functions.")
     applied: bool = Field(description="Whether it was run against the team database.")
     schema_version: int | None = Field(description="The schema after applying.")
+    administrator: str | None = Field(description="The administrator role applied (grant it "
+                                      "to a login role to make it an administrator).")
 
 
 class TeamMigrateArgs(Args):

@@ -7,8 +7,9 @@ Rows go in batches, each batch one write transaction of the destination, so a ru
 way keeps whole batches only and the next run goes on from there:
 
 - a row with an id of its own (sessions, messages, tasks, projects, docs, meetings, runs ...)
-  is inserted unless a row with that key is there already (`INSERT OR IGNORE`): references by id
-  (a task's message, an approval's run, a reply's message) stay intact on both sides. Sequence
+  is inserted unless a row with that key is there already (`ON CONFLICT DO NOTHING`):
+  references by id (a task's message, an approval's run, a reply's message) stay intact on both
+  sides. Sequence
   numbers the stores assign themselves (messages.seq, tasks.seq, ws_meetings.seq) are given
   anew by the destination; runs and approvals are numbered on after the destination's last;
 - a row without one (the activity log, chat, strategy versions) is copied once: the copy and
@@ -16,10 +17,12 @@ way keeps whole batches only and the next run goes on from there:
   commit together, and a row that came from the destination in the first place (its record is
   in the source) is not sent back. Read cursors of chat streams follow the new numbers.
 
-Row-level security: into the team database, rows its policies would refuse (mail and tasks not
-sent as one of the role's own sessions, approvals of other sessions) are counted as `refused`,
-not attempted; out of it, only what the caller's role reads, and of the shared tables (presence,
-activity, workspace) only what its own sessions wrote or took part in."""
+Row-level security: into the team database, a row its policies refuse (mail not sent as one of
+the role's own sessions, a chat line or a reservation of a session another role holds ...) is
+counted as `refused`: each row goes in a savepoint of its batch, so the policies themselves
+decide and nothing else of the batch is lost; out of it, only what the caller's role reads, and
+of the shared tables (presence, activity, workspace) only what its own sessions wrote or took
+part in."""
 
 from __future__ import annotations
 
@@ -27,6 +30,11 @@ import sqlite3
 import uuid
 from collections.abc import Callable
 
+from ..core.store import policy
+
+# team mode (core/store/policy.py): what a member copied is that member's record
+TEAM_TABLES = {"team_moves": policy.Table(read=policy.OWNER, insert=policy.TEAM,
+                                          update=policy.OWNER, delete=policy.OWNER, owner=True)}
 BATCH = 500
 BLOBS = 20  # workspace files (up to the asset size limit each) per batch
 ORIGIN = "store_id"  # meta key: this store's identity as an origin of copied rows
@@ -77,31 +85,29 @@ SKIPPED = {
     "team_moves": "this copying's own record",
 }
 
-# the row-level security of the team database (team/admin.py RLS), per table: which source rows
-# its INSERT policies accept, so none is attempted that would abort a batch
-ACCEPTED = {
-    "messages": "sender IN {own} OR (sender = 'system' AND (recipient IN {own}"
-                " OR reply_to IS NOT NULL))",
-    "tasks": "sender IN {own}",
-    "approvals": "session_id IN {own}",
-}
 # where a participant id stands in the rows copied: the person's own is renamed on the way
-# (`user:<login>` locally, `user:<login>@<machine>` or a team name in the team database)
+# (`user:<login>` locally, `user:<role>@<machine>` or a team name in the team database)
 PERSON_COLUMNS = {"sessions": ("id",), "tasks": ("sender", "target"),
-                  "messages": ("sender", "recipient", "target"), "events": ("actor",)}
+                  "messages": ("sender", "recipient", "target"), "events": ("actor",),
+                  "ws_projects": ("created_by", "updated_by"), "ws_assets": ("updated_by",),
+                  "ws_docs": ("updated_by",), "ws_strategy": ("updated_by",),
+                  "ws_meetings": ("initiator",), "ws_participants": ("session",),
+                  "ws_chat": ("sender",), "ws_cursors": ("reader",),
+                  "reservations": ("session_id",), "insight_titles": ("session_id", "set_by"),
+                  "runs": ("dispatcher",)}
 RENUMBERED = ("runs", "approvals")  # seq NOT NULL, max + 1 of their own store
 ANNOUNCED = "@announced"  # workspace/feed.py: the cursor of what a session was told
 
 
 def columns(table: str) -> list[str]:
-    from ..core.store import pg  # the column lists, parsed from the migrations (no server)
+    from ..core.store import migrations  # the columns both stores have (no server asked)
 
-    return list(pg.tables()[table][0])
+    return migrations.columns(table)
 
 
 def store_id(conn: sqlite3.Connection) -> str:
     """Inside a write: this store's identity as an origin (created on first use)."""
-    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
                  (ORIGIN, uuid.uuid4().hex))
     return conn.execute("SELECT value FROM meta WHERE key = ?", (ORIGIN,)).fetchone()[0]
 
@@ -109,14 +115,9 @@ def store_id(conn: sqlite3.Connection) -> str:
 def own_sessions(conn: sqlite3.Connection, team: bool) -> list[str] | None:
     """The session ids of the caller's role (team database with row-level security), or None:
     every session is the caller's (the local store; a team database without `team init`)."""
-    if not team:
+    if not team or not policy.secured(conn):
         return None
-    has = conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema ="
-                       " current_schema() AND table_name = 'sessions' AND column_name ="
-                       " 'db_role'").fetchone()
-    if not has:
-        return None
-    return [r[0] for r in conn.execute("SELECT id FROM sessions WHERE db_role = current_user")]
+    return [r[0] for r in conn.execute(f"SELECT id FROM sessions WHERE {policy.OWNER}")]
 
 
 def _where(template: str | None, own: list[str] | None) -> tuple[str, tuple]:
@@ -168,24 +169,37 @@ def copy(source, dest, to: str, progress: Callable[[str], None] | None = None,
         if progress:
             progress(table)
         where, params = _where(mine, own_out)
-        accept, accept_params = ("", ())
-        if to == "team" and table in ACCEPTED:
-            with dest.read() as conn:
-                own_in = own_sessions(conn, True)
-            accept, accept_params = _where(ACCEPTED[table], own_in)
+        guarded = own_in is not None  # into a secured team database: its policies decide
         if key is None:
             counts = _copy_once(source, dest, table, ident, where, params, source_id, dest_id,
-                                person, to)
+                                person, to, guarded)
         else:
-            counts = _copy_keyed(source, dest, table, key, ident, where, params, accept,
-                                 accept_params, source_id, dest_id, person, to)
+            counts = _copy_keyed(source, dest, table, key, ident, where, params, source_id,
+                                 dest_id, person, to, guarded)
         out.append({"table": table, **counts})
     return out
 
 
+def _put(dest, conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], bool],
+         guarded: bool) -> bool | None:
+    """One row's write (True: copied, False: there already), in a savepoint of the batch when
+    the destination's row-level security decides (`guarded`); None when it refused the row."""
+    from ..core.errors import NexusError
+
+    if not guarded:
+        return write(conn)
+    try:
+        with dest.write() as inner:
+            return write(inner)
+    except NexusError as exc:
+        if exc.code != "team_denied":
+            raise
+        return None
+
+
 def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | None, where: str,
-                params: tuple, accept: str, accept_params: tuple, source_id: str,
-                dest_id: str, person: tuple[str, str] | None, to: str) -> dict:
+                params: tuple, source_id: str, dest_id: str, person: tuple[str, str] | None,
+                to: str, guarded: bool) -> dict:
     from ..core.proctable import machine
 
     cols = [c for c in columns(table) if c != ident]
@@ -204,20 +218,12 @@ def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | Non
         with source.read() as conn:
             rows = conn.execute(f"SELECT * FROM {table} WHERE 1 = 1{where}{page} ORDER BY"
                                 f" {order} LIMIT {batch}", params + page_params).fetchall()
-            allowed = None
-            if accept:
-                allowed = {tuple(r[k] for k in key) for r in conn.execute(
-                    f"SELECT {order} FROM {table} WHERE 1 = 1{where}{page} AND 0 = 0{accept}"
-                    f" ORDER BY {order} LIMIT {batch}", params + page_params + accept_params)}
         if not rows:
             break
         with dest.write() as conn:
             if table == "ws_cursors":
                 moved = _chat_numbers(source, conn, source_id, dest_id)
             for row in rows:
-                if allowed is not None and tuple(row[k] for k in key) not in allowed:
-                    refused += 1
-                    continue
                 values = {c: row[c] for c in cols}
                 if table in RENUMBERED:
                     if conn.execute(f"SELECT 1 FROM {table} WHERE id = ?",
@@ -231,17 +237,23 @@ def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | Non
                 if table == "sessions" and values.get("machine") is None:
                     values["machine"] = here  # a session from before machines were recorded
                 as_person(table, values, person, to)
-                n = conn.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) VALUES"
-                                 f" ({', '.join('?' for _ in cols)})",
-                                 tuple(values.values())).rowcount
-                copied += n > 0
-                skipped += n <= 0
+
+                def keyed(c: sqlite3.Connection, values: dict = values) -> bool:
+                    return c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
+                                     f" ({', '.join('?' for _ in cols)}) ON CONFLICT DO NOTHING",
+                                     tuple(values.values())).rowcount > 0
+
+                put = _put(dest, conn, keyed, guarded)
+                refused += put is None
+                copied += put is True
+                skipped += put is False
         after = tuple(rows[-1][k] for k in key)
     return {"copied": copied, "skipped": skipped, "refused": refused}
 
 
 def _copy_once(source, dest, table: str, ident: str | None, where: str, params: tuple,
-               source_id: str, dest_id: str, person: tuple[str, str] | None, to: str) -> dict:
+               source_id: str, dest_id: str, person: tuple[str, str] | None, to: str,
+               guarded: bool) -> dict:
     """Rows without an id: copied once each, recorded in the destination's team_moves."""
     assert ident is not None
     cols = [c for c in columns(table) if c != ident]
@@ -251,7 +263,7 @@ def _copy_once(source, dest, table: str, ident: str | None, where: str, params: 
     with source.read() as conn:  # rows that came from the destination: not sent back
         back = {r[0] for r in conn.execute("SELECT dst FROM team_moves WHERE origin = ? AND"
                                            " tbl = ?", (dest_id, table))}
-    copied = skipped = 0
+    copied = skipped = refused = 0
     after = -1
     while True:
         with source.read() as conn:
@@ -266,14 +278,21 @@ def _copy_once(source, dest, table: str, ident: str | None, where: str, params: 
                     continue
                 values = {c: row[c] for c in cols}
                 as_person(table, values, person, to)
-                new = conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
-                                   f" ({', '.join('?' for _ in cols)})",
-                                   tuple(values.values())).lastrowid
-                conn.execute("INSERT INTO team_moves (origin, tbl, src, dst) VALUES (?, ?, ?, ?)",
-                             (source_id, table, str(row[ident]), str(new)))
-                copied += 1
+
+                def once(c: sqlite3.Connection, values: dict = values, src: str = str(row[ident])
+                         ) -> bool:  # the copy and its record, together
+                    new = c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
+                                    f" ({', '.join('?' for _ in cols)}) RETURNING {ident}",
+                                    tuple(values.values())).fetchone()[0]
+                    c.execute("INSERT INTO team_moves (origin, tbl, src, dst) VALUES"
+                              " (?, ?, ?, ?)", (source_id, table, src, str(new)))
+                    return True
+
+                put = _put(dest, conn, once, guarded)
+                refused += put is None
+                copied += put is not None
         after = rows[-1][ident]
-    return {"copied": copied, "skipped": skipped, "refused": 0}
+    return {"copied": copied, "skipped": skipped, "refused": refused}
 
 
 def _chat_numbers(source, conn: sqlite3.Connection, source_id: str,

@@ -47,7 +47,9 @@ def leave(r: dict[str, Any]) -> str:
 
 def init(r: dict[str, Any]) -> str:
     if r["applied"]:
-        return f"applied: schema {r['schema_version']}, roles and row-level security in place"
+        return (f"applied: schema {r['schema_version']}, roles, row-level security and nexus's "
+                f"functions in place; the administrator role is {visible(r['administrator'])} "
+                "(team-wide settings are its alone)")
     return r["sql"]
 
 

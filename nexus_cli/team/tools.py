@@ -12,9 +12,9 @@ register(Tool(
     details="Every command, hook and MCP server of this user then works on the team database: "
     "sessions on other machines become peers. The URL is kept in `team.url` beside config.toml. "
     "Keep the password out of the URL (~/.pgpass, PGPASSWORD). In a team you, at a shell, are "
-    "user:<login>@<machine> (one login on two machines is two people), or user:NAME on every "
-    "machine with --name NAME (kept in `team.name`; `team leave` forgets it; the machine name is "
-    "fixed in `team.machine` at the first join). A project is the "
+    "your database role: user:<role>@<machine> (one role on two machines is two participants), "
+    "or user:<role> on every machine with --name <role> (kept in `team.name`; `team leave` "
+    "forgets it; the machine name is fixed in `team.machine` at the first join). A project is the "
     "same project on every machine: the normalised URL of its git remote `origin`, else its "
     "root path.",
     args="TeamJoinArgs", result="TeamJoinResult", run=admin.join, render=render.join,
@@ -37,11 +37,15 @@ register(Tool(
 ))
 register(Tool(
     name="team_init", group="team", title="The team database administrator's script",
-    description="Print (or with --apply run, as the administrator) the SQL that creates the "
-    "schema, member roles and row-level security of a team database.",
-    details="Row-level security: a member role reads and changes only the messages, tasks and "
-    "approvals of its own sessions, and writes them only as one of them; presence, the shared "
-    "workspace and the activity log stay readable by all members. Idempotent.",
+    description="Print (or with --apply run, as the schema's owner) the SQL that creates the "
+    "schema, the member and administrator roles, row-level security and nexus's functions.",
+    details="Made from every table's declared policy (who reads a row, inserts one and in whose "
+    "name, changes or deletes it): a member reads and changes only the mail, tasks, runs and "
+    "approvals of its own sessions and writes them only as one of them; presence, the shared "
+    "workspace and the activity log are the team's; the team-wide run policy is the "
+    "administrator's (--admin ROLE); what an assignee does to another's task, and the notice an "
+    "expiry owes a sender, go through nexus's own functions. Idempotent: run it again (with "
+    "--apply) after upgrading nexus, which migrates a secured database's schema.",
     args="TeamInitArgs", result="TeamInitResult", run=admin.init, render=render.init,
     command=("team", "init"), positional=("roles",), destructive=True, idempotent=True,
     mcp=False, needs_caller=False,

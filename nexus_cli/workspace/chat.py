@@ -70,14 +70,15 @@ def send(ctx: Ctx, a: SendMessageArgs) -> dict:
         told = [s for s in mentioned(conn, a.message, ctx.now) if s != me.id]
         for sid in told:
             mailbox.notice(conn, sid, f"@you in {where} from {sender}: {line} ({how}, or "
-                           f"`nexus chat read{' --meeting-id ' + mid if mid else ''}`)", ctx.now)
+                           f"`nexus chat read{' --meeting-id ' + mid if mid else ''}`)", ctx.now,
+                           by=me.id)
             ctx.wake_later(sid)
         quiet = [] if mid is None else [s for s in streams.participants(conn, mid)
                                         if s not in told and s != me.id]
         if mid is not None and category == "DECISION":
             for sid in quiet:
                 mailbox.notice(conn, sid, f"DECISION in {where} from {sender}: {line} ({how})",
-                               ctx.now)
+                               ctx.now, by=me.id)
                 ctx.wake_later(sid)
             told += quiet
             quiet = []

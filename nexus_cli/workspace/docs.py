@@ -10,10 +10,20 @@ from typing import TYPE_CHECKING, Any
 from ..core.context import Ctx
 from ..core.errors import NexusError, invalid
 from ..core.settings import STRATEGY_KEPT
+from ..core.store import policy
 from .base import reading, record, writing
 
 if TYPE_CHECKING:
     from .models import DocIdArgs, GetStrategyArgs, NoArgs, StrategyArgs, SyncDocArgs
+
+# team mode (core/store/policy.py): the team's documents and strategy, written in the name of
+# one of the caller's own sessions
+TEAM_TABLES = {
+    "ws_docs": policy.Table(read=policy.TEAM, insert=policy.own("updated_by"),
+                            update=policy.own("updated_by"), delete=policy.TEAM),
+    "ws_strategy": policy.Table(read=policy.TEAM, insert=policy.own("updated_by"),
+                                update=policy.FUNCTIONS, delete=policy.TEAM),
+}
 
 
 def latest(conn: sqlite3.Connection) -> sqlite3.Row | None:
@@ -26,7 +36,8 @@ def set_strategy(ctx: Ctx, a: StrategyArgs) -> dict:
         if current is not None and current["content"] == a.content:
             return {"ok": True, "version": current["version"], "unchanged": True}
         version = conn.execute("INSERT INTO ws_strategy (content, updated_by, updated_at)"
-                               " VALUES (?, ?, ?)", (a.content, me.id, ctx.now)).lastrowid or 0
+                               " VALUES (?, ?, ?) RETURNING version",
+                               (a.content, me.id, ctx.now)).fetchone()[0]
         conn.execute("DELETE FROM ws_strategy WHERE version <= ?", (version - STRATEGY_KEPT,))
         record(conn, ctx, me, "strategy.update", "strategy", version=version,
                size=len(a.content))

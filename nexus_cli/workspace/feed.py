@@ -16,7 +16,8 @@ LISTED = 3  # streams named per announcement
 
 
 def _set(conn: sqlite3.Connection, sid: str, seq: int) -> None:
-    conn.execute("INSERT OR REPLACE INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)",
+    conn.execute("INSERT INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)"
+                 " ON CONFLICT (reader, stream) DO UPDATE SET seq = excluded.seq",
                  (sid, ANNOUNCED, seq))
 
 
@@ -35,7 +36,7 @@ def news(conn: sqlite3.Connection, me: sqlite3.Row, nexus: str | None = None) ->
         return None
     rows = conn.execute(
         "SELECT c.meeting, c.category FROM (SELECT * FROM ws_chat WHERE seq > :after"
-        " ORDER BY seq LIMIT :scan) c LEFT JOIN ws_cursors r ON r.reader = :me"
+        " ORDER BY seq LIMIT :scan) AS c LEFT JOIN ws_cursors r ON r.reader = :me"
         " AND r.stream = coalesce(c.meeting, '') WHERE c.sender != :me"
         " AND c.seq > coalesce(r.seq, 0) AND ((c.project = :project AND (c.meeting IS NULL"
         " OR c.category = 'MEETING_START')) OR c.meeting IN"

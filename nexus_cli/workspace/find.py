@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.context import Ctx
 from ..core.errors import invalid
 from ..core.listing import envelope
-from ..core.store import fulltext
+from ..core.store import fulltext, policy
 from . import projects
 from .base import reading
 
@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 
 TOTAL_CAP = 1000  # matches counted for `total`, at most
 WORD = re.compile(r"\w+", re.UNICODE)
+
+# team mode (core/store/policy.py): how far SQLite's index read the mail (team mode reads the
+# messages themselves)
+TEAM_TABLES = {"ws_indexed": policy.Table(read=policy.TEAM, insert=policy.FUNCTIONS,
+                                          update=policy.FUNCTIONS, delete=policy.FUNCTIONS)}
 
 
 def _how(kind: str, ref: str, title: str) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.context import Ctx
 from ..core.errors import NexusError, invalid
 from ..core.settings import ASSET_MAX, PROJECT_ASSETS_MAX
+from ..core.store import policy
 from ..core.timefmt import iso
 from .base import confirmed, reading, record, writing
 
@@ -31,6 +32,22 @@ if TYPE_CHECKING:
     )
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+# team mode (core/store/policy.py): the shared workspace is the whole team's to read and edit;
+# what is added is added in the name of one of the caller's own sessions, and a file is stored
+# under the digest of what it holds
+TEAM_TABLES = {
+    "ws_projects": policy.Table(read=policy.TEAM, update=policy.TEAM, delete=policy.TEAM,
+                                insert=f"{policy.own('created_by')} AND"
+                                       f" {policy.own('updated_by')}"),
+    "ws_relations": policy.Table(read=policy.TEAM, insert=policy.TEAM, update=policy.TEAM,
+                                 delete=policy.TEAM),
+    "ws_blobs": policy.Table(read=policy.TEAM, update=policy.FUNCTIONS, delete=policy.TEAM,
+                             insert="sha256 = encode(sha256(data), 'hex') AND size ="
+                                    " length(data)"),
+    "ws_assets": policy.Table(read=policy.TEAM, insert=policy.own("updated_by"),
+                              update=policy.own("updated_by"), delete=policy.TEAM),
+}
 
 
 def get(conn: sqlite3.Connection, project_id: str) -> sqlite3.Row | None:
@@ -74,7 +91,8 @@ def _store(conn: sqlite3.Connection, manifest: dict[str, Any], docs: str | None,
                      " internal_docs = ?, updated_by = ?, updated_at = ? WHERE id = ?",
                      (*fields, row["internal_docs"] if docs is None else docs, me, now, pid))
     conn.execute("DELETE FROM ws_relations WHERE source = ?", (pid,))
-    conn.executemany("INSERT OR IGNORE INTO ws_relations (source, target, type) VALUES (?, ?, ?)",
+    conn.executemany("INSERT INTO ws_relations (source, target, type) VALUES (?, ?, ?)"
+                     " ON CONFLICT DO NOTHING",
                      [(pid, r["targetId"], r["type"]) for r in manifest.get("relations", [])])
     return row is None
 
@@ -123,10 +141,12 @@ def upload(ctx: Ctx, a: UploadAssetArgs) -> dict:
                               f"{a.projectId}` lists their sizes), or have the person at the "
                               f"shell delete the project (`nexus project delete {a.projectId}`, "
                               "every asset goes) and sync it again")
-            conn.execute("INSERT OR IGNORE INTO ws_blobs (sha256, size, data) VALUES (?, ?, ?)",
-                         (digest, len(data), data))
-            conn.execute("INSERT OR REPLACE INTO ws_assets (project, name, sha256, size,"
-                         " updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            conn.execute("INSERT INTO ws_blobs (sha256, size, data) VALUES (?, ?, ?)"
+                         " ON CONFLICT DO NOTHING", (digest, len(data), data))
+            conn.execute("INSERT INTO ws_assets (project, name, sha256, size, updated_by,"
+                         " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, name) DO"
+                         " UPDATE SET sha256 = excluded.sha256, size = excluded.size,"
+                         " updated_by = excluded.updated_by, updated_at = excluded.updated_at",
                          (a.projectId, name, digest, len(data), me.id, ctx.now))
             if old is not None:
                 _drop_orphans(conn, [old[0]])
@@ -179,8 +199,7 @@ def rename(ctx: Ctx, a: RenameProjectArgs) -> dict:
                      " WHERE id = ?", (a.newId, json.dumps(manifest, ensure_ascii=False), me.id,
                                        ctx.now, a.oldId))
         conn.execute("UPDATE ws_assets SET project = ? WHERE project = ?", (a.newId, a.oldId))
-        conn.execute("UPDATE OR REPLACE ws_relations SET source = ? WHERE source = ?",
-                     (a.newId, a.oldId))
+        _rename_relations(conn, "source", a.oldId, a.newId)
         updated = 0
         for other in conn.execute("SELECT DISTINCT source FROM ws_relations WHERE target = ?",
                                   (a.oldId,)).fetchall():
@@ -194,24 +213,29 @@ def rename(ctx: Ctx, a: RenameProjectArgs) -> dict:
                     updated += 1
             conn.execute("UPDATE ws_projects SET manifest = ? WHERE id = ?",
                          (json.dumps(m, ensure_ascii=False), other[0]))
-        conn.execute("UPDATE OR REPLACE ws_relations SET target = ? WHERE target = ?",
-                     (a.newId, a.oldId))
+        _rename_relations(conn, "target", a.oldId, a.newId)
         record(conn, ctx, me, "project.rename", a.oldId, newId=a.newId, relationsUpdated=updated)
     return {"ok": True, "oldId": a.oldId, "newId": a.newId, "relationsUpdated": updated}
 
 
-def _like(text: str) -> str:
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def _rename_relations(conn: sqlite3.Connection, column: str, old: str, new: str) -> None:
+    """The relations naming `old` in `column` name `new` instead (one already there stays)."""
+    other = "target" if column == "source" else "source"
+    conn.execute(f"INSERT INTO ws_relations ({column}, {other}, type) SELECT ?, {other}, type"
+                 f" FROM ws_relations WHERE {column} = ? ON CONFLICT DO NOTHING", (new, old))
+    conn.execute(f"DELETE FROM ws_relations WHERE {column} = ?", (old,))
 
 
 def search(ctx: Ctx, a: SearchProjectsArgs) -> dict:
-    where = " OR ".join(f"{c} LIKE :q ESCAPE '\\'"
+    from ..core.store.fulltext import like
+
+    where = " OR ".join(f"lower({c}) LIKE :q ESCAPE '\\'"
                         for c in ("id", "name", "description", "tech", "internal_docs"))
     with reading(ctx) as (conn, _):
         total = conn.execute(f"SELECT count(*) FROM ws_projects WHERE {where}",
-                             {"q": _like(a.query)}).fetchone()[0]
+                             {"q": like(a.query)}).fetchone()[0]
         rows = conn.execute(f"SELECT * FROM ws_projects WHERE {where} ORDER BY updated_at DESC,"
-                            " id LIMIT :limit", {"q": _like(a.query), "limit": a.limit}).fetchall()
+                            " id LIMIT :limit", {"q": like(a.query), "limit": a.limit}).fetchall()
     results = [{"id": r["id"], "name": r["name"], "description": r["description"],
                 "techStack": manifest_of(r).get("techStack", [])} for r in rows]
     return {"query": a.query, "count": len(results), "total": total, "results": results}

@@ -10,6 +10,12 @@ import sqlite3
 
 from ..core.errors import NexusError
 from ..core.settings import load
+from ..core.store import policy
+
+# team mode (core/store/policy.py): a session's bucket is its own
+TEAM_TABLES = {"ws_buckets": policy.Table(
+    read=policy.own("instance"), insert=policy.own("instance"), update=policy.own("instance"),
+    delete=policy.own("instance"))}
 
 
 def take(conn: sqlite3.Connection, instance: str, now: float, root: str) -> None:
@@ -25,5 +31,6 @@ def take(conn: sqlite3.Connection, instance: str, now: float, root: str) -> None
                          f"Rate limit exceeded: more than {rate:g} calls a second (burst "
                          f"{burst:g}) from this instance",
                          f"retry after {wait:g}s", retry_after=wait)
-    conn.execute("INSERT OR REPLACE INTO ws_buckets (instance, tokens, at) VALUES (?, ?, ?)",
+    conn.execute("INSERT INTO ws_buckets (instance, tokens, at) VALUES (?, ?, ?)"
+                 " ON CONFLICT (instance) DO UPDATE SET tokens = excluded.tokens, at = excluded.at",
                  (instance, tokens - 1, now))

@@ -11,9 +11,23 @@ from typing import Any
 
 from ..core import sessions
 from ..core.errors import NexusError
+from ..core.store import policy
 
 GLOBAL = ""  # the global chat's stream
 REMAINING_CAP = 10_000  # `remaining` is counted up to this many
+
+# team mode (core/store/policy.py): meetings and chat are the team's; one joins and speaks as
+# one of one's own sessions; a read cursor is its reader's alone
+TEAM_TABLES = {
+    "ws_meetings": policy.Table(read=policy.TEAM, insert=policy.own("initiator"),
+                                update=policy.TEAM, delete=policy.TEAM),
+    "ws_participants": policy.Table(read=policy.TEAM, insert=policy.own("session"),
+                                    update=policy.FUNCTIONS, delete=policy.TEAM),
+    "ws_chat": policy.Table(read=policy.TEAM, insert=policy.own("sender"),
+                            update=policy.FUNCTIONS, delete=policy.TEAM),
+    "ws_cursors": policy.Table(read=policy.own("reader"), insert=policy.own("reader"),
+                               update=policy.own("reader"), delete=policy.own("reader")),
+}
 
 
 def new_id() -> str:
@@ -39,8 +53,8 @@ def active(conn: sqlite3.Connection) -> sqlite3.Row | None:
 
 
 def join(conn: sqlite3.Connection, mid: str, sid: str, now: float) -> None:
-    conn.execute("INSERT OR IGNORE INTO ws_participants (meeting, session, joined_at)"
-                 " VALUES (?, ?, ?)", (mid, sid, now))
+    conn.execute("INSERT INTO ws_participants (meeting, session, joined_at) VALUES (?, ?, ?)"
+                 " ON CONFLICT DO NOTHING", (mid, sid, now))
 
 
 def participants(conn: sqlite3.Connection, mid: str) -> list[str]:
@@ -53,8 +67,8 @@ def post(conn: sqlite3.Connection, mid: str | None, sender: str, project: str, c
     if mid is not None:
         join(conn, mid, sender, now)
     return conn.execute("INSERT INTO ws_chat (meeting, sender, project, category, text,"
-                        " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                        (mid, sender, project, category, text, now)).lastrowid or 0
+                        " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+                        (mid, sender, project, category, text, now)).fetchone()[0]
 
 
 def decisions(conn: sqlite3.Connection, mid: str) -> list[dict[str, Any]]:
@@ -84,7 +98,8 @@ def cursor(conn: sqlite3.Connection, reader: str, stream: str) -> int:
 
 
 def advance(conn: sqlite3.Connection, reader: str, stream: str, seq: int) -> None:
-    conn.execute("INSERT OR REPLACE INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)",
+    conn.execute("INSERT INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)"
+                 " ON CONFLICT (reader, stream) DO UPDATE SET seq = excluded.seq",
                  (reader, stream, seq))
 
 
@@ -93,11 +108,12 @@ def unread(conn: sqlite3.Connection, reader: str, mid: str | None,
     """The next `count` messages of a stream not yet returned to `reader`, oldest first, and how
     many are left after them (counted up to REMAINING_CAP)."""
     after = cursor(conn, reader, mid or GLOBAL)
-    rows = conn.execute("SELECT * FROM ws_chat WHERE meeting IS ? AND seq > ? ORDER BY seq"
-                        " LIMIT ?", (mid, after, count)).fetchall()
+    rows = conn.execute("SELECT * FROM ws_chat WHERE meeting IS NOT DISTINCT FROM ? AND seq > ?"
+                        " ORDER BY seq LIMIT ?", (mid, after, count)).fetchall()
     last = rows[-1]["seq"] if rows else after
-    left = conn.execute("SELECT count(*) FROM (SELECT 1 FROM ws_chat WHERE meeting IS ? AND"
-                        " seq > ? ORDER BY seq LIMIT ?)", (mid, last, REMAINING_CAP)).fetchone()[0]
+    left = conn.execute("SELECT count(*) FROM (SELECT 1 FROM ws_chat WHERE meeting IS NOT"
+                        " DISTINCT FROM ? AND seq > ? ORDER BY seq LIMIT ?) AS later",
+                        (mid, last, REMAINING_CAP)).fetchone()[0]
     return rows, left
 
 

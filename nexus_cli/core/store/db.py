@@ -24,6 +24,9 @@ from ..errors import NexusError
 from . import migrations, paths, queue, team, wake
 
 BUSY_TIMEOUT_MS = 10_000
+# what the features' SQL needs of SQLite (the subset PostgreSQL reads too): IS NOT DISTINCT FROM
+# (3.39), RETURNING (3.35), ON CONFLICT ... DO UPDATE/NOTHING (3.24)
+SQLITE_MIN = (3, 39, 0)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # One descriptor per store file, opened for reading headers and never closed: closing any
 # descriptor of a file drops every POSIX lock this process holds on it, SQLite's included, and
@@ -245,6 +248,11 @@ class Store:
     # -- connections ----------------------------------------------------------------------------
 
     def _connect(self, target: str, uri: bool = False) -> sqlite3.Connection:
+        if sqlite3.sqlite_version_info < SQLITE_MIN:
+            raise _fail("store_unreadable", self.path, f"this Python's SQLite is "
+                        f"{sqlite3.sqlite_version}; nexus needs {'.'.join(map(str, SQLITE_MIN))} "
+                        "or newer", "run nexus with a Python built with a newer SQLite (the "
+                        "store was left untouched)")
         conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                uri=uri, check_same_thread=False, factory=Connection)
         conn.local_root = self.root if target != ":memory:" else None

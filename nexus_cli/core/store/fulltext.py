@@ -24,6 +24,8 @@ import string
 import unicodedata
 from collections.abc import Callable
 
+from . import policy
+
 WORDS = "nexus_words"  # the SQL function (migration 14, PostgreSQL only)
 SNIPPET_WORDS = 16  # as find's snippet(ws_fts, 1, '[', ']', '…', 16)
 # characters of a text whose words PostgreSQL stores: a tsvector holds at most 1 MB (an error
@@ -129,11 +131,11 @@ POSTGRESQL: tuple[str, ...] = (
     ELSE translate(regexp_replace(s, {_literal(SYMBOLS)}, ' ', 'g'), {_literal(FOLD_FROM)},
     {_literal(FOLD_TO)}) END) FROM (SELECT left(t, {INDEXED_MAX}) AS s) AS head $nexus_words$""",
     f"""CREATE TABLE ws_words (
-        kind TEXT NOT NULL,
-        ref TEXT NOT NULL,
-        title TEXT NOT NULL,
-        body TEXT NOT NULL,
-        project TEXT,
+        kind TEXT COLLATE "C" NOT NULL,
+        ref TEXT COLLATE "C" NOT NULL,
+        title TEXT COLLATE "C" NOT NULL,
+        body TEXT COLLATE "C" NOT NULL,
+        project TEXT COLLATE "C",
         words tsvector GENERATED ALWAYS AS ({WORDS}(title || ' ' || body)) STORED,
         PRIMARY KEY (kind, ref)
     )""",
@@ -152,6 +154,14 @@ POSTGRESQL: tuple[str, ...] = (
     f"INSERT INTO ws_words (kind, ref, title, body, project) SELECT {_values(_CHAT, 'c')}"
     " FROM ws_chat c",
 )
+
+
+# team mode (core/store/policy.py): the words are for everyone to search and only the triggers
+# write them, as their owner (team/security.py makes these functions SECURITY DEFINER)
+TEAM_TABLES = {"ws_words": policy.Table(read=policy.TEAM, insert=policy.FUNCTIONS,
+                                        update=policy.FUNCTIONS, delete=policy.FUNCTIONS)}
+TRIGGER_FUNCTIONS = tuple(f"{t}_words" for t in ("ws_projects", "ws_docs", "ws_strategy",
+                                                 "ws_chat"))
 
 
 def words(text: str) -> list[str]:
@@ -336,5 +346,11 @@ def snippet(text: str, query: str, size: int = SNIPPET_WORDS) -> str:
 
 
 def like(text: str) -> str:
-    """`%text%` with LIKE's own characters taken literally (ESCAPE '\\')."""
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    """`%text%` with LIKE's own characters taken literally (ESCAPE '\\'), its ASCII letters in
+    lower case: `lower(column) LIKE` it matches as SQLite's LIKE does on both engines (ASCII case
+    ignored; `lower` of a "C" column folds ASCII only, as SQLite's does)."""
+    text = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return "%" + text.translate(_ASCII_LOWER) + "%"
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}

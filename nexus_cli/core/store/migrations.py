@@ -6,8 +6,19 @@ from __future__ import annotations
 
 import sqlite3
 
+from . import policy
+
 # 'NXS1': written once at creation; a SQLite file without it is not a nexus store.
 APPLICATION_ID = 0x4E585331
+
+# team mode (core/store/policy.py): the schema's history is the administrator's; of the store's
+# bookkeeping a member writes only when maintenance last ran and, once, the store's id
+TEAM_TABLES = {
+    "migrations": policy.Table(read=policy.TEAM, insert=policy.FUNCTIONS,
+                               update=policy.FUNCTIONS, delete=policy.FUNCTIONS),
+    "meta": policy.Table(read=policy.TEAM, insert="key IN ('maintained_at', 'store_id')",
+                         update="key = 'maintained_at'", delete=policy.FUNCTIONS),
+}
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
@@ -620,23 +631,31 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        22,
+        "every record that names a process names its machine: a run (its runner and client), an "
+        "approval (its hook), an approval route (the run's client); their pids are judged, and "
+        "signalled, only there (team mode: every text column compares bytes, old databases too)",
+        """
+        ALTER TABLE runs ADD COLUMN machine TEXT;
+        ALTER TABLE approvals ADD COLUMN machine TEXT;
+        ALTER TABLE approval_routes ADD COLUMN machine TEXT;
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    (
+        23,
+        "team mode: the rows that are a member's own record the role that wrote them (db_role, "
+        "which the server fills in): sessions, the activity log, runs, approvals and their "
+        "routes, the transcript cache and titles, team_moves (SQLite: one user, nothing to do)",
+        "",  # PostgreSQL only: pgschema.DDL[23]
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
-
-# Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
-# "module.ATTRIBUTE" of core/store (loaded there only: a hook never builds them): what SQLite does
-# with FTS5 tables and triggers, done with what a stock PostgreSQL has.
-POSTGRESQL: dict[int, str] = {
-    14: "fulltext.POSTGRESQL",
-    20: "pg.BYTE_ORDER",
-}
-
-# Statements of SQLite data fix-ups that team mode (core/store/pg.py) leaves out: a team
-# database is always migrated from empty, so they have nothing to fix (and use SQLite's rowid).
-SQLITE_ONLY: dict[int, tuple[str, ...]] = {
-    3: ("UPDATE sessions SET handle",),
-    17: ("ANALYZE", "INSERT OR REPLACE INTO sqlite_stat1"),  # PostgreSQL keeps its own statistics
-}
-
 
 def statements(script: str) -> list[str]:
     """A script cut into complete statements (a trigger's body holds `;` of its own)."""
@@ -650,6 +669,32 @@ def statements(script: str) -> list[str]:
     if current.strip():
         out.append(current.strip())
     return out
+
+
+_COLUMNS: dict[str, list[str]] = {}
+
+
+def tables() -> dict[str, list[str]]:
+    """Every table the migrations make (full-text tables included, not their shadow tables),
+    with its columns in order: an empty store in memory, asked."""
+    if not _COLUMNS:
+        conn = sqlite3.connect(":memory:")
+        try:
+            apply(conn, 0.0)
+            rows = conn.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND"
+                                " name NOT LIKE 'sqlite_%'").fetchall()
+            virtual = [n for n, sql in rows if sql.upper().startswith("CREATE VIRTUAL")]
+            for name, _ in rows:
+                if not any(name.startswith(v + "_") for v in virtual):
+                    _COLUMNS[name] = [r[1] for r in conn.execute(f"PRAGMA table_info({name})")]
+        finally:
+            conn.close()
+    return _COLUMNS
+
+
+def columns(table: str) -> list[str]:
+    """The columns of `table` in order, as the migrations make it."""
+    return list(tables()[table])
 
 
 def pending(version: int) -> list[tuple[int, str, str]]:

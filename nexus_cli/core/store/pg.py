@@ -5,14 +5,12 @@ talks to the server with the standard library's sockets (`pgwire`, no import cos
 where that serves the URL exactly (a Unix socket, or TCP with or without TLS as libpq would
 connect: see pgwire's docstring), and with psycopg 3 (libpq: service files, CRLs,
 channel_binding=require ...) otherwise.
-Features write their SQL once, in the SQLite dialect they own; here it is translated once per
-statement and cached: placeholders (`?`, `:name`), `INSERT OR IGNORE`, `INSERT OR REPLACE`
-(an upsert on the table's primary key, read from the migrations), the id of an inserted row
-(`RETURNING` its identity column, so `lastrowid` works). Migrations come from the same list;
-DDL types are mapped (REAL -> DOUBLE PRECISION, INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT
--> identity) and SQLite's data fix-ups are left out (`migrations.SQLITE_ONLY`). SQLite FTS5
-tables and their triggers are left out: team mode searches with PostgreSQL's own full-text
-search instead (`fulltext`, `migrations.POSTGRESQL`).
+Features write their SQL once, in the subset both engines read (upserts as `ON CONFLICT ... DO
+UPDATE`, `RETURNING`, `IS NOT DISTINCT FROM`, `TRUE`, explicit keys, aliased subqueries): the
+only change made here is to the placeholders (`?`, `?NNN`, `:name` become `$n`, found by a
+tokenizer that steps over literals, `placeholders`), and both drivers take that form (the wire
+client, and psycopg's RawCursor). The schema is each migration's PostgreSQL DDL, written out in
+`pgschema` (team mode searches with PostgreSQL's own full-text search: `fulltext`).
 
 The guarantees SQLite's single writer gives are kept by a transaction-level advisory lock every
 write transaction takes first (keyed by the schema, so several teams can share one database):
@@ -34,9 +32,11 @@ from typing import Any
 
 from ..errors import NexusError
 from . import migrations, paths, pgwire, team, wake
+from .sqltext import bound, placeholders
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
 HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
+HOOK_BUDGET = 2.0  # a hook's every wait for the server, in all (pgwire.Deadline)
 BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
 STATEMENT_MS = 30_000
 CHANNEL = "nexus"
@@ -119,13 +119,57 @@ def _psycopg():  # type: ignore[no-untyped-def]
                               lambda m: "\x00" if m.group(1) == "0" else "\uffff", text)
             return text
 
+    class Connection(psycopg.Connection):  # type: ignore[type-arg]
+        """A statement's deadline kept on the socket (libpq has none): see `_watched`."""
+
+        limit: pgwire.Deadline | None = None
+
+        def execute(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            with _watched(self):
+                return super().execute(*args, **kwargs)
+
     psycopg.adapters.register_loader("numeric", Numeric)
     psycopg.adapters.register_dumper(str, Text)
     for oid in ("text", "varchar", "bpchar"):
         psycopg.adapters.register_loader(oid, TextOut)
+    psycopg.NexusConnection = Connection  # type: ignore[attr-defined]
     ERRORS = (pgwire.WireError, psycopg.Error)
     _PSYCOPG.append(psycopg)
     return psycopg
+
+
+@contextmanager
+def _watched(raw: Any) -> Iterator[None]:
+    """A psycopg statement ends by its deadline whatever the server sends meanwhile: past it,
+    a timer shuts the connection's socket (libpq's own read is then cut short), and the error
+    is the deadline's."""
+    import socket
+    import threading
+
+    ends = [time.monotonic() + STATEMENT_MS / 1000 + CONNECT_TIMEOUT]
+    if raw.limit is not None:
+        ends.append(raw.limit.at)
+    fired: list[bool] = []
+
+    def cut() -> None:
+        fired.append(True)
+        try:
+            with socket.socket(fileno=os.dup(raw.pgconn.socket)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+    timer = threading.Timer(max(0.0, min(ends) - time.monotonic()), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except ERRORS:
+        if fired:
+            raise pgwire.WireError("the server did not answer in time", pgwire.LATE) from None
+        raise
+    finally:
+        timer.cancel()
 
 
 def _row_factory(cursor):  # type: ignore[no-untyped-def]
@@ -136,34 +180,6 @@ def _row_factory(cursor):  # type: ignore[no-untyped-def]
 
 
 # -- the wire client, dressed as the part of a psycopg connection nexus uses --------------------
-
-_DOLLARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
-
-
-def dollars(sql: str) -> tuple[str, tuple[str, ...] | None]:
-    """psycopg's placeholders (`%s`, `%(name)s`, `%%`) as the protocol's `$n`; for named ones,
-    the names in the order of their numbers."""
-    hit = _DOLLARS.get(sql)
-    if hit is not None:
-        return hit
-    names: list[str] = []
-    count = [0]
-
-    def sub(m: re.Match) -> str:
-        t = m.group(0)
-        if t == "%%":
-            return "%"
-        if t == "%s":
-            count[0] += 1
-            return f"${count[0]}"
-        name = t[2:-2]
-        if name not in names:
-            names.append(name)
-        return f"${names.index(name) + 1}"
-
-    out = re.sub(r"%%|%s|%\((\w+)\)s", sub, sql)
-    _DOLLARS[sql] = hit = (out, tuple(names) if names else None)
-    return hit
 
 
 class _WireInfo:
@@ -220,7 +236,8 @@ class _Pgconn:
 
 
 class WireRaw:
-    """The wire client with the surface of a psycopg connection that this module uses."""
+    """The wire client with the surface of a psycopg connection that this module uses
+    (statements with `$n` placeholders, as psycopg's RawCursor takes them)."""
 
     def __init__(self, wire: pgwire.Wire) -> None:
         self.wire = wire
@@ -235,26 +252,16 @@ class WireRaw:
     def broken(self) -> bool:
         return self.wire.broken
 
-    @staticmethod
-    def _bound(sql: str, params: object) -> tuple[str, list | None]:
-        """The statement with `$n` placeholders, and its values in order (None: none)."""
-        if params is None:
-            return sql, None
-        text, names = dollars(sql)
-        if names is not None:
-            return text, [params[n] for n in names]  # type: ignore[index]
-        return text, list(params)  # type: ignore[call-overload]
+    def execute(self, sql: str, values: list | None = None) -> _WireCursor:
+        return _WireCursor(self, self.wire.query(sql, values))
 
-    def execute(self, sql: str, params: object = None) -> _WireCursor:
-        return _WireCursor(self, self.wire.query(*self._bound(sql, params)))
-
-    def execute_later(self, sql: str, params: object) -> None:
+    def execute_later(self, sql: str, values: list | None) -> None:
         """`execute` for a write whose result nobody reads: inside a transaction it travels with
         the next statement (see pgwire.Wire.defer); outside one, it runs now."""
         if self.wire.in_transaction:
-            self.wire.defer(*self._bound(sql, params))
+            self.wire.defer(sql, values)
         else:
-            self.execute(sql, params)
+            self.execute(sql, values)
 
     def cursor(self) -> _WireCursor:
         return _WireCursor(self, None)
@@ -282,221 +289,6 @@ class WireRaw:
         self.wire.close()
 
 
-# -- the schema as the migrations define it (for upserts and inserted ids) ---------------------
-
-_TABLES: dict[str, tuple[list[str], list[str], str | None]] = {}
-
-
-def tables() -> dict[str, tuple[list[str], list[str], str | None]]:
-    """table -> (columns in order, primary key columns, identity column), from the migrations."""
-    if _TABLES:
-        return _TABLES
-    for _, _, script in migrations.MIGRATIONS:
-        for stmt in migrations.statements(script):
-            m = re.match(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)\s*\((.*)\)", stmt, re.S | re.I)
-            if m:
-                cols: list[str] = []
-                pk: list[str] = []
-                ident = None
-                for item in _split_top(m.group(2)):
-                    word = item.split(None, 1)[0].upper() if item else ""
-                    if word == "PRIMARY":
-                        inner = item[item.index("(") + 1:item.rindex(")")]
-                        pk = [c.strip() for c in inner.split(",")]
-                    elif word in ("UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT", ""):
-                        continue
-                    else:
-                        name = item.split()[0]
-                        cols.append(name)
-                        if "PRIMARY KEY" in item.upper():
-                            pk = [name]
-                        if re.search(r"INTEGER PRIMARY KEY", item, re.I):  # a rowid alias
-                            ident = name
-                _TABLES[m.group(1)] = (cols, pk, ident)
-                continue
-            m = re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", stmt, re.I)
-            if m and m.group(1) in _TABLES:
-                _TABLES[m.group(1)][0].append(m.group(2))
-    return _TABLES
-
-
-def _split_top(body: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in body:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-# -- statements ----------------------------------------------------------------------------------
-
-_TOKENS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\?|(?<![:\w]):[A-Za-z_]\w*|%")
-_CACHE: dict[tuple[str, int], tuple[str, bool]] = {}
-
-
-def translate(sql: str, style: int) -> tuple[str, bool]:
-    """The statement in PostgreSQL's dialect, and whether it returns the inserted row's id.
-    style: 0 no parameters, 1 positional, 2 named."""
-    hit = _CACHE.get((sql, style))
-    if hit is not None:
-        return hit
-
-    def token(m: re.Match) -> str:
-        t = m.group(0)
-        if not style:
-            return t
-        if t == "?":
-            return "%s"
-        if t == "%":
-            return "%%"
-        if t[0] == ":":
-            return f"%({t[1:]})s"
-        return t.replace("%", "%%")
-
-    if "offset" in sql:  # a column of that name (insight_chunks): reserved in PostgreSQL
-        sql = re.sub(r"(?<=[(,.])(\s*)offset\b(?=\s*[,)]|\s+(?:AS|FROM)\b)", r'\1"offset"', sql)
-    if style and " IS " in sql.upper():  # SQLite's `x IS ?` compares NULLs as values
-        sql = re.sub(r"\bIS\s+(NOT\s+)?(?=\?|:[A-Za-z_])", lambda m: "IS DISTINCT FROM "
-                     if m.group(1) else "IS NOT DISTINCT FROM ", sql, flags=re.I)
-    if "rowid" in sql:  # a table's implicit row id: PostgreSQL's row version id, stable within
-        sql = re.sub(r"\browid\b", "ctid", sql)  # the transaction (writers hold the lock)
-    if "COLLATE BINARY" in sql:  # byte order: the database's own collation may ignore `/`
-        sql = sql.replace("COLLATE BINARY", 'COLLATE "C"')
-    if "LIKE" in sql:  # SQLite's LIKE ignores (ASCII) case
-        sql = re.sub(r"\bLIKE\b", "ILIKE", sql)
-    if re.search(r"\b(WHERE|AND|OR|NOT)\s+[01]\b", sql, re.I):  # SQLite's truthy integers
-        sql = re.sub(r"\b(WHERE|AND|OR|NOT)\s+([01])\b(?!\s*[=<>!.])",
-                     lambda m: f"{m.group(1)} {'TRUE' if m.group(2) == '1' else 'FALSE'}", sql,
-                     flags=re.I)
-    out = _TOKENS.sub(token, sql).strip().rstrip(";")
-    returning = False
-    head = out[:40].upper()
-    suffix = ""
-    if head.startswith("INSERT OR IGNORE INTO"):
-        out = "INSERT INTO" + out[len("INSERT OR IGNORE INTO"):]
-        suffix = " ON CONFLICT DO NOTHING"
-    elif head.startswith("INSERT OR REPLACE INTO"):
-        out = "INSERT INTO" + out[len("INSERT OR REPLACE INTO"):]
-        m = re.match(r"INSERT INTO (\w+)\s*(\(([^)]*)\))?", out)
-        table = m.group(1) if m else ""
-        cols, pk, _ = tables().get(table, ([], [], None))
-        if m and not m.group(2):
-            out = f"INSERT INTO {table} ({', '.join(cols)})" + out[m.end():]
-        named = [c.strip() for c in m.group(3).split(",")] if m and m.group(3) else cols
-        rest = [c for c in named if c not in pk]
-        suffix = (f" ON CONFLICT ({', '.join(pk)}) DO UPDATE SET "
-                  + ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)) if rest else \
-            " ON CONFLICT DO NOTHING"
-    elif head.startswith("UPDATE OR REPLACE "):
-        out = "UPDATE " + out[len("UPDATE OR REPLACE "):]
-    if out[:12].upper() == "INSERT INTO " and " RETURNING " not in out.upper():
-        m = re.match(r"INSERT INTO (\w+)", out, re.I)
-        # the id of the inserted row, when asked for (`lastval()`: RETURNING would need the
-        # row to pass the SELECT policies of row-level security, a notice to a peer does not)
-        returning = bool(m and tables().get(m.group(1), (None, None, None))[2])
-    out = _alias_subqueries(out)
-    if any(re.search(rf"\b{t}\b", out) for t in fts_tables()):
-        out = ""  # SQLite full-text search: `Conn.execute` says it is not available here
-    if len(_CACHE) > 4096:  # statements built on the fly (IN lists): keep the cache bounded
-        _CACHE.clear()
-    _CACHE[(sql, style)] = result = (out + suffix, returning)
-    return result
-
-
-def _alias_subqueries(sql: str) -> str:
-    """`FROM (SELECT ...)` needs an alias in PostgreSQL before 16."""
-    start = 0
-    while True:
-        i = sql.upper().find("FROM (SELECT", start)
-        if i < 0:
-            return sql
-        depth, j = 0, i + 5
-        while j < len(sql):
-            if sql[j] == "(":
-                depth += 1
-            elif sql[j] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        rest = sql[j + 1:].lstrip()
-        clause = r"(WHERE|GROUP|ORDER|LIMIT|UNION|EXCEPT|INTERSECT|JOIN|LEFT|INNER|ON)\b"
-        if not re.match(r"(AS\b|[A-Za-z_]\w*)", rest, re.I) or re.match(clause, rest, re.I):
-            sql = sql[:j + 1] + " AS _sub" + sql[j + 1:]
-        start = i + 5
-
-
-# migration 20: what `COLLATE BINARY` ranges (translated to "C") read through, in a database
-# made before its columns were "C" (`bytewise`; theirs are, and their own index serves)
-BYTE_ORDER = ("""DO $$ BEGIN
-    IF (SELECT collation_name FROM information_schema.columns WHERE table_schema =
-        current_schema() AND table_name = 'reservations' AND column_name = 'anchor')
-        IS DISTINCT FROM 'C' THEN
-        CREATE INDEX reservations_by_anchor_bytes ON reservations (anchor COLLATE "C",
-                                                                   expires_at);
-    END IF;
-END $$""",)
-
-_FTS = re.compile(r"CREATE VIRTUAL TABLE (\w+) USING fts5", re.I)
-
-
-def ddl(script: str, number: int | None = None) -> list[str]:
-    """A migration's statements for PostgreSQL (FTS5 tables and what feeds them, and SQLite's
-    data fix-ups, left out)."""
-    skip = migrations.SQLITE_ONLY.get(number, ()) if number is not None else ()
-    stmts = [s for s in migrations.statements(script) if not s.startswith(skip)]
-    fts = {m.group(1) for s in stmts for m in [_FTS.search(s)] if m}
-    out = []
-    for s in stmts:
-        if fts and any(re.search(rf"\b{name}\b", s) for name in fts):
-            continue
-        if re.match(r"(CREATE|DROP)\s+TRIGGER\b", s, re.I):
-            continue  # SQLite triggers (all of them feed FTS5 tables) need a variant here
-        s = re.sub(r"\bINTEGER PRIMARY KEY( AUTOINCREMENT)?\b",
-                   "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", s, flags=re.I)
-        s = re.sub(r"^(\s*)(offset)(\s)", r'\1"\2"\3', s, flags=re.M)  # a reserved word here
-        s = re.sub(r"\bREAL\b", "DOUBLE PRECISION", s)
-        s = re.sub(r"\bINTEGER\b", "BIGINT", s)
-        s = re.sub(r"\bBLOB\b", "BYTEA", s)
-        s = re.sub(r"\)\s*WITHOUT ROWID", ")", s, flags=re.I)
-        out.append(s)
-    extra = migrations.POSTGRESQL.get(number, "") if number is not None else ""
-    if extra:  # "module.ATTRIBUTE" of this package: a tuple of statements
-        import importlib
-
-        module, name = extra.rsplit(".", 1)
-        out += getattr(importlib.import_module(f"{__package__}.{module}"), name)
-    return [bytewise(s) for s in out]
-
-
-def bytewise(statement: str) -> str:
-    """A table's text columns compared byte by byte, as SQLite compares them (BINARY), whatever
-    the database's own collation: the same order and equality on both stores, and no collation
-    library at work in a comparison (an ICU default is still opened by each connection)."""
-    if not re.match(r"\s*(CREATE\s+TABLE|ALTER\s+TABLE)\b", statement, re.I):
-        return statement
-    return re.sub(r"\bTEXT\b(?!\s+COLLATE)", 'TEXT COLLATE "C"', statement)
-
-
-_FTS_TABLES: set[str] = set()
-
-
-def fts_tables() -> set[str]:
-    if not _FTS_TABLES:
-        _FTS_TABLES.update(m.group(1) for _, _, s in migrations.MIGRATIONS
-                           for m in _FTS.finditer(s))
-    return _FTS_TABLES
-
-
 # -- errors ----------------------------------------------------------------------------------
 
 
@@ -521,22 +313,27 @@ def _lost(exc: BaseException) -> bool:
     """A connection that failed or broke (no SQLSTATE, or the connection-exception class)."""
     state = getattr(exc, "sqlstate", None) or ""
     if state:
-        return state.startswith(("08", "28")) or state in ("57P01", "57P02", "57P03")
-    if state.startswith("28"):
-        return True  # authentication failed: the server cannot be used as configured
+        return state.startswith("08") or state in ("57P01", "57P02", "57P03")
     return isinstance(exc, pgwire.WireError) or type(exc).__name__ in (
         "OperationalError", "InterfaceError")
 
 
 def translate_error(exc: BaseException, url: str) -> NexusError:
     state = getattr(exc, "sqlstate", None) or ""
+    if state == "54000":  # one row or one result past its cap, or the server's own limit
+        return NexusError("team_row_too_large", team.redact(url),
+                          f"{str(exc).splitlines()[0][:200]}; nothing was written",
+                          "write less at once (a smaller file or text); a row another member "
+                          "wrote past it: ask the team's administrator to remove it")
+    if state == "08P01":
+        return server_invalid(url, exc)
+    if state.startswith("28"):
+        return login_refused(url, exc)
     if state == "42501":
         return NexusError("team_denied", team.redact(url),
                           f"the server refused it ({str(exc).splitlines()[0][:200]})",
                           "ask the team's administrator for the role's rights "
                           "(`nexus team init` prints the SQL)")
-    if state == "42P01" and any(t in str(exc) for t in fts_tables()):
-        return unsupported("a SQLite full-text (FTS5) table")
     if state in ("57014", "55P03"):
         return NexusError("store_busy", team.redact(url),
                           "the team database did not answer in time; nothing was written",
@@ -558,18 +355,10 @@ def unsupported(what: str) -> NexusError:
 
 
 class Cursor:
-    __slots__ = ("_cur", "_returning")
+    __slots__ = ("_cur",)
 
-    def __init__(self, cur, returning: bool) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, cur) -> None:  # type: ignore[no-untyped-def]
         self._cur = cur
-        self._returning = returning
-
-    @property
-    def lastrowid(self) -> int | None:
-        if not self._returning or self._cur.rowcount < 1:
-            return None
-        row = self._cur.connection.execute("SELECT lastval()").fetchone()
-        return row[0] if row else None
 
     @property
     def rowcount(self) -> int:
@@ -583,25 +372,6 @@ class Cursor:
 
     def __iter__(self) -> Iterator:
         return iter(self.fetchall())
-
-
-def _params(params: object) -> tuple[object, int]:
-    if not params:
-        return None, 0
-    if isinstance(params, dict):
-        return {k: int(v) if type(v) is bool else v for k, v in params.items()}, 2
-    return tuple(int(v) if type(v) is bool else v for v in params), 1  # type: ignore[attr-defined]
-
-
-_NUMBERED = re.compile(r"\?(\d+)")
-_IS_NUMBERED: dict[str, bool] = {}
-
-
-def _numbered(sql: str) -> bool:
-    hit = _IS_NUMBERED.get(sql)
-    if hit is None:
-        hit = _IS_NUMBERED[sql] = bool(_NUMBERED.search(sql))
-    return hit
 
 
 class _ConnCursor:
@@ -619,32 +389,25 @@ class _ConnCursor:
         return self.conn.executemany(sql, seq)
 
 
-def _prepared(sql: str, params: object) -> tuple[str, object, bool]:
-    """A statement in SQLite's dialect as PostgreSQL takes it: (text, values, returning)."""
-    values, style = _params(params)
-    if style == 1 and _numbered(sql):  # SQLite's `?1`: the same value in several places
-        sql = _NUMBERED.sub(lambda m: f":p{m.group(1)}", sql)
-        values = {f"p{i + 1}": v for i, v in enumerate(values)}  # type: ignore[arg-type, var-annotated]
-        style = 2
-    text, returning = translate(sql, style)
-    if not text:
-        raise unsupported("a SQLite full-text (FTS5) table")
-    return text, values, returning
-
-
 class Conn:
-    """The subset of `sqlite3.Connection` the features use, on a psycopg connection."""
+    """The subset of `sqlite3.Connection` the features use, on a team database connection."""
 
     def __init__(self, raw, url: str, root: str) -> None:  # type: ignore[no-untyped-def]
         self.raw = raw
         self.url = url
         self.local_root = root  # news markers and wake channels stay on this machine
         self.version_checked = False
+        self.secured: bool | None = None  # `nexus team init` secured it (policy.secured)
+
+    @property
+    def role(self) -> str | None:
+        """The login role (the person, in a team): reported by the server at startup."""
+        return self.raw.info.parameter_status("session_authorization")
 
     def execute(self, sql: str, params: object = ()) -> Cursor:
-        text, values, returning = _prepared(sql, params)
+        text, values = bound(sql, params)
         try:
-            return Cursor(self.raw.execute(text, values), returning)  # type: ignore[call-overload]
+            return Cursor(self.raw.execute(text, values))
         except ERRORS as exc:
             if os.environ.get("NEXUS_DEBUG_SQL"):
                 print("SQL:", text, values, file=sys.stderr)
@@ -657,23 +420,20 @@ class Conn:
         if not isinstance(self.raw, WireRaw):
             self.execute(sql, params)
             return
-        text, values, _ = _prepared(sql, params)
         try:
-            self.raw.execute_later(text, values)
+            self.raw.execute_later(*bound(sql, params))
         except ERRORS as exc:
             raise translate_error(exc, self.url) from None
 
     def executemany(self, sql: str, seq: Iterable) -> Cursor:
-        rows = [_params(p)[0] for p in seq]
-        if not rows:
-            return Cursor(self.raw.cursor(), False)
-        text, _ = translate(sql, 2 if isinstance(rows[0], dict) else 1)
+        rows = [bound(sql, p)[1] for p in seq]
         cur = self.raw.cursor()
-        try:
-            cur.executemany(text, rows)  # type: ignore[arg-type]
-        except ERRORS as exc:
-            raise translate_error(exc, self.url) from None
-        return Cursor(cur, False)
+        if rows:
+            try:
+                cur.executemany(placeholders(sql)[0], rows)
+            except ERRORS as exc:
+                raise translate_error(exc, self.url) from None
+        return Cursor(cur)
 
     def cursor(self) -> _ConnCursor:
         return _ConnCursor(self)
@@ -688,31 +448,76 @@ class Conn:
         return None
 
 
-def connect(url: str, root: str, timeout: int = CONNECT_TIMEOUT) -> Conn:
+def connect(url: str, root: str, timeout: float = CONNECT_TIMEOUT,
+            limit: pgwire.Deadline | None = None) -> Conn:
     """A connection in autocommit mode (transactions are explicit); a writer waits for the
-    writers' lock as long as SQLite's busy timeout, and no statement runs for ever."""
+    writers' lock as long as SQLite's busy timeout, and every statement has a deadline kept on
+    the socket (its statement_timeout and the connect timeout; and `limit`, a hook's budget)."""
     driver = os.environ.get(DRIVER_ENV, "")
     p = pgwire.params(url) if driver != "psycopg" else None
     try:
         if p is not None:  # the settings travel with the startup message: no round trip
             p = {**p, "options": f"{p.get('options', '')} {SETTINGS}".strip()}
-            # a server that stops answering fails a statement once statement_timeout would
-            # have (a hook never hangs on it)
-            raw = WireRaw(pgwire.Wire(p, timeout, read_timeout=STATEMENT_MS / 1000 + timeout))
+            raw = WireRaw(pgwire.Wire(p, timeout, read_timeout=STATEMENT_MS / 1000 + timeout,
+                                      limit=limit))
         else:
-            raw = _psycopg().connect(url, autocommit=True, connect_timeout=timeout,
-                                     application_name="nexus", row_factory=_row_factory)
+            psycopg = _psycopg()
+            try:  # libpq's own parse of the URL, before any server is asked
+                psycopg.conninfo.conninfo_to_dict(url)
+            except psycopg.ProgrammingError as exc:
+                raise bad_url(url, exc) from None
+            if limit is not None:
+                timeout = max(1, min(timeout, int(limit.left())))
+            raw = psycopg.NexusConnection.connect(
+                url, autocommit=True, connect_timeout=timeout, application_name="nexus",
+                row_factory=_row_factory, cursor_factory=psycopg.RawCursor)
+            raw.limit = limit
             raw.execute(f"SET lock_timeout = {BUSY_MS}; SET statement_timeout = {STATEMENT_MS};"
                         " SET idle_in_transaction_session_timeout = 60000")
     except ERRORS as exc:
-        if getattr(exc, "sqlstate", None) is None and _BAD_URL.search(str(exc)):
-            raise bad_url(url, exc) from None
-        raise unreachable(url, exc) from None
+        raise refused(url, exc, wire=p is not None) from None
     return Conn(raw, url, root)
 
 
-# libpq's words for a URL it cannot use (before any server is asked: no SQLSTATE)
-_BAD_URL = re.compile(r'missing "=" after|\binvalid\b|end of string reached|unterminated quoted')
+# libpq's words for a URL it cannot use (checked before it asks a server: no SQLSTATE)
+_BAD_URL = re.compile(r'missing "=" after|invalid (sslmode|integer|port|URI|percent|connection '
+                      r'option|\w+ value)|end of string reached|unterminated quoted|unexpected '
+                      r'spaces|could not translate host name')
+# libpq's words for a login the server refused (its SQLSTATE is not passed on by psycopg)
+_LOGIN = re.compile(r"password authentication failed|role \S+ does not exist|no pg_hba\.conf "
+                    r"entry|authentication failed|no password supplied|password is required")
+
+
+def refused(url: str, exc: BaseException, wire: bool) -> NexusError:
+    """Why a connection could not be made, said as what fits it: the URL (only libpq's own
+    parse of it: the wire client serves only URLs it parsed), the login, the server breaking
+    the protocol, or a server that is not there."""
+    state = getattr(exc, "sqlstate", None) or ""
+    if state == "3D000":  # the database the URL names does not exist
+        return bad_url(url, exc)
+    if state.startswith("28") or (not state and _LOGIN.search(str(exc))):
+        return login_refused(url, exc)
+    if state == "08P01":
+        return server_invalid(url, exc)
+    if not wire and not state and _BAD_URL.search(str(exc)):
+        return bad_url(url, exc)
+    return unreachable(url, exc)
+
+
+def login_refused(url: str, exc: BaseException) -> NexusError:
+    return NexusError("team_auth_failed", team.redact(url),
+                      f"the server refused the login ({_said(exc, url)[:200]}); nothing was "
+                      "written", "check the role and its password (~/.pgpass, PGPASSWORD or the "
+                      "URL), or ask the team's administrator for a role (`nexus team init "
+                      "ROLE`); `nexus team status` shows what the server says")
+
+
+def server_invalid(url: str, exc: BaseException) -> NexusError:
+    return NexusError("team_server_invalid", team.redact(url),
+                      f"what answers there does not speak PostgreSQL's protocol as it must "
+                      f"({_said(exc, url)[:200]}); nothing was written",
+                      "check that the URL's host and port name the team's PostgreSQL server "
+                      "(not a proxy or another service); `nexus team status` shows what answers")
 
 
 def bad_url(url: str, exc: BaseException) -> NexusError:
@@ -741,28 +546,52 @@ def schema_version(conn: Conn) -> int:
         if getattr(exc, "sqlstate", None) == "42P01":
             return 0
         raise translate_error(exc, conn.url) from None
-    return (row[0] if row else 0) or 0
+    version = (row[0] if row else 0) or 0
+    if type(version) is not int:  # not nexus's table (another program's, or edited by hand)
+        raise NexusError("store_unreadable", team.redact(conn.url),
+                         f"its migrations table says the schema is {str(version)[:40]!r}, not a "
+                         "schema number: not a nexus schema", "point the URL at nexus's own "
+                         "schema (options=-csearch_path=...), or ask the team's administrator to "
+                         "look at it; nothing was written")
+    return version
 
 
-def migrate(conn: Conn, now: float) -> int:
-    """Bring the team database to CURRENT (under the writers' lock, in one transaction per
-    migration with its record); returns the version reached."""
+def migrate(conn: Conn, now: float, secure: list[str] | None = None) -> int:
+    """Bring the team database to CURRENT (under the writers' lock, in one transaction with the
+    migrations' records), then run `secure` (the team's security, team/security.py) in the same
+    transaction; returns the version reached. A database `nexus team init` secured is migrated
+    only so: its schema and its security move together (else new tables would be open)."""
+    from . import policy
+
     with _transaction(conn, write=True):
         version = schema_version(conn)
         if version > migrations.CURRENT:
             raise NexusError("store_newer", team.redact(conn.url),
                              f"schema {version} is newer than this nexus knows "
                              f"({migrations.CURRENT})", "upgrade nexus; nothing was written")
+        if secure is None and version < migrations.CURRENT and policy.secured(conn):
+            raise NexusError("store_outdated", team.redact(conn.url),
+                             f"the team database is at schema {version}, this nexus needs "
+                             f"{migrations.CURRENT}, and its security moves with its schema",
+                             "ask the team's administrator to run `nexus team init --apply` "
+                             "with this nexus (as the schema's owner); nothing was written")
         if version == 0:
             conn.raw.execute("CREATE TABLE IF NOT EXISTS migrations (version BIGINT PRIMARY KEY,"
                              " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
-        for number, name, script in migrations.pending(version):
-            for stmt in ddl(script, number):
+        from .pgschema import DDL
+
+        for number, name, _ in migrations.pending(version):
+            for stmt in DDL[number]:
                 try:
-                    conn.raw.execute(stmt)  # type: ignore[arg-type]
+                    conn.raw.execute(stmt)
                 except ERRORS as exc:
                     raise translate_error(exc, conn.url) from None
-            conn.raw.execute("INSERT INTO migrations VALUES (%s, %s, %s)", (number, name, now))
+            conn.raw.execute("INSERT INTO migrations VALUES ($1, $2, $3)", [number, name, now])
+        for stmt in secure or ():
+            try:
+                conn.raw.execute(stmt)
+            except ERRORS as exc:
+                raise translate_error(exc, conn.url) from None
     return migrations.CURRENT
 
 
@@ -816,8 +645,9 @@ class PgStore:
         self.url = url
         self.root = root or paths.home()
         self.path = team.redact(url)
-        self.linger = linger  # a hook: a shorter budget to reach the server
+        self.linger = linger  # a hook: 2 s in all for every wait for the server
         self.timeout = HOOK_CONNECT_TIMEOUT if linger else CONNECT_TIMEOUT
+        self.limit = pgwire.process_deadline(HOOK_BUDGET) if linger else None
         self._local = threading.local()
 
     def check_dir(self) -> bool:
@@ -832,7 +662,7 @@ class PgStore:
         conn = getattr(self._local, kind, None)
         if conn is not None and not conn.raw.closed and not conn.raw.broken:
             return conn
-        conn = connect(self.url, self.root, self.timeout)
+        conn = connect(self.url, self.root, self.timeout, self.limit)
         setattr(self._local, kind, conn)
         return conn
 
@@ -866,7 +696,7 @@ class PgStore:
 
     def open_read(self) -> Conn:
         """A connection of its own (a waiter polls on it outside any transaction)."""
-        return self._checked(connect(self.url, self.root), write=False)
+        return self._checked(connect(self.url, self.root, self.timeout, self.limit), write=False)
 
     def info(self) -> dict:
         try:
@@ -927,7 +757,8 @@ class PgStore:
             return 0
         try:
             self._conn().raw.execute(
-                "SELECT " + ", ".join("pg_notify(%s, %s)" for _ in ids),
+                "SELECT " + ", ".join(f"pg_notify(${2 * i + 1}, ${2 * i + 2})"
+                                      for i in range(len(ids))),
                 [v for sid in ids for v in (CHANNEL, sid)])
         except ERRORS:
             return 0  # a wake is only a hint: waiters poll as a safety net
@@ -948,7 +779,8 @@ class Channel:
 
     def __init__(self, store: PgStore, session_id: str | None) -> None:
         self.sid = session_id
-        self.conn = connect(store.url, store.root)
+        self.limit = store.limit  # a waiting hook: each wait starts its budget again
+        self.conn = connect(store.url, store.root, store.timeout, store.limit)
         try:
             self.conn.raw.execute(f"LISTEN {CHANNEL}")  # type: ignore[arg-type]
         except ERRORS as exc:
@@ -956,6 +788,13 @@ class Channel:
             raise translate_error(exc, store.url) from None
 
     def wait(self, timeout: float) -> bool:
+        try:
+            return self._wait(timeout)
+        finally:
+            if self.limit is not None:
+                self.limit.renew()
+
+    def _wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + max(0.0, timeout)
         raw = self.conn.raw
         while True:

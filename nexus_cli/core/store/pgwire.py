@@ -19,9 +19,13 @@ binds the channel (tls-server-end-point) when the server offers SCRAM-SHA-256-PL
 default channel_binding=prefer does.
 
 The server is not trusted further than the protocol lets it be: every length is checked before
-anything is allocated for it, a malformed message is an error (the connection is closed), the
-whole startup has one deadline, bytes the server sends between its TLS answer and the handshake
-are refused (CVE-2021-23222), SCRAM's server signature is checked before the session is used,
+anything is allocated for it (a row past ROW_MAX, a result past RESULT_MAX: a coded error,
+SQLSTATE 54000), a malformed message is an error (the connection is closed; SQLSTATE 08P01), the
+whole startup has one deadline and so has every statement, kept on the socket whatever the
+server trickles meanwhile (a notice every second re-arms nothing; a `Deadline` is a budget
+several connections share: a hook's 2 s in all), bytes the server sends between its TLS answer
+and the handshake are refused (CVE-2021-23222), SCRAM's server signature is checked before the
+session is used,
 and a password never crosses a non-loopback network in clear text unless TLS with a verified
 server certificate protects it (stricter than libpq, which sends it over any TLS: over an
 unverified one a man in the middle would read it). That refusal is a coded error, never a
@@ -50,6 +54,8 @@ PREPARED_MAX = 256  # statements kept prepared per connection
 INT_OIDS = frozenset({20, 21, 23, 26, 28})
 FLOAT_OIDS = frozenset({700, 701})
 MESSAGE_MAX = 1 << 30  # PostgreSQL's own limit on a message (MaxAllocSize)
+ROW_MAX = 32 << 20  # one row as it arrives (the team database keeps one below 24 MB as text)
+RESULT_MAX = 128 << 20  # the rows of one result together
 SHORT_MAX = 30_000  # as libpq: only these kinds of message may be longer
 LONG_KINDS = frozenset(b"TDdVENA")
 CHUNK = 1 << 20  # a read asks for at most this much: memory follows what really arrived
@@ -58,12 +64,46 @@ SCRAM_ITERATIONS_MAX = 1_000_000  # about a second of PBKDF2; a hostile server a
 
 class WireError(Exception):
     """An error the server sent (its fields by their protocol letters), or a lost connection
-    (`sqlstate` None)."""
+    (`sqlstate` None), or what this client refused: a broken protocol (08P01), a statement that
+    outlived its deadline (57014), a row or result past its cap (54000)."""
 
     def __init__(self, message: str, fields: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.fields = fields or {}
         self.sqlstate = self.fields.get("C")
+
+
+BROKEN = {"C": "08P01"}  # protocol_violation
+LATE = {"C": "57014"}  # query_canceled (what statement_timeout says)
+TOO_LARGE = {"C": "54000", "nexus": "too large"}  # program_limit_exceeded
+
+
+class Deadline:
+    """A budget of seconds that every wait for the server ends by, shared by the connections of
+    a process (a hook: 2 s in all); `renew` starts it again (a waiting hook, after each wait)."""
+
+    __slots__ = ("at", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def renew(self) -> None:
+        self.at = time.monotonic() + self.seconds
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+
+_PROCESS: list[Deadline] = []
+
+
+def process_deadline(seconds: float) -> Deadline:
+    """This process's budget (made at the first ask: a hook's, from its first look at the
+    server), shared by every connection it opens."""
+    if not _PROCESS:
+        _PROCESS.append(Deadline(seconds))
+    return _PROCESS[0]
 
 
 def _unquote(text: str) -> str:
@@ -442,11 +482,15 @@ def _end_point(cert: bytes) -> bytes:
 class Wire:
     """One connection. `query` runs a statement (with $n parameters) or, without parameters, a
     simple query (several statements allowed). `timeout` bounds the whole connection and
-    authentication; `read_timeout` (None: none) bounds each wait for the server afterwards. Any
-    failure of the connection closes its socket."""
+    authentication; `read_timeout` (None: none) bounds each statement afterwards, from its
+    sending to its last reply; `limit` bounds both as well. Any failure of the connection
+    closes its socket."""
 
-    def __init__(self, p: dict[str, str], timeout: float, read_timeout: float | None = None
-                 ) -> None:
+    def __init__(self, p: dict[str, str], timeout: float, read_timeout: float | None = None,
+                 limit: Deadline | None = None) -> None:
+        self.limit = limit  # a budget every wait ends by, too (a hook's)
+        if limit is not None:
+            timeout = min(timeout, limit.left())
         self.status = "I"  # the transaction status of the last ReadyForQuery
         self.parameters: dict[str, str] = {}
         self.notes: list[Notify] = []
@@ -459,6 +503,8 @@ class Wire:
         self._deferred: list[tuple[bytes, tuple, bytes]] = []  # (messages, key, name): `defer`
         self._begin_waits = False  # the first of them is the transaction's BEGIN
         self._deadline: float | None = time.monotonic() + timeout
+        self._late: dict[str, str] = {}  # what an expired deadline says: at startup, nothing
+        self._armed: float | None = None  # the socket's timeout as last set (_arm)
         self.tls = False  # the connection is encrypted
         self.verified = False  # ... and the server's certificate was verified
         self.name_checked = False  # ... and its host name matched (verify-full)
@@ -485,15 +531,16 @@ class Wire:
                                     ) from None
                 except (ValueError, LookupError, struct.error) as exc:  # a malformed message
                     self._lose()
-                    raise WireError(f"the server broke the protocol during startup ({exc})"
-                                    ) from None
+                    raise WireError(f"the server broke the protocol during startup ({exc})",
+                                    BROKEN) from None
             except WireError:
                 if self._retry and n + 1 < len(tries):
                     continue
                 raise
             break
         self._deadline = None
-        self.sock.settimeout(read_timeout)
+        self.sock.settimeout(read_timeout)  # (a statement's own deadline is kept by _arm)
+        self._armed = read_timeout
 
     def _left(self) -> float:
         left = (self._deadline or 0.0) - time.monotonic()
@@ -506,6 +553,7 @@ class Wire:
         self.status, self.parameters, self._buf = "I", {}, bytearray()
         self.broken = self.closed = self.tls = self.verified = self.name_checked = False
         self._cert = None
+        self._armed = None
         try:
             if p["host"].startswith("/"):
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -537,9 +585,9 @@ class Wire:
                 raise WireError("server does not support SSL, but SSL was required")
             return
         if answer != b"S":  # 'E' included: its text comes before anything is secured
-            raise WireError(f"received invalid response to SSL negotiation: {answer!r}")
+            raise WireError(f"received invalid response to SSL negotiation: {answer!r}", BROKEN)
         if len(self._buf) > 1:  # CVE-2021-23222: a man in the middle's plaintext
-            raise WireError("received unencrypted data after SSL response")
+            raise WireError("received unencrypted data after SSL response", BROKEN)
         del self._buf[:1]
         import ssl
 
@@ -581,6 +629,7 @@ class Wire:
             self.sock = ctx.wrap_socket(self.sock, server_hostname=host if sni else None,
                                         do_handshake_on_connect=False)
             self.sock.settimeout(self._left())
+            self._armed = None
             self.sock.do_handshake()
         except ssl.SSLCertVerificationError as exc:
             raise WireError(f"SSL error: certificate verify failed: {exc.verify_message}"
@@ -608,7 +657,11 @@ class Wire:
 
     def _send(self, data: bytes) -> None:
         try:
+            self._arm()  # a server that stops reading does not hold us either
             self.sock.sendall(data)
+        except TimeoutError:
+            self._lose()
+            raise WireError("the server did not answer in time", self._late) from None
         except OSError as exc:
             self._lose()
             raise WireError(f"server closed the connection ({exc.strerror or exc})") from None
@@ -619,18 +672,30 @@ class Wire:
             raise WireError("a message is too long for PostgreSQL (1 GB at most)", {"C": "54000"})
         return kind + struct.pack("!i", len(body) + 4) + body
 
+    def _arm(self) -> None:
+        """The socket's timeout no longer than what is left of the deadline (give or take 10
+        ms: a timeout set is a system call, and a statement's replies take several reads). One
+        shorter than that is fine: its expiry only looks again."""
+        if self._deadline is None:
+            return
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        if self._armed is None or self._armed > left + 0.01:
+            self.sock.settimeout(left)
+            self._armed = left
+
     def _fill(self, n: int) -> None:
         while len(self._buf) < n:
             try:
-                if self._deadline is not None:
-                    left = self._deadline - time.monotonic()
-                    if left <= 0:
-                        raise TimeoutError("timed out")
-                    self.sock.settimeout(left)
+                self._arm()
                 chunk = self.sock.recv(min(CHUNK, max(4096, n - len(self._buf))))
             except TimeoutError:
+                if self._deadline is not None and time.monotonic() < self._deadline:
+                    self._armed = None  # woke early (a shorter timeout was set): the rest now
+                    continue
                 self._lose()
-                raise WireError("the server did not answer in time") from None
+                raise WireError("the server did not answer in time", self._late) from None
             except OSError as exc:
                 self._lose()
                 raise WireError(f"server closed the connection ({exc.strerror or exc})") from None
@@ -647,7 +712,11 @@ class Wire:
         if size < 4 or size > MESSAGE_MAX or (size > SHORT_MAX and self._buf[0] not in LONG_KINDS):
             self._lose()
             raise WireError(f"the server broke the protocol (a message {self._buf[:1]!r} of "
-                            f"length {size})")
+                            f"length {size})", BROKEN)
+        if size > ROW_MAX and self._buf[:1] == b"D":  # refused before a byte of it is kept
+            self._lose()
+            raise WireError(f"a row of {size:,} bytes is more than one row may hold "
+                            f"({ROW_MAX:,})", TOO_LARGE)
         return len(self._buf) >= 1 + size
 
     def _read(self) -> tuple[bytes, bytes]:
@@ -757,11 +826,18 @@ class Wire:
     def query(self, sql: str, values: list | tuple | None = None) -> Result:
         if self.closed or self.broken:
             raise WireError("the connection is closed")
+        ends = [t for t in (self.limit.at if self.limit is not None else None,
+                            time.monotonic() + self.read_timeout
+                            if self.read_timeout is not None else None) if t is not None]
+        self._deadline = min(ends) if ends else None
+        self._late = LATE
         try:
             return self._query(sql, values)
         except (ValueError, LookupError, struct.error) as exc:  # a malformed message
             self._lose()
-            raise WireError(f"the server broke the protocol ({exc})") from None
+            raise WireError(f"the server broke the protocol ({exc})", BROKEN) from None
+        finally:
+            self._deadline = None
 
     # Statements that travel with the next one (one round trip for several): a transaction's
     # BEGIN, and writes whose result nobody reads (a touch, a new message, a notification). Their
@@ -848,10 +924,15 @@ class Wire:
         return result
 
     def _results(self, key: tuple, name: bytes) -> Result:
-        result, error, parsed = Result(), None, False
+        result, error, parsed, held = Result(), None, False, 0
         while True:
             kind, body = self._read()
             if kind == b"D":
+                held += len(body)
+                if held > RESULT_MAX:
+                    self._lose()
+                    raise WireError(f"a result of more than {RESULT_MAX:,} bytes is more than "
+                                    "one result may hold", TOO_LARGE)
                 count = struct.unpack("!h", body[:2])[0]
                 pos, row = 2, []  # type: int, list
                 for i in range(count):
@@ -893,7 +974,7 @@ class Wire:
                 self.parameters[setting.decode()] = value.decode()
             elif kind in (b"G", b"H", b"W"):  # COPY: not spoken here
                 self._lose()
-                raise WireError("COPY is not supported by this client")
+                raise WireError("COPY is not supported by this client", BROKEN)
 
     def _forget(self) -> None:
         """Drop every prepared statement (the next use prepares it again)."""
@@ -930,6 +1011,7 @@ class Wire:
         finally:
             if not self.closed:
                 self.sock.settimeout(self.read_timeout)
+                self._armed = self.read_timeout
         if not chunk:
             self._lose()
             raise WireError("server closed the connection unexpectedly")

@@ -67,6 +67,27 @@ def person() -> str | None:
     return _setting(NAME_FILE)
 
 
+def role(value: str | None = None) -> str | None:
+    """The database role the team URL in force (or `value`) connects as, as libpq picks it: the
+    URL's user, else PGUSER, else the login. None without a team URL."""
+    value = value if value is not None else url()
+    if not value:
+        return None
+    from . import pgwire
+
+    p = pgwire.params(value)
+    if p is not None:
+        return p["user"]
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    try:
+        parts = urlsplit(value)
+        given = parse_qs(parts.query).get("user", [""])[0] or unquote(parts.username or "")
+    except ValueError:
+        given = ""
+    return given or os.environ.get("PGUSER") or None
+
+
 def source() -> str | None:
     """Where the URL in force comes from: 'env', 'config' or None."""
     if os.environ.get(ENV) is not None:

@@ -1,0 +1,150 @@
+"""The team database's security, made from the declarations of the tables' owners
+(core/store/policy.py): row-level security for every table, the grants of the member and
+administrator roles, nexus's SECURITY DEFINER functions, and a cap on what one row may hold.
+`nexus team init` prints it (for a DBA to review) or applies it; it is idempotent, and applying
+it again after an upgrade brings a secured database's schema and security current together.
+
+The roles: `<prefix>_member`, the group every member's login role is in (the team's rights),
+and `<prefix>_admin`, the administrator: team-wide settings (the default run policy) are its
+alone. The prefix is `nexus` for the `public` schema, `nexus_<schema>` otherwise, so teams in
+other schemas of one database are apart. Identity is the login role (`session_user`): a row's
+owner is what the server records, never a column a member fills in."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from ..core.store import policy
+
+# the modules that own tables, each with TEAM_TABLES (table -> policy.Table) and, where writes
+# reach other members' rows, TEAM_FUNCTIONS (policy.Function ...)
+OWNERS = ("core.store.migrations", "core.sessions", "core.events", "core.store.fulltext",
+          "messages.mailbox", "tasks.ledger", "workspace.projects", "workspace.docs",
+          "workspace.streams", "workspace.ratelimit", "workspace.find", "reservations.leases",
+          "insight.index", "runs.ledger", "approvals.ledger", "team.move")
+ROW_MAX = 24 << 20  # bytes of one row as text (a 10 MB asset is 20 MB of hex); the wire
+# client refuses a row past pgwire.ROW_MAX (32 MB) on the way back
+
+
+def _owners() -> list:
+    return [importlib.import_module(f"nexus_cli.{m}") for m in OWNERS]
+
+
+def tables() -> dict[str, policy.Table]:
+    out: dict[str, policy.Table] = {}
+    for module in _owners():
+        for name, table in getattr(module, "TEAM_TABLES", {}).items():
+            assert name not in out, f"{name} is declared twice"
+            out[name] = table
+    return out
+
+
+def functions() -> list[policy.Function]:
+    return [f for module in _owners() for f in getattr(module, "TEAM_FUNCTIONS", ())]
+
+
+def prefix(schema: str) -> str:
+    return "nexus" if schema == "public" else f"nexus_{schema}"
+
+
+def ident(name: str) -> str:
+    """A name as SQL writes it: plain when it is a plain name, else quoted."""
+    if re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _policies(name: str, t: policy.Table) -> list[str]:
+    out = [f"ALTER TABLE {name} ENABLE ROW LEVEL SECURITY",
+           # every policy of the table goes first: the declaration is the whole of it
+           f"DO $nexus$ DECLARE p record; BEGIN FOR p IN SELECT policyname FROM pg_policies"
+           f" WHERE schemaname = current_schema() AND tablename = {literal(name)} LOOP"
+           f" EXECUTE format('DROP POLICY %I ON {name}', p.policyname); END LOOP; END $nexus$"]
+    if t.read is not None:
+        out.append(f"CREATE POLICY nexus_read ON {name} FOR SELECT USING ({t.read})")
+    if t.insert is not None:
+        check = policy.when(policy.OWNER, t.insert) if t.owner else t.insert
+        out.append(f"CREATE POLICY nexus_insert ON {name} FOR INSERT WITH CHECK ({check})")
+    if t.update is not None:
+        check = policy.when(policy.OWNER, t.update) if t.owner else t.update
+        out.append(f"CREATE POLICY nexus_update ON {name} FOR UPDATE USING ({t.update})"
+                   f" WITH CHECK ({check})")
+    if t.delete is not None:
+        out.append(f"CREATE POLICY nexus_delete ON {name} FOR DELETE USING ({t.delete})")
+    return out
+
+
+def _grants(name: str, t: policy.Table, member: str) -> list[str]:
+    out = [f"REVOKE ALL ON {name} FROM PUBLIC, {member}"]
+    rights = [r for r, rule in (("SELECT", t.read), ("INSERT", t.insert), ("DELETE", t.delete))
+              if rule is not None]
+    if rights:
+        out.append(f"GRANT {', '.join(rights)} ON {name} TO {member}")
+    if t.update is not None:
+        columns = f" ({', '.join(t.columns)})" if t.columns else ""
+        out.append(f"GRANT UPDATE{columns} ON {name} TO {member}")
+    return out
+
+
+def _cap(name: str) -> list[str]:
+    """One row at most ROW_MAX bytes as text, whoever writes it (a coded error past it)."""
+    return [f"DROP TRIGGER IF EXISTS nexus_row_cap ON {name}",
+            f"CREATE TRIGGER nexus_row_cap BEFORE INSERT OR UPDATE ON {name} FOR EACH ROW"
+            " EXECUTE FUNCTION nexus_row_cap()"]
+
+
+def _function(fn: policy.Function, member: str) -> list[str]:
+    from ..core.store.sqltext import placeholders
+
+    body, names = placeholders(fn.team)
+    args = ", ".join(fn.types[n] for n in names or ())
+    signature = f"nexus_{fn.name}({args})"
+    return [f"DROP FUNCTION IF EXISTS {signature}",
+            f"CREATE FUNCTION {signature} RETURNS bigint LANGUAGE sql SECURITY DEFINER"
+            f" SET search_path FROM CURRENT AS $nexus$ WITH done AS ({body} RETURNING 1)"
+            " SELECT count(*) FROM done $nexus$",
+            f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC",
+            f"GRANT EXECUTE ON FUNCTION {signature} TO {member}"]
+
+
+def statements(schema: str, roles: list[str], admins: list[str]) -> list[str]:
+    """The security of `schema`: its roles (created when missing), the members' and the
+    administrators' grants, every table's row-level security and row cap, the functions."""
+    base = prefix(schema)
+    member, admin = ident(base + "_member"), ident(base + "_admin")
+    out = []
+    for group, login in ((base + "_member", False), (base + "_admin", False),
+                         *((r, True) for r in [*roles, *admins])):
+        out.append(f"DO $nexus$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname ="
+                   f" {literal(group)}) THEN CREATE ROLE {ident(group)}"
+                   f" {'LOGIN' if login else 'NOLOGIN'}; END IF; END $nexus$")
+    out += [f"GRANT {member} TO {admin}", *(f"GRANT {member} TO {ident(r)}" for r in roles),
+            *(f"GRANT {member}, {admin} TO {ident(r)}" for r in admins),
+            f"GRANT USAGE ON SCHEMA {ident(schema)} TO {member}",
+            # the administrator: a member of its role, or whoever owns the schema's tables
+            "CREATE OR REPLACE FUNCTION nexus_is_admin() RETURNS boolean LANGUAGE sql STABLE"
+            " SECURITY DEFINER SET search_path FROM CURRENT AS $nexus$ SELECT session_user ="
+            f" current_user OR pg_has_role(session_user, {literal(base + '_admin')}, 'MEMBER')"
+            " $nexus$",
+            "REVOKE ALL ON FUNCTION nexus_is_admin() FROM PUBLIC",
+            f"GRANT EXECUTE ON FUNCTION nexus_is_admin() TO {member}",
+            "CREATE OR REPLACE FUNCTION nexus_row_cap() RETURNS trigger LANGUAGE plpgsql AS"
+            f" $nexus$ BEGIN IF octet_length(NEW::text) > {ROW_MAX} THEN RAISE EXCEPTION"
+            " 'nexus: a row of % bytes is more than one row may hold (% bytes)',"
+            f" octet_length(NEW::text), {ROW_MAX} USING ERRCODE = '54000'; END IF;"
+            " RETURN NEW; END $nexus$"]
+    for name, table in sorted(tables().items()):
+        out += _policies(name, table) + _grants(name, table, member) + _cap(name)
+    for fn in functions():
+        out += _function(fn, member)
+    # the full-text triggers write ws_words, which members may only read: as their owner
+    from ..core.store import fulltext
+
+    out += [f"ALTER FUNCTION {f}() SECURITY DEFINER SET search_path FROM CURRENT"
+            for f in fulltext.TRIGGER_FUNCTIONS]
+    return out
