@@ -142,7 +142,7 @@ def offline(root: str, client: str, exc: NexusError) -> None:
 
 
 def main(argv: list[str], linger: bool = False, raw: bytes | None = None) -> int:
-    if argv[:1] in (["-h"], ["--help"]):
+    if any(a in ("-h", "--help") for a in argv):  # `nexus hook claude --help` too
         from ..cli import main as cli_main
 
         return cli_main(["hook", "--help"])
