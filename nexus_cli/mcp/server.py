@@ -8,7 +8,6 @@ print goes to stderr."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -17,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from .. import __version__
+from ..core import jsonstrict
 from ..core.proctable import table
 from ..core.settings import DEFAULT_GROUPS
 
@@ -96,7 +96,8 @@ class Server:
         `within`: seconds the client may take to read it (an answer written inside a write
         transaction holds the store's lock meanwhile: a client that stops reading must not
         stall every session's writes, so the server gives up and stops instead)."""
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        data = jsonstrict.dumps(message, ensure_ascii=False,
+                                separators=(",", ":")).encode() + b"\n"
         with self.write_lock:
             if self.gone:
                 raise OutputGone
@@ -157,7 +158,7 @@ class Server:
             return
         try:
             try:
-                message = json.loads(line)
+                message = jsonstrict.loads(line)
             except (ValueError, RecursionError) as exc:
                 reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
                 self.error(None, PARSE_ERROR, f"Parse error: {reason}")

@@ -3,14 +3,13 @@ schemas in contract/tools.json), and one call. Stdlib only."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..catalog import load
-from ..core import caller, events
+from ..core import caller, events, jsonstrict
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.registry import Tool, chosen_groups, invoke, spec
@@ -68,7 +67,7 @@ def store() -> Store:
 
 
 def ok_result(result: dict) -> dict:
-    return {"content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
+    return {"content": [{"type": "text", "text": jsonstrict.dumps(result, ensure_ascii=False)}],
             "structuredContent": result, "isError": False}
 
 
