@@ -37,7 +37,7 @@ def valid_id(mid: Any) -> bool:
         isinstance(mid, int | float) and not isinstance(mid, bool))
 
 
-ANSWER_WAIT = 5.0  # seconds a client may take to read an answer written inside a transaction
+ANSWER_WAIT = 5.0  # seconds a client may take to read a consuming answer (then it is put back)
 
 
 def _fileno(out: BinaryIO) -> int | None:
@@ -93,9 +93,9 @@ class Server:
 
     def send(self, message: dict, within: float | None = None) -> None:
         """Write one message; OutputGone when it cannot be (the first time, it is logged).
-        `within`: seconds the client may take to read it (an answer written inside a write
-        transaction holds the store's lock meanwhile: a client that stops reading must not
-        stall every session's writes, so the server gives up and stops instead)."""
+        `within`: seconds the client may take to read it (a consuming answer: a client that stops
+        reading must not keep what it consumed from everyone else, so the server gives up, puts
+        it back and stops instead)."""
         data = jsonstrict.dumps(message, ensure_ascii=False,
                                 separators=(",", ":")).encode() + b"\n"
         with self.write_lock:

@@ -79,8 +79,9 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
              ancestors: list, cancelled: threading.Event,
              reply: Callable[[dict], None]) -> dict | None:
     """The call's result, or None when it was already handed to `reply`: a tool that consumes
-    (marks messages read) has its result written before its COMMIT, so that a client that is
-    gone, or a stdout that fails, leaves everything unread."""
+    (marks messages read) has its result written once it has committed (a COMMIT that fails
+    answers with the error alone), and a client that is gone, or a stdout that fails, has what
+    it consumed put back (`Ctx.hand_over`): everything stays unread."""
     cwd = os.getcwd()
 
     def resolve(conn: Any, now: float) -> caller.Caller:
@@ -97,19 +98,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
         result = invoke(tool, ctx, args)
     except Cancelled:
         return None
-    except Exception as exc:
-        if ctx.delivered:  # answered, then the COMMIT failed: nothing was consumed, and a call
-            log_failure(tool.name, exc)  # gets one response (it may see those messages again)
-            return None
-        if not isinstance(exc, NexusError):
-            raise
+    except NexusError as exc:
         events.refused(ctx.store, exc, "mcp", tool=tool.name)
         return error_result(exc)
     return None if ctx.delivered else ok_result(result)
-
-
-def log_failure(name: str, exc: BaseException) -> None:
-    import sys
-
-    sys.stderr.write(f"nexus mcp: {name} answered, then failed to commit ({exc}); nothing was "
-                     "consumed\n")

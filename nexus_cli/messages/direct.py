@@ -116,7 +116,8 @@ def read(ctx: Ctx, a: ReadArgs) -> dict:
         mailbox.mark_read(conn, [r["id"] for r in rows], ctx.now)
         remaining = mailbox.unread_count(conn, me.id)
         return ctx.hand_over({"messages": [message(conn, r) for r in rows], "count": len(rows),
-                              "remaining": remaining})
+                              "remaining": remaining},
+                             lambda again: mailbox.unread_again(again, rows, ctx.now))
 
 
 def message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:

@@ -99,6 +99,14 @@ def mark_read(conn: sqlite3.Connection, ids: list[str], now: float, via: str = "
     conn.executemany("UPDATE messages SET read_at = ? WHERE id = ?", [(now, mid) for mid in ids])
 
 
+def unread_again(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float) -> None:
+    """Undo `mark_read(conn, ids, now)` of these rows (as read before it): their result could
+    not be handed over, so they are unread, and delivered as they were, again."""
+    conn.executemany("UPDATE messages SET read_at = NULL, delivered_at = ?, delivered_via = ?"
+                     " WHERE id = ? AND read_at = ?",
+                     [(r["delivered_at"], r["delivered_via"], r["id"], now) for r in rows])
+
+
 def by_request(conn: sqlite3.Connection, sender: str, request_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM messages WHERE sender = ? AND request_id = ?",
                         (sender, request_id)).fetchone()
