@@ -90,6 +90,48 @@ def test_a_handle_names_one_session_even_when_ids_share_their_first_digits(hook,
     assert handles[f"codex:{twins[2]}"] == "s-01a22c48aa787f"
 
 
+def test_an_agent_never_takes_a_persons_name(nx, pair, home):
+    """The person's login, every other account of the machine, `u-`/`user:` shapes and a
+    person's name in the store are never an agent's name, whether the person has registered
+    or not; what is sent to such a name reaches the person."""
+    import pwd
+
+    me = identity.login()
+    other = next((p.pw_name for p in pwd.getpwall() if p.pw_name.lower() != me.lower()), None)
+    a = claude_env(A)
+    for name in [me, me.upper(), f"{me}@laptop-3f2a1c", "u-root", *([other] if other else [])]:
+        r = nx("profile", "--name", name, env=a)
+        assert r.code == 2 and "invalid_argument" in r.err, (name, r.err)
+    assert nx("whoami", "--json", env=a).json["name"] == "claude@work"
+    # a person in the store under a name of their own (a team name): not an agent's either
+    with raw_db(home) as conn:
+        conn.execute("INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
+                     " created_at, last_active) VALUES ('user:ada', 'user', 'u-ada', 'ada', '/',"
+                     " '/', '/', 'idle', 0, 0)")
+    assert nx("profile", "--name", "ada", env=a).code == 2
+    assert nx("profile", "--name", "ADA", env=a).code == 2
+    assert nx("profile", "--name", "reviewer", env=a).code == 0  # any other name is fine
+
+
+def test_a_name_that_reads_as_the_person_resolves_to_the_person(nx, pair, home, tmp_path,
+                                                              monkeypatch):
+    """An agent that took the login's name before names were checked (an older store) keeps
+    nothing of the person's: the person registers under its own name (not `root#2`), and mail
+    to that name reaches the person, from any project."""
+    me = identity.login()
+    with raw_db(home) as conn:
+        conn.execute("UPDATE sessions SET name = ? WHERE id = ?", (me, A_ID))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert nx("whoami", "--json").json["name"] == identity.base_name(identity.user_id(), "/")
+    nx("send", B_ID, "registering the person", "--all-workspaces")  # registered elsewhere
+    r = nx("send", me, "for the person", "--json", env=codex_env(B))
+    assert r.code == 0 and r.json["to"]["id"] == identity.user_id(), r.err
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["for the person"]
+    assert nx("read", "--json", env=claude_env(A)).json["count"] == 0
+
+
 # -- the caller of a command -----------------------------------------------------------------------
 
 

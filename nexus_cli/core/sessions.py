@@ -134,6 +134,22 @@ def name_holder(conn: sqlite3.Connection, name: str, now: float, exclude: str = 
     return next((r["id"] for r in rows if effective_status(r, now) != "offline"), None)
 
 
+def person_names(conn: sqlite3.Connection) -> frozenset[str]:
+    """The names of the people who have used this store (`user:…` sessions)."""
+    return frozenset(r[0] for r in conn.execute(
+        "SELECT name FROM sessions WHERE client = ?", (identity.USER,)))
+
+
+def person_named(conn: sqlite3.Connection, name: str) -> sqlite3.Row | None:
+    """The person a name reads as: a person of that name, else, for this machine's login, the
+    person at this machine (in team mode named `login@machine`)."""
+    row = conn.execute("SELECT * FROM sessions WHERE client = ? AND lower(name) = lower(?)"
+                       " ORDER BY last_active DESC LIMIT 1", (identity.USER, name)).fetchone()
+    if row is None and name.lower() == identity.login().lower():
+        row = get(conn, identity.user_id())
+    return row
+
+
 def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = "") -> str:
     """`base`, else `base#2`, `base#3`, ... : the first not held by another live session."""
     rows = conn.execute(
@@ -171,7 +187,8 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
     offline."""
     row = get(conn, sid)
     if row is None:
-        name = unique_name(conn, identity.base_name(sid, cwd), now)
+        base = identity.base_name(sid, cwd)  # a person's name is its own: no agent holds it
+        name = base if identity.split_id(sid)[0] == identity.USER else unique_name(conn, base, now)
         root = identity.project_root(cwd) if cwd else ""
         conn.execute(
             "INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
@@ -440,22 +457,27 @@ def matches(row: sqlite3.Row, query: str) -> bool:
 def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
                    all_workspaces: bool = False, allow_self: bool = False,
                    include_offline: bool = False) -> sqlite3.Row:
-    """Exact id -> exact handle -> exact name -> unambiguous name substring.
+    """Exact id -> exact handle -> a person's name -> exact name -> unambiguous name substring.
 
     An id or handle reaches a session in any status (messages wait for it); a name reaches live
     sessions, and offline ones active in the last 24 h too when `include_offline`. Scope applies
     to every step: a session outside the caller's project is not found unless `all_workspaces`
-    widens the search. When nothing matches, the error says what would."""
+    widens the search; a person (`user:…`) is one in every project, and a name that reads as a
+    person is that person, whatever an agent calls itself. When nothing matches, the error says
+    what would."""
     target = target.strip()
     if not target:
         raise invalid("target", "the target is empty", "pass a session id, handle or name")
 
-    def in_scope(row: sqlite3.Row | None) -> bool:
-        return row is not None and (all_workspaces or caller.holds(row))
+    def in_scope(row: sqlite3.Row | None) -> bool:  # a person is one, in every project
+        return row is not None and (all_workspaces or caller.holds(row)
+                                    or row["client"] == identity.USER)
 
     row = get(conn, target)
     if not in_scope(row):
         row = conn.execute("SELECT * FROM sessions WHERE handle = ?", (target,)).fetchone()
+    if not in_scope(row):  # a name that reads as a person is that person, before any agent's
+        row = person_named(conn, target)
     if not in_scope(row):
         found = by_name(scoped_rows(conn, caller, now, all_workspaces, False), target)
         if not found and include_offline:  # a live session's name wins over an offline one's
