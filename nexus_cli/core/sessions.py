@@ -192,11 +192,12 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
         root = identity.project_root(cwd) if cwd else ""
         conn.execute(
             "INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
-            " client_pid, client_start, parent, created_at, last_active, machine)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?)",
+            " client_pid, client_start, parent, created_at, last_active, machine, start_project)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)",
             (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd, root,
              scope_of(conn, root), client.pid if client else None,
-             client.start if client else None, parent, now, now, machine()),
+             client.start if client else None, parent, now, now, machine(),
+             start_project(conn, client, root)),
         )
     elif touch:
         if effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
@@ -210,6 +211,22 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
             return row
         conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
     return get(conn, sid)  # type: ignore[return-value]
+
+
+def start_project(conn: sqlite3.Connection, client: Proc | None, root: str) -> str:
+    """Where a new conversation starts for good (`nexus fs` keeps to it): its project, unless its
+    client process already ran one (a /clear, a Codex /new, or a start fed by hand from the
+    agent's shell), whose start it keeps: no event of a running client moves it."""
+    hosted = of_process(conn, client) if client is not None else []
+    return hosted[-1]["start_project"] or hosted[-1]["project"] if hosted else root
+
+
+def jail(row: sqlite3.Row | None, caller: Caller) -> str:
+    """The project `nexus fs` keeps an agent in: its start (`start_project`); the person's, where
+    the person stands."""
+    if row is None or not caller.is_agent:
+        return caller.project
+    return row["start_project"] or row["project"]
 
 
 def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> None:
@@ -241,6 +258,10 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
                                "client_pid": client.pid, "client_start": client.start}
     if row["machine"] != machine():  # its client process runs here (now)
         sets["machine"] = machine()
+    if (row["client_pid"], row["client_start"]) != (client.pid, client.start):
+        # it starts in this client process (a resume in a new process, admitted only as that
+        # process's own first event; or a run's session at its first): its start is here
+        sets["start_project"] = identity.project_root(cwd) if cwd else row["start_project"]
     if isinstance(data.get("transcript_path"), str):
         sets["transcript_path"] = data["transcript_path"]
     if event == "UserPromptSubmit":

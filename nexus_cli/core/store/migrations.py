@@ -620,6 +620,19 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        22,
+        "a session's project as registered at its start (its client process's first hook, or the "
+        "project of the conversation it succeeded in that process): `nexus fs` keeps to it, and "
+        "no later hook event's cwd moves it (old rows: their project now)",
+        """
+        ALTER TABLE sessions ADD COLUMN start_project TEXT NOT NULL DEFAULT '';
+        UPDATE sessions SET start_project = project;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
