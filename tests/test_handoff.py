@@ -129,16 +129,26 @@ def test_compaction_keeps_the_conversation(hook, nx, world, client):
 
 
 def test_claude_resume_inside_switches_without_handing_over(hook, nx, world, fake):
+    """/resume inside a running Claude Code: the current conversation ends (offline, nothing
+    handed over). A conversation this process ran before comes back; one whose own client has
+    exited is not taken into a running process (a resume is believed only as a client process's
+    first event: the same start fed by hand from an agent's shell would take it over): refused,
+    it stays where it was, for `claude --resume` in a process of its own."""
     proc = world("claude").proc
-    other = fake.spawn("claude")  # conversation A, from an earlier process that exited
+    other = fake.spawn("claude")  # conversation 7, from an earlier process that exited
     hook("claude", "SessionStart", sid(7), source="startup", client_pid=other)
     hook("claude", "SessionEnd", sid(7), reason="prompt_input_exit", client_pid=other)
     fake.kill(other)
     hook("claude", "SessionEnd", sid(OLD), reason="resume", client_pid=proc)
-    hook("claude", "SessionStart", sid(7), source="resume", client_pid=proc)
-    assert nx("read", "--json", env=claude_env(sid(7)), inside=proc).json["count"] == 0
+    r = hook("claude", "SessionStart", sid(7), source="resume", client_pid=proc)
+    assert r.code == 1 and "hook_refused" in r.err and "resume" in r.err, r.err
+    assert nx("read", "--json", env=claude_env(sid(7)), inside=proc).code == 5
     st = nx("status", sid_of("claude", OLD), "--json", env=PEER).json
     assert st["state"] == "offline" and st["successor"] is None
+    # the conversation it ran itself comes back to it
+    hook("claude", "SessionEnd", sid(7), reason="resume", client_pid=proc)
+    assert hook("claude", "SessionStart", sid(OLD), source="resume", client_pid=proc).code == 0
+    assert nx("read", "--json", env=claude_env(sid(OLD)), inside=proc).code == 0
 
 
 def test_codex_resume_picker_replaces_without_handing_over(hook, nx, world, fake):
@@ -147,10 +157,11 @@ def test_codex_resume_picker_replaces_without_handing_over(hook, nx, world, fake
     hook("codex", "SessionStart", sid(7), source="startup", client_pid=other)
     hook("codex", "SessionEnd", sid(7), reason="other", client_pid=other)
     fake.kill(other)
-    hook("codex", "SessionStart", sid(7), source="resume", client_pid=proc)  # lazy, same process
+    r = hook("codex", "SessionStart", sid(7), source="resume", client_pid=proc)  # lazy
+    assert r.code == 1 and "hook_refused" in r.err  # not into a running process (see above)
     st = nx("status", sid_of("codex", OLD), "--json", env=PEER).json
-    assert st["state"] == "offline" and st["successor"] is None
-    assert nx("status", sid_of("codex", 7), "--json", env=PEER).json["state"] == "idle"
+    assert st["successor"] is None
+    assert nx("status", sid_of("codex", 7), "--json", env=PEER).json["state"] == "offline"
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])

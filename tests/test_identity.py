@@ -311,6 +311,53 @@ def test_a_session_moves_to_a_new_client_process_only_at_session_start(hook, hom
     assert json.loads(row["detail"]) == {"from_pid": first, "to_pid": second}
 
 
+def test_a_dead_session_moves_only_into_a_client_process_at_its_first_event(nx, hook, home,
+                                                                             fake, pair):
+    """A SessionStart(resume) for a dead session fed by hand from A's shell (A's client process
+    runs it, so it is admitted as A's process's) does not move the dead session into A: a
+    resume is believed only as a client process's own first event, and the refusal is written
+    down. A new client process resuming it as its first event does move it, recorded."""
+    dead = fake.client_of(f"claude:{C}")
+    hook("claude", "SessionStart", C, source="startup")
+    nx("send", f"claude:{C}", "for C only", env=codex_env(B))
+    fake.kill(dead)
+    r = hook("claude", "SessionStart", C, source="resume", client_pid=fake.client_of(A_ID))
+    assert r.code == 1 and "hook_refused" in r.err, r.err
+    assert nx("whoami", "--json", env=claude_env(A)).json["id"] == A_ID  # A is still A
+    assert nx("read", "--json", env=claude_env(C), inside=fake.client_of(A_ID)).code == 5
+    assert "security.hook_refused" in security_events(home)
+    fresh = fake.spawn("claude")
+    assert hook("claude", "SessionStart", C, source="resume", client_pid=fresh).code == 0
+    moved = db(home).execute("SELECT * FROM events WHERE action = 'session.moved'").fetchone()
+    assert json.loads(moved["detail"]) == {"from_pid": dead, "to_pid": fresh}
+    assert [m["text"] for m in nx("read", "--json", inside=fresh).json["messages"]] == \
+        ["for C only"]
+
+
+def test_a_dead_session_is_not_taken_over_by_a_client_that_ran_no_hook(nx, hook, home, fake,
+                                                                        pair):
+    """A process named `claude` that is a link to a shell is no client at all; one that has run
+    no hook yet (any program named claude) may not be a dead session by its variable: a
+    takeover happens only at a client's first event, in the activity log."""
+    dead = fake.client_of(f"claude:{C}")
+    hook("claude", "SessionStart", C, source="startup")
+    nx("send", f"claude:{C}", "for C only", env=codex_env(B))
+    fake.kill(dead)
+    shell = fake.spawn("claude", parent=fake.client_of(A_ID))
+    fake.exes[shell] = "/usr/bin/bash"  # `ln -s /bin/bash claude` in A's shell
+    r = nx("read", "--json", env={**claude_env(C)}, inside=shell)
+    assert r.code == 5 and r.json["error"]["code"] == "impersonation_refused", r.out
+    hookless = fake.spawn("claude")  # a program named claude, no hook run yet
+    fake.exes[hookless] = "/opt/claude/claude"
+    r = nx("read", "--json", env=claude_env(C), inside=hookless)
+    assert r.code == 5 and r.json["error"]["code"] == "impersonation_refused", r.out
+    assert "SessionStart" in r.json["error"]["action"]
+    r = hook("claude", "SessionStart", C, source="resume", client_pid=shell)
+    assert r.code == 1  # its "client" is A's process, which runs A
+    assert security_events(home).count("security.impersonation_refused") == 2
+    assert nx("read", "--json", env=claude_env(C), inside=hookless).code == 5  # still C's
+
+
 def test_process_ancestry_identifies_a_real_hookless_shell(hook, home, chdir_work, fake, tmp_path):
     """A real process tree: a command run by a stand-in client, its variables scrubbed, is that
     session; `--as` naming anyone else is refused."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...core.proctable import Proc
+from ...core.proctable import Proc, is_shell
 from .. import ids
 
 NAME = "claude"
@@ -26,7 +26,9 @@ WAKE = "rewake"  # exit 2 from the asyncRewake Stop hook
 
 
 def is_client(proc: Proc) -> bool:
-    return proc.name in ("claude", "claude.exe") or proc.name.startswith("claude-")
+    """A process named as Claude Code is, that is not a shell so named (a link to /bin/sh)."""
+    return (proc.name in ("claude", "claude.exe") or proc.name.startswith("claude-")) \
+        and not is_shell(proc.pid)
 
 
 def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ...core.proctable import Proc, table
+from ...core.proctable import Proc, is_shell, table
 from .. import ids
 
 NAME = "codex"
@@ -27,7 +27,8 @@ WAKE = "queue"  # `codex queue`
 
 
 def is_client(proc: Proc) -> bool:
-    return proc.name == "codex" or proc.name.startswith("codex-")
+    """A process named as Codex is, that is not a shell so named (a link to /bin/sh)."""
+    return (proc.name == "codex" or proc.name.startswith("codex-")) and not is_shell(proc.pid)
 
 
 def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
