@@ -45,11 +45,13 @@ def test_handing_over_to_a_live_session_never_makes_the_old_process_that_session
     c_env, b_env = claude_env(C), codex_env(B)
     nx("send", f"claude:{C}", "for C only", env=claude_env(A))
     assert nx("handoff", "now", "--to", f"claude:{C}", env=b_env).code == 0
+    assert nx("handoff", "accept", "--from-session", B_ID, env=c_env).code == 0
     assert nx("whoami", "--json", env=b_env).json["id"] == B_ID
     assert nx("whoami", "--json", inside=fake.by_session[B_ID]).json["id"] == B_ID  # no env
     assert nx("read", "--json", env=b_env).json["count"] == 0
     assert nx("read", "--as", f"claude:{C}", env=b_env).code == 5
-    assert [m["text"] for m in nx("read", "--json", env=c_env).json["messages"]] == ["for C only"]
+    assert [m["text"] for m in nx("read", "--json", env=c_env).json["messages"]
+            if m["kind"] == "message"] == ["for C only"]
 
 # -- ids, handles, names ---------------------------------------------------------------------------
 

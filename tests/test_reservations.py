@@ -714,6 +714,7 @@ def test_handoff_now_moves_them_to_the_session_named(nx, hook, trio):
     nx("reserve", "src/parser.py", "docs/", env=A)
     nx("reserve", "docs/", "--shared", "--ttl", "9999", env=B)  # refused: A holds it exclusively
     assert nx("handoff", "now", "--to", f"codex:{sid(2)}", env=A).code == 0
+    assert nx("handoff", "accept", "--from-session", f"claude:{sid(1)}", env=B).code == 0
     held = nx("reservations", "--mine", "--json", env=B).json["items"]
     assert sorted(r["pattern"] for r in held) == ["docs/**", "src/parser.py"]
     assert reason(edit(hook, C, str(trio / "src" / "parser.py")))

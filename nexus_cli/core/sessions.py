@@ -35,7 +35,8 @@ EVENT_STATUS = {
 # the columns other modules may set through `update`
 SETTABLE = frozenset({
     "status", "name", "note", "listening", "waiter_pid", "auto_turns", "last_wake_at",
-    "last_wake_error", "handoff", "handoff_at", "predecessor", "successor",
+    "last_wake_error", "handoff", "handoff_at", "predecessor", "successor", "offered_to",
+    "offered_at",
 })
 
 

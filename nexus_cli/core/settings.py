@@ -20,6 +20,7 @@ WOKEN_TURN = 60  # a prompt this soon after a wake is the woken turn itself
 EXPIRE_AFTER = 24 * 3600  # unread messages expire; the sender gets a notice
 IDLE_WATCH = 24 * 3600  # a `--notify-when-idle` subscription lapses
 WATCH_MAX = 7 * 86400  # `watch --timeout` at most
+HANDOFF_OFFER = 3600  # a handoff offered to a live session (`handoff now --to`) waits this long
 ANNOUNCE_LISTED = 5  # messages (and peers) listed per announcement
 FIRST_LINE = 100  # characters of a message's first line in an announcement
 # asking and binding

@@ -633,6 +633,18 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        23,
+        "a handoff offered to a live session (`handoff now --to`), which moves nothing until "
+        "that session accepts it (`handoff accept`)",
+        """
+        ALTER TABLE sessions ADD COLUMN offered_to TEXT;
+        ALTER TABLE sessions ADD COLUMN offered_at REAL;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
