@@ -178,7 +178,8 @@ def test_a_call_cannot_act_as_another_session(home, pair):
     import time
 
     conn = raw_db(home)
-    conn.execute("INSERT INTO tool_uses VALUES ('toolu_B1', ?, ?)", (B_ID, time.time()))
+    conn.execute("INSERT INTO tool_uses (tool_use_id, session_id, created_at)"
+                 " VALUES ('toolu_B1', ?, ?)", (B_ID, time.time()))
     conn.commit()
     conn.close()
 

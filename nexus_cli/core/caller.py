@@ -294,7 +294,27 @@ def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float,
 def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],
                 env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
     """The caller of an MCP tool call: the conversation its `_meta` names, which must be one the
-    client process that started this server runs; without `_meta`, that client's session."""
+    client process that started this server runs; without `_meta`, that client's session. Its
+    `tier` is what its client states for the call (`stated_tier`)."""
+    me = _resolve_mcp(conn, now, meta, env, chain, cwd)
+    return me._replace(tier=stated_tier(conn, meta, me.id)) if me.is_agent else me
+
+
+def stated_tier(conn: sqlite3.Connection, meta: Mapping[str, object], sid: str) -> str | None:
+    """The sandbox tier the calling client states for this tool call: Codex's turn sandbox in
+    `_meta`; Claude Code's permission mode, recorded with the call's binding by its PreToolUse
+    hook (the call's own id: no earlier hook could know it)."""
+    adapter = identity.adapter(sid)
+    tier = adapter.meta_tier(meta)
+    key = adapter.META_BINDING
+    tool_use = meta.get(key) if key else None
+    if tier is None and isinstance(tool_use, str) and tool_use:
+        tier = sessions.bound_tier(conn, tool_use, sid)
+    return tier
+
+
+def _resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],
+                 env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
     found = nearest_client(conn, chain, now)
     claimed = from_meta(conn, meta, now, found.hosted if found is not None else frozenset())
     if claimed is not None:

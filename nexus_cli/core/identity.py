@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from types import ModuleType
 
 from .. import clients
 from .errors import NexusError
@@ -50,6 +51,11 @@ def session_id(client: str, raw: str) -> str:
     if not isinstance(raw, str) or not adapter.ID_RE.match(raw):
         raise bad_id(f"{client}:{raw}", f"not a {client} session id (a lowercase UUID)")
     return f"{client}:{raw}"
+
+
+def adapter(sid: str) -> ModuleType:
+    """The client adapter of a session id (`clients/<client>/runtime.py`)."""
+    return clients.ADAPTERS[split_id(sid)[0]]
 
 
 def split_id(sid: str) -> tuple[str, str]:

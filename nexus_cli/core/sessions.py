@@ -40,11 +40,13 @@ SETTABLE = frozenset({
 })
 
 
-class Caller(namedtuple("Caller", "id cwd project source scope", defaults=("",))):
+class Caller(namedtuple("Caller", "id cwd project source scope tier", defaults=("", None))):
     """The participant a call acts as, its project root (a path), how it was established
-    (`source`: option | env | ancestry | mcp | user | hook), and its scope: the project as every
-    machine names it (`identity.scope_of`; the root path on the local store). A namedtuple: no
-    dataclass import on the hook path."""
+    (`source`: option | env | ancestry | mcp | user | hook), its scope: the project as every
+    machine names it (`identity.scope_of`; the root path on the local store), and `tier`: the
+    sandbox tier its client states for this very call (Codex's turn `sandbox_mode`, Claude
+    Code's permission mode), None when it states none. A namedtuple: no dataclass import on the
+    hook path."""
 
     __slots__ = ()
 
@@ -272,7 +274,7 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
         if isinstance(data.get("tool_name"), str):
             sets["last_tool"] = data["tool_name"]
         if event == "PreToolUse" and isinstance(data.get("tool_use_id"), str):
-            bind(conn, data["tool_use_id"], sid, now)
+            bind(conn, data["tool_use_id"], sid, now, identity.adapter(sid).hook_tier(data))
     elif event == "SessionEnd":
         sets["end_reason"] = data.get("reason") if isinstance(data.get("reason"), str) else None
     elif event == "SessionStart":
@@ -395,12 +397,22 @@ def live_count(conn: sqlite3.Connection, now: float) -> int:
 # -- tool-use bindings (the MCP caller of Claude Code) ----------------------------------------
 
 
-def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float) -> None:
+def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float,
+         tier: str | None = None) -> None:
     """The PreToolUse hook's binding of a tool use to its session, one per (id, session): a hook
     of another session naming the same id (learnt from a transcript) adds a binding of its own,
-    which the MCP server of the rightful session never picks (`caller.resolve_mcp`)."""
-    conn.execute("INSERT INTO tool_uses VALUES (?, ?, ?)"
-                 " ON CONFLICT (tool_use_id, session_id) DO NOTHING", (tool_use_id, sid, now))
+    which the MCP server of the rightful session never picks (`caller.resolve_mcp`). `tier`: the
+    sandbox tier its client states for the call (the first binding's stays)."""
+    conn.execute("INSERT INTO tool_uses (tool_use_id, session_id, created_at, tier)"
+                 " VALUES (?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING",
+                 (tool_use_id, sid, now, tier))
+
+
+def bound_tier(conn: sqlite3.Connection, tool_use_id: str, sid: str) -> str | None:
+    """The tier the client stated at the PreToolUse of this tool call of `sid`."""
+    row = conn.execute("SELECT tier FROM tool_uses WHERE tool_use_id = ? AND session_id = ?",
+                       (tool_use_id, sid)).fetchone()
+    return row[0] if row else None
 
 
 def bound_sessions(conn: sqlite3.Connection, tool_use_id: str, now: float) -> list[str]:

@@ -94,9 +94,12 @@ KEYS: dict[str, tuple[type, int, int, int, str]] = {
     "approvalTimeout": (int, 10, 590, 300, "seconds a routed permission request waits for an "
                                            "answer before it is rejected"),
     "fsWrite": (int, 0, 1, 0, "1: `fs_write` may write files inside the caller's project"),
+    "widerRuns": (int, 0, 1, 0, "1: an agent may start a run with a wider sandbox tier than its "
+                                "own (its run's, or what its client states for the call: "
+                                "Codex's turn sandbox, Claude Code's permission mode); 0: never"),
 }
 # settings that widen what agents may do: only the person changes them, at a terminal
-PERSON_ONLY = ("fsWrite", "runApprovals")
+PERSON_ONLY = ("fsWrite", "runApprovals", "widerRuns")
 DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 
 

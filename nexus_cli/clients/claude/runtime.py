@@ -44,5 +44,21 @@ def meta_session(meta: Mapping[str, object]) -> str | None:
     return None  # Claude Code names its conversation only through the tool-use binding
 
 
+# its permission modes as sandbox tiers; `default` (and the others) ask or decide per call: no
+# tier of their own
+MODE_TIERS = {"plan": "read-only", "acceptEdits": "workspace-write",
+              "bypassPermissions": "danger-full-access"}
+
+
+def hook_tier(data: Mapping[str, object]) -> str | None:
+    """The tier of a tool call as its hook event states it: the permission mode it runs in."""
+    mode = data.get("permission_mode")
+    return MODE_TIERS.get(mode) if isinstance(mode, str) else None
+
+
+def meta_tier(meta: Mapping[str, object]) -> str | None:
+    return None  # read from the tool-use binding (the PreToolUse hook's permission mode)
+
+
 def unattended(env: Mapping[str, str]) -> bool:
     return env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0"

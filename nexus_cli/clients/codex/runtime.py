@@ -47,6 +47,21 @@ def meta_session(meta: Mapping[str, object]) -> str | None:
     return None
 
 
+TIERS = ("read-only", "workspace-write", "danger-full-access")
+
+
+def hook_tier(data: Mapping[str, object]) -> str | None:
+    return None  # a Codex hook event does not say its sandbox; its MCP call's `_meta` does
+
+
+def meta_tier(meta: Mapping[str, object]) -> str | None:
+    """The turn's sandbox, as the MCP call's `_meta` carries it
+    (`x-codex-turn-metadata.sandbox_mode`)."""
+    turn = meta.get("x-codex-turn-metadata")
+    mode = turn.get("sandbox_mode") if isinstance(turn, Mapping) else None
+    return mode if mode in TIERS else None
+
+
 def unattended(env: Mapping[str, str]) -> bool:
     return False
 

@@ -645,6 +645,17 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        24,
+        "the sandbox tier a client states for a tool call at its PreToolUse (Claude Code's "
+        "permission mode): a run that call starts is no wider than its caller's own tier",
+        """
+        ALTER TABLE tool_uses ADD COLUMN tier TEXT;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 # Statements only team mode runs after a migration's own (core/store/pg.ddl), named as
