@@ -32,6 +32,15 @@ SESSIONS = textwrap.dedent("""
     }
     hook claude $A && hook codex $B "$CODEX"
     export CLAUDE_CODE_SESSION_ID=$A
+    # B's commands, each in a codex of its own (a stand-in runs one command) whose first event
+    # resumes B there, as `codex resume` does: a client takes a session over only that way
+    as_b() {
+        printf '{"hook_event_name": "SessionStart", "session_id": "%s", "cwd": "%s", %s}\\n' \\
+            "$B" "$MNT" '"source": "resume"' > "$OUT/resume-b.json"
+        CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" sh -c '"$0" -m nexus_cli hook codex \\
+            < "$1" > /dev/null 2>&1; shift; exec "$0" -m nexus_cli "$@"' "$PY" \\
+            "$OUT/resume-b.json" "$@"
+    }
 """)
 
 
@@ -54,14 +63,13 @@ SCRIPT = script("""
     mount -o remount,ro "$MNT"
     $PY -m nexus_cli send codex:$B "on read-only media" \\
         > /dev/null 2> "$OUT/ro.err"; echo $? > "$OUT/ro.rc"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli peers --json \\
-        --include-offline > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
+    $PY -m nexus_cli peers --json --include-offline \\
+        > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
     printf '{"hook_event_name": "Stop", "session_id": "%s", "cwd": "/"}\\n' $A \\
         | $PY -m nexus_cli hook claude > /dev/null 2> "$OUT/hook.err"; echo $? > "$OUT/hook.rc"
     cmp -s "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"; echo $? > "$OUT/same.rc"
     mount -o remount,rw "$MNT"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --json \\
-        > "$OUT/read.json"
+    as_b read --json > "$OUT/read.json"
     integrity="import sqlite3,sys; print(sqlite3.connect(sys.argv[1])"
     integrity="$integrity.execute('pragma integrity_check').fetchone()[0])"
     $PY -c "$integrity" "$NEXUS_HOME/nexus.db" > "$OUT/integrity"
@@ -120,11 +128,10 @@ FILL = script("""
         fi
     done
     rm "$MNT/filler"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 \\
-        --json > "$OUT/read1.json" 2> "$OUT/read1.err"; echo $? > "$OUT/read1.rc"
+    as_b read --count 50 --json > "$OUT/read1.json" 2> "$OUT/read1.err"
+    echo $? > "$OUT/read1.rc"
     for n in 2 3 4 5 6 7 8 9; do
-        CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 \\
-            --json > "$OUT/read$n.json" 2>> "$OUT/read1.err"
+        as_b read --count 50 --json > "$OUT/read$n.json" 2>> "$OUT/read1.err"
     done
     $PY -m nexus_cli send codex:$B "after the disk freed up" --json \\
         > "$OUT/after.json" 2> "$OUT/after.err"; echo $? > "$OUT/after.rc"
@@ -158,14 +165,14 @@ READ_FULL = script("""
     time.sleep(300)" "$NEXUS_HOME/nexus.db" "$OUT/holding" &
     holder=$!
     while [ ! -e "$OUT/holding" ]; do sleep 0.05; done
-    for i in 1 2 3; do $PY -m nexus_cli send codex:$B "message $i" > /dev/null; done
+    for i in 1 2 3; do as_b send claude:$A "message $i" > /dev/null; done
     dd if=/dev/zero of="$MNT/filler" bs=1k 2>/dev/null  # until the disk is full
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --json \\
-        > "$OUT/full.json" 2> "$OUT/full.err"; echo $? > "$OUT/full.rc"
+    $PY -m nexus_cli read --json > "$OUT/full.json" 2> "$OUT/full.err"  # A, below its claude
+    echo $? > "$OUT/full.rc"
     kill $holder
     rm "$MNT/filler"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --json \\
-        > "$OUT/after.json" 2> "$OUT/after.err"; echo $? > "$OUT/after.rc"
+    $PY -m nexus_cli read --json > "$OUT/after.json" 2> "$OUT/after.err"
+    echo $? > "$OUT/after.rc"
 """)
 
 
