@@ -75,6 +75,7 @@ class FakeTable(ProcTable):
     def __init__(self) -> None:
         self.procs: dict[int, Proc] = {}
         self.by_session: dict[str, int] = {}
+        self.exes: dict[int, str] = {}
         self.real = proctable.ProcFS()
         self._local = threading.local()  # hooks run in threads each sit under their own client
 
@@ -116,6 +117,13 @@ class FakeTable(ProcTable):
 
     def kill(self, pid: int) -> None:
         self.procs.pop(pid, None)
+
+    def exe(self, pid: int) -> str | None:
+        """The program a fake process runs (`exes`: a fake `claude` that is a link to a shell),
+        unknown unless set; a real process's own."""
+        if pid in self.procs:
+            return self.exes.get(pid)
+        return None if pid >= 800_000 else self.real.exe(pid)
 
     def get(self, pid: int) -> Proc | None:
         if pid in self.procs:

@@ -182,3 +182,21 @@ def test_doctor_sees_a_table_without_the_permission_entry_as_outdated():
         assert not hookdefs.outdated({"hooks": table}, client)
         table.pop("PermissionRequest")
         assert hookdefs.outdated({"hooks": table}, client)
+
+
+def test_answering_after_the_run_ended_is_not_pending_for_its_dispatcher(nx, routed):
+    """The run ended: its route is gone and its waiting hook with it. Its dispatcher's answer is
+    the first responder's loss (`not-pending`, exit 4), not `not_approver`: the request changes
+    for nobody now."""
+    thread, box = ask(routed)
+    item = wait_pending(nx)["items"][0]
+    with Store().write() as conn:
+        ledger.unroute(conn, RUN)  # the runner's last write: the run is over
+        # and its client with the waiting hook: gone
+        conn.execute("UPDATE approvals SET hook_pid = 999999999 WHERE id = ?", (item["id"],))
+    r = nx("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}", "--json",
+           env=claude_env(sid(1)))
+    assert r.code == 4 and r.json["receipt"] == "not-pending", r.err
+    assert r.json["status"] == "withdrawn"
+    thread.join(60)
+    assert decision(box)["behavior"] == "deny"  # withdrawn: never allowed

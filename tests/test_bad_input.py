@@ -202,9 +202,10 @@ def test_positional_arguments_are_described_with_their_limits(nx):
         assert "TEXT    The message (at most 32,000 characters)." in help_text
 
 
-def test_an_mcp_call_answered_before_a_failed_commit_gets_no_second_answer(monkeypatch, home):
-    """Unit: a consuming call writes its answer before COMMIT; if the COMMIT then fails, the
-    client has had its one response (nothing was consumed) and no error follows it."""
+def test_an_mcp_call_whose_commit_fails_gets_the_error_alone(monkeypatch, home):
+    """Unit: a consuming call's answer is written once it has committed; a COMMIT that fails
+    (here: the tool failing after handing its result over) answers with the error alone, one
+    response, nothing consumed."""
     import threading
 
     from nexus_cli.catalog import load
@@ -212,11 +213,13 @@ def test_an_mcp_call_answered_before_a_failed_commit_gets_no_second_answer(monke
     from nexus_cli.mcp import tools as mcp_tools
 
     def answered_then_failed(tool, ctx, args):
-        ctx.hand_over({"messages": [], "count": 0, "remaining": 0})
-        raise NexusError("store_full", "x", "the disk is full", "free some space")
+        with ctx.write():
+            ctx.hand_over({"messages": [], "count": 0, "remaining": 0}, lambda conn: None)
+            raise NexusError("store_full", "x", "the disk is full", "free some space")
 
     monkeypatch.setattr(mcp_tools, "invoke", answered_then_failed)
     replies: list = []
     tool = load()["read"]
     got = mcp_tools.run_tool(tool, {}, {}, {}, [], threading.Event(), replies.append)
-    assert got is None and len(replies) == 1 and replies[0]["isError"] is False
+    assert replies == [] and got is not None and got["isError"] is True
+    assert got["structuredContent"]["error"]["code"] == "store_full"

@@ -20,19 +20,38 @@ pytestmark = pytest.mark.skipif(
     or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0,
     reason="needs root and unshare -m (a private mount namespace) to mount a small tmpfs")
 
-SCRIPT = textwrap.dedent("""
-    set -u
-    mount -t tmpfs -o size=800k tmpfs "$MNT"
+# two sessions on the small disk: A (this script runs below a stand-in claude, A's client) and B
+# (its commands run below a codex)
+SESSIONS = textwrap.dedent("""
     mkdir -m 700 "$NEXUS_HOME"
     A=aaaaaaaa-0000-4000-8000-000000000001
     B=bbbbbbbb-0000-4000-8000-000000000002
-    # this script runs below a stand-in claude (the client of A); B's commands run below a codex
     hook() {
         printf '{"hook_event_name": "SessionStart", "session_id": "%s", "cwd": "%s"}\\n' \\
             "$2" "$MNT" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null
     }
     hook claude $A && hook codex $B "$CODEX"
     export CLAUDE_CODE_SESSION_ID=$A
+    # B's commands, each in a codex of its own (a stand-in runs one command) whose first event
+    # resumes B there, as `codex resume` does: a client takes a session over only that way
+    as_b() {
+        printf '{"hook_event_name": "SessionStart", "session_id": "%s", "cwd": "%s", %s}\\n' \\
+            "$B" "$MNT" '"source": "resume"' > "$OUT/resume-b.json"
+        CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" sh -c '"$0" -m nexus_cli hook codex \\
+            < "$1" > /dev/null 2>&1; shift; exec "$0" -m nexus_cli "$@"' "$PY" \\
+            "$OUT/resume-b.json" "$@"
+    }
+""")
+
+
+def script(text: str) -> str:
+    return textwrap.dedent(text).replace("@SESSIONS@\n", SESSIONS)
+
+
+SCRIPT = script("""
+    set -u
+    mount -t tmpfs -o size=800k tmpfs "$MNT"
+    @SESSIONS@
     $PY -m nexus_cli send codex:$B "before the disk filled" --json > "$OUT/first.json"
     dd if=/dev/zero of="$MNT/filler" bs=4k count=1000 2>/dev/null
     big=$(head -c 20000 /dev/zero | tr '\\0' x)
@@ -44,14 +63,13 @@ SCRIPT = textwrap.dedent("""
     mount -o remount,ro "$MNT"
     $PY -m nexus_cli send codex:$B "on read-only media" \\
         > /dev/null 2> "$OUT/ro.err"; echo $? > "$OUT/ro.rc"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli peers --json \\
-        --include-offline > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
+    $PY -m nexus_cli peers --json --include-offline \\
+        > "$OUT/peers.json" 2> "$OUT/peers.err"; echo $? > "$OUT/peers.rc"
     printf '{"hook_event_name": "Stop", "session_id": "%s", "cwd": "/"}\\n' $A \\
         | $PY -m nexus_cli hook claude > /dev/null 2> "$OUT/hook.err"; echo $? > "$OUT/hook.rc"
     cmp -s "$NEXUS_HOME/nexus.db" "$OUT/before-ro.db"; echo $? > "$OUT/same.rc"
     mount -o remount,rw "$MNT"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --json \\
-        > "$OUT/read.json"
+    as_b read --json > "$OUT/read.json"
     integrity="import sqlite3,sys; print(sqlite3.connect(sys.argv[1])"
     integrity="$integrity.execute('pragma integrity_check').fetchone()[0])"
     $PY -c "$integrity" "$NEXUS_HOME/nexus.db" > "$OUT/integrity"
@@ -92,18 +110,10 @@ def test_full_and_read_only_disks(tmp_path):
     assert r("integrity") == "ok"
 
 
-FILL = textwrap.dedent("""
+FILL = script("""
     set -u
     mount -t tmpfs -o size=2m tmpfs "$MNT"
-    mkdir -m 700 "$NEXUS_HOME"
-    A=aaaaaaaa-0000-4000-8000-000000000001
-    B=bbbbbbbb-0000-4000-8000-000000000002
-    hook() {
-        printf '{"hook_event_name": "SessionStart", "session_id": "%s", "cwd": "%s"}\\n' \\
-            "$2" "$MNT" | ${3:-} $PY -m nexus_cli hook $1 > /dev/null
-    }
-    hook claude $A && hook codex $B "$CODEX"
-    export CLAUDE_CODE_SESSION_ID=$A
+    @SESSIONS@
     free=$(df --output=avail -k "$MNT" | tail -1)
     dd if=/dev/zero of="$MNT/filler" bs=1k count=$((free - 300)) 2>/dev/null
     body=$(head -c 3000 /dev/zero | tr '\\0' x)
@@ -118,11 +128,10 @@ FILL = textwrap.dedent("""
         fi
     done
     rm "$MNT/filler"
-    CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 \\
-        --json > "$OUT/read1.json" 2> "$OUT/read1.err"; echo $? > "$OUT/read1.rc"
+    as_b read --count 50 --json > "$OUT/read1.json" 2> "$OUT/read1.err"
+    echo $? > "$OUT/read1.rc"
     for n in 2 3 4 5 6 7 8 9; do
-        CODEX_SESSION_ID=$B CLAUDE_CODE_SESSION_ID= "$CODEX" $PY -m nexus_cli read --count 50 \\
-            --json > "$OUT/read$n.json" 2>> "$OUT/read1.err"
+        as_b read --count 50 --json > "$OUT/read$n.json" 2>> "$OUT/read1.err"
     done
     $PY -m nexus_cli send codex:$B "after the disk freed up" --json \\
         > "$OUT/after.json" 2> "$OUT/after.err"; echo $? > "$OUT/after.rc"
@@ -143,3 +152,39 @@ def test_a_full_disk_loses_nothing_acknowledged_and_the_store_recovers_by_itself
             for m in json.loads(r(f"read{n}.json"))["messages"]]
     assert set(acked) <= set(seen)
     assert r("after.rc") == "0", r("after.err")
+
+
+READ_FULL = script("""
+    set -u
+    mount -t tmpfs -o size=1m tmpfs "$MNT"
+    @SESSIONS@
+    # a reader that keeps its snapshot (a long listing, a waiter's look): the WAL cannot start
+    # over, so the read's COMMIT must grow it, and that is what the full disk refuses
+    $PY -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.execute('BEGIN')
+    c.execute('SELECT count(*) FROM sessions').fetchone(); open(sys.argv[2], 'w').close()
+    time.sleep(300)" "$NEXUS_HOME/nexus.db" "$OUT/holding" &
+    holder=$!
+    while [ ! -e "$OUT/holding" ]; do sleep 0.05; done
+    for i in 1 2 3; do as_b send claude:$A "message $i" > /dev/null; done
+    dd if=/dev/zero of="$MNT/filler" bs=1k 2>/dev/null  # until the disk is full
+    $PY -m nexus_cli read --json > "$OUT/full.json" 2> "$OUT/full.err"  # A, below its claude
+    echo $? > "$OUT/full.rc"
+    kill $holder
+    rm "$MNT/filler"
+    $PY -m nexus_cli read --json > "$OUT/after.json" 2> "$OUT/after.err"
+    echo $? > "$OUT/after.rc"
+""")
+
+
+@pytest.mark.realprocs
+def test_a_read_on_a_full_disk_prints_nothing_it_did_not_consume(tmp_path):
+    """`read --json` on a full disk: its COMMIT fails (store_full, exit 6), and then nothing was
+    printed but the error (one JSON document), and every message is still unread; printed
+    messages would have been read."""
+    r = on_a_small_disk(tmp_path, READ_FULL, timeout=300)
+    assert r("full.rc") == "6" and "store_full" in r("full.err"), r("full.err")
+    document = json.loads(r("full.json"))  # exactly one document: the error
+    assert document["error"]["code"] == "store_full" and "messages" not in document
+    assert r("after.rc") == "0", r("after.err")
+    assert [m["text"] for m in json.loads(r("after.json"))["messages"]] == \
+        ["message 1", "message 2", "message 3"]

@@ -156,3 +156,24 @@ def test_fs_write_honours_file_reservations(nx, work, hook):
     assert read(path) == "mine\n"
     assert nx("release", "--all", env=A).code == 0
     assert nx("fs", "write", path, "yours\n", "--mode", "overwrite", env=B).code == 0
+
+
+def test_the_jail_is_the_project_of_the_sessions_start_and_no_hook_moves_it(nx, hook, work,
+                                                                              tmp_path, fake):
+    """`nexus fs` serves agents whose sandbox cannot see the project: a hook event fed from the
+    agent's own shell (its client process is above it, so the event is admitted) with another
+    cwd moves neither its jail nor that of a conversation it starts that way."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("not yours\n")
+    target = str(outside / "notes.txt")
+    assert hook("claude", "UserPromptSubmit", sid(1), cwd=str(outside), prompt="x").code == 0
+    r = nx("fs", "read", target, env=A)
+    assert r.code == 5 and "path_outside_roots" in r.err, r.err
+    assert nx("fs", "read", os.path.join(work, "ok.md"), env=A).code == 0  # its own still is
+    # a conversation "started" in the same client process, by hand, somewhere else
+    client = fake.client_of(f"claude:{sid(1)}")
+    assert hook("claude", "SessionStart", sid(9), client_pid=client, source="clear",
+                cwd=str(outside)).code == 0
+    r = nx("fs", "read", target, env=claude_env(sid(9)), inside=client)
+    assert r.code == 5 and "path_outside_roots" in r.err, r.err

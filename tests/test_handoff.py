@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import claude_env, codex_env, sid
+from helpers import claude_env, codex_env, raw_db, sid
 
 PEER = codex_env(sid(90))
 OLD, NEW = 1, 2
@@ -129,16 +129,26 @@ def test_compaction_keeps_the_conversation(hook, nx, world, client):
 
 
 def test_claude_resume_inside_switches_without_handing_over(hook, nx, world, fake):
+    """/resume inside a running Claude Code: the current conversation ends (offline, nothing
+    handed over). A conversation this process ran before comes back; one whose own client has
+    exited is not taken into a running process (a resume is believed only as a client process's
+    first event: the same start fed by hand from an agent's shell would take it over): refused,
+    it stays where it was, for `claude --resume` in a process of its own."""
     proc = world("claude").proc
-    other = fake.spawn("claude")  # conversation A, from an earlier process that exited
+    other = fake.spawn("claude")  # conversation 7, from an earlier process that exited
     hook("claude", "SessionStart", sid(7), source="startup", client_pid=other)
     hook("claude", "SessionEnd", sid(7), reason="prompt_input_exit", client_pid=other)
     fake.kill(other)
     hook("claude", "SessionEnd", sid(OLD), reason="resume", client_pid=proc)
-    hook("claude", "SessionStart", sid(7), source="resume", client_pid=proc)
-    assert nx("read", "--json", env=claude_env(sid(7)), inside=proc).json["count"] == 0
+    r = hook("claude", "SessionStart", sid(7), source="resume", client_pid=proc)
+    assert r.code == 1 and "hook_refused" in r.err and "resume" in r.err, r.err
+    assert nx("read", "--json", env=claude_env(sid(7)), inside=proc).code == 5
     st = nx("status", sid_of("claude", OLD), "--json", env=PEER).json
     assert st["state"] == "offline" and st["successor"] is None
+    # the conversation it ran itself comes back to it
+    hook("claude", "SessionEnd", sid(7), reason="resume", client_pid=proc)
+    assert hook("claude", "SessionStart", sid(OLD), source="resume", client_pid=proc).code == 0
+    assert nx("read", "--json", env=claude_env(sid(OLD)), inside=proc).code == 0
 
 
 def test_codex_resume_picker_replaces_without_handing_over(hook, nx, world, fake):
@@ -147,10 +157,11 @@ def test_codex_resume_picker_replaces_without_handing_over(hook, nx, world, fake
     hook("codex", "SessionStart", sid(7), source="startup", client_pid=other)
     hook("codex", "SessionEnd", sid(7), reason="other", client_pid=other)
     fake.kill(other)
-    hook("codex", "SessionStart", sid(7), source="resume", client_pid=proc)  # lazy, same process
+    r = hook("codex", "SessionStart", sid(7), source="resume", client_pid=proc)  # lazy
+    assert r.code == 1 and "hook_refused" in r.err  # not into a running process (see above)
     st = nx("status", sid_of("codex", OLD), "--json", env=PEER).json
-    assert st["state"] == "offline" and st["successor"] is None
-    assert nx("status", sid_of("codex", 7), "--json", env=PEER).json["state"] == "idle"
+    assert st["successor"] is None
+    assert nx("status", sid_of("codex", 7), "--json", env=PEER).json["state"] == "offline"
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])
@@ -211,3 +222,55 @@ def test_status_says_why_a_handoff_would_not_happen(nx, hook, world):
     assert len(st["deferred"]) == 2 and st["switch"] is False and st["enabled"] is False
     r = nx("handoff", "now", env=env)
     assert r.code == 2 and "never starts a conversation" in r.err and "/clear" in r.err
+
+
+def test_handoff_to_a_live_session_needs_its_consent(hook, nx, world, fake):
+    """`handoff now --to V` onto a live session that never asked moves nothing: V is offered
+    the handoff (a notice) and takes it with `accept`; nobody else can, nor twice, nor after
+    the offer lapsed. Only a successor the caller's own client process made takes over at once."""
+    w = world("claude")
+    old = env_of("claude", OLD)
+    receiver = fake.spawn("codex")
+    hook("codex", "SessionStart", sid(50), source="startup", client_pid=receiver)
+    v = env_of("codex", 50)
+    was = nx("whoami", "--json", env=v).json["name"]
+    r = nx("handoff", "now", "--to", sid_of("codex", 50), "--json", env=old)
+    assert r.code == 0 and r.json["moved"] is None
+    assert r.json["offered"]["to"]["id"] == sid_of("codex", 50)
+    assert nx("whoami", "--json", env=v).json["name"] == was  # nothing moved
+    assert nx("whoami", "--json", env=old).json["name"] == "reviewer"
+    told = nx("read", "--json", env=v).json["messages"]
+    assert [m["kind"] for m in told] == ["notice"] and "handoff accept" in told[0]["text"]
+    st = nx("handoff", "status", "--json", env=v).json
+    assert [o["id"] for o in st["offers"]] == [sid_of("claude", OLD)]
+    # nobody else takes it
+    r = nx("handoff", "accept", "--from-session", sid_of("claude", OLD), env=PEER)
+    assert r.code == 4 and "handoff_not_offered" in r.err
+    r = nx("handoff", "accept", "--from-session", "reviewer", "--json", env=v)
+    assert r.code == 0 and r.json["moved"]["name"] == "reviewer", r.err
+    assert nx("whoami", "--json", env=v).json["name"] == "reviewer"
+    assert [t["id"] for t in nx("tasks", "--open", "--json", env=v).json["items"]] == [w.owed]
+    r = nx("handoff", "accept", "--from-session", sid_of("claude", OLD), env=v)
+    assert r.code == 4  # taken: not twice
+
+
+def test_a_handoff_offer_lapses(hook, nx, world, fake, home):
+    world("claude")
+    hook("codex", "SessionStart", sid(50), source="startup", client_pid=fake.spawn("codex"))
+    nx("handoff", "now", "--to", sid_of("codex", 50), env=env_of("claude", OLD))
+    with raw_db(home) as conn:
+        conn.execute("UPDATE sessions SET offered_at = offered_at - 3601")
+    r = nx("handoff", "accept", "--from-session", sid_of("claude", OLD), env=env_of("codex", 50))
+    assert r.code == 4 and "handoff_not_offered" in r.err
+
+
+def test_a_successor_the_client_itself_made_takes_over_at_once(hook, nx, world):
+    """A second thread of the caller's own client process (a Codex app server) is the client's
+    own successor: `now --to` it moves at once."""
+    w = world("codex")
+    hook("codex", "SessionStart", sid(NEW), source="resume", client_pid=w.proc)
+    hook("codex", "UserPromptSubmit", sid(NEW), prompt="x", client_pid=w.proc)
+    hook("codex", "UserPromptSubmit", sid(OLD), prompt="y", client_pid=w.proc)
+    r = nx("handoff", "now", "--to", sid_of("codex", NEW), "--json", env=env_of("codex", OLD),
+           inside=w.proc)
+    assert r.code == 0 and r.json["moved"]["name"] == "reviewer", r.err

@@ -178,3 +178,13 @@ def test_bad_hook_input_is_invalid_input_never_an_internal_error(hook, home, raw
     assert r.code == 1 and r.out == "" and "invalid_input" in r.err, r.err
     assert "internal_error" not in r.err and "Traceback" not in r.err
     assert not (home / "nexus.db").exists()  # nothing written
+
+
+@pytest.mark.sqlite_only  # no store is touched
+@pytest.mark.parametrize("argv", [["--help"], ["claude", "--help"], ["codex", "-h"],
+                                  ["codex", "--wait", "--help"]])
+def test_hook_help_exits_zero_wherever_help_is_asked(argv, capsys):
+    from nexus_cli.hook import entry
+
+    assert entry.main(argv) == 0
+    assert "Entry point for client hooks" in capsys.readouterr().out

@@ -45,11 +45,13 @@ def test_handing_over_to_a_live_session_never_makes_the_old_process_that_session
     c_env, b_env = claude_env(C), codex_env(B)
     nx("send", f"claude:{C}", "for C only", env=claude_env(A))
     assert nx("handoff", "now", "--to", f"claude:{C}", env=b_env).code == 0
+    assert nx("handoff", "accept", "--from-session", B_ID, env=c_env).code == 0
     assert nx("whoami", "--json", env=b_env).json["id"] == B_ID
     assert nx("whoami", "--json", inside=fake.by_session[B_ID]).json["id"] == B_ID  # no env
     assert nx("read", "--json", env=b_env).json["count"] == 0
     assert nx("read", "--as", f"claude:{C}", env=b_env).code == 5
-    assert [m["text"] for m in nx("read", "--json", env=c_env).json["messages"]] == ["for C only"]
+    assert [m["text"] for m in nx("read", "--json", env=c_env).json["messages"]
+            if m["kind"] == "message"] == ["for C only"]
 
 # -- ids, handles, names ---------------------------------------------------------------------------
 
@@ -88,6 +90,48 @@ def test_a_handle_names_one_session_even_when_ids_share_their_first_digits(hook,
     assert len(set(handles.values())) == 3  # extended until unique, never "the most recent"
     assert handles[f"codex:{twins[1]}"] == "s-01a22c48aa787"
     assert handles[f"codex:{twins[2]}"] == "s-01a22c48aa787f"
+
+
+def test_an_agent_never_takes_a_persons_name(nx, pair, home):
+    """The person's login, every other account of the machine, `u-`/`user:` shapes and a
+    person's name in the store are never an agent's name, whether the person has registered
+    or not; what is sent to such a name reaches the person."""
+    import pwd
+
+    me = identity.login()
+    other = next((p.pw_name for p in pwd.getpwall() if p.pw_name.lower() != me.lower()), None)
+    a = claude_env(A)
+    for name in [me, me.upper(), f"{me}@laptop-3f2a1c", "u-root", *([other] if other else [])]:
+        r = nx("profile", "--name", name, env=a)
+        assert r.code == 2 and "invalid_argument" in r.err, (name, r.err)
+    assert nx("whoami", "--json", env=a).json["name"] == "claude@work"
+    # a person in the store under a name of their own (a team name): not an agent's either
+    with raw_db(home) as conn:
+        conn.execute("INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
+                     " created_at, last_active) VALUES ('user:ada', 'user', 'u-ada', 'ada', '/',"
+                     " '/', '/', 'idle', 0, 0)")
+    assert nx("profile", "--name", "ada", env=a).code == 2
+    assert nx("profile", "--name", "ADA", env=a).code == 2
+    assert nx("profile", "--name", "reviewer", env=a).code == 0  # any other name is fine
+
+
+def test_a_name_that_reads_as_the_person_resolves_to_the_person(nx, pair, home, tmp_path,
+                                                              monkeypatch):
+    """An agent that took the login's name before names were checked (an older store) keeps
+    nothing of the person's: the person registers under its own name (not `root#2`), and mail
+    to that name reaches the person, from any project."""
+    me = identity.login()
+    with raw_db(home) as conn:
+        conn.execute("UPDATE sessions SET name = ? WHERE id = ?", (me, A_ID))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert nx("whoami", "--json").json["name"] == identity.base_name(identity.user_id(), "/")
+    nx("send", B_ID, "registering the person", "--all-workspaces")  # registered elsewhere
+    r = nx("send", me, "for the person", "--json", env=codex_env(B))
+    assert r.code == 0 and r.json["to"]["id"] == identity.user_id(), r.err
+    assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["for the person"]
+    assert nx("read", "--json", env=claude_env(A)).json["count"] == 0
 
 
 # -- the caller of a command -----------------------------------------------------------------------
@@ -267,6 +311,53 @@ def test_a_session_moves_to_a_new_client_process_only_at_session_start(hook, hom
     assert hook("claude", "UserPromptSubmit", A, prompt="y", client_pid=second).code == 0
     row = db(home).execute("SELECT * FROM events WHERE action = 'session.moved'").fetchone()
     assert json.loads(row["detail"]) == {"from_pid": first, "to_pid": second}
+
+
+def test_a_dead_session_moves_only_into_a_client_process_at_its_first_event(nx, hook, home,
+                                                                             fake, pair):
+    """A SessionStart(resume) for a dead session fed by hand from A's shell (A's client process
+    runs it, so it is admitted as A's process's) does not move the dead session into A: a
+    resume is believed only as a client process's own first event, and the refusal is written
+    down. A new client process resuming it as its first event does move it, recorded."""
+    dead = fake.client_of(f"claude:{C}")
+    hook("claude", "SessionStart", C, source="startup")
+    nx("send", f"claude:{C}", "for C only", env=codex_env(B))
+    fake.kill(dead)
+    r = hook("claude", "SessionStart", C, source="resume", client_pid=fake.client_of(A_ID))
+    assert r.code == 1 and "hook_refused" in r.err, r.err
+    assert nx("whoami", "--json", env=claude_env(A)).json["id"] == A_ID  # A is still A
+    assert nx("read", "--json", env=claude_env(C), inside=fake.client_of(A_ID)).code == 5
+    assert "security.hook_refused" in security_events(home)
+    fresh = fake.spawn("claude")
+    assert hook("claude", "SessionStart", C, source="resume", client_pid=fresh).code == 0
+    moved = db(home).execute("SELECT * FROM events WHERE action = 'session.moved'").fetchone()
+    assert json.loads(moved["detail"]) == {"from_pid": dead, "to_pid": fresh}
+    assert [m["text"] for m in nx("read", "--json", inside=fresh).json["messages"]] == \
+        ["for C only"]
+
+
+def test_a_dead_session_is_not_taken_over_by_a_client_that_ran_no_hook(nx, hook, home, fake,
+                                                                        pair):
+    """A process named `claude` that is a link to a shell is no client at all; one that has run
+    no hook yet (any program named claude) may not be a dead session by its variable: a
+    takeover happens only at a client's first event, in the activity log."""
+    dead = fake.client_of(f"claude:{C}")
+    hook("claude", "SessionStart", C, source="startup")
+    nx("send", f"claude:{C}", "for C only", env=codex_env(B))
+    fake.kill(dead)
+    shell = fake.spawn("claude", parent=fake.client_of(A_ID))
+    fake.exes[shell] = "/usr/bin/bash"  # `ln -s /bin/bash claude` in A's shell
+    r = nx("read", "--json", env={**claude_env(C)}, inside=shell)
+    assert r.code == 5 and r.json["error"]["code"] == "impersonation_refused", r.out
+    hookless = fake.spawn("claude")  # a program named claude, no hook run yet
+    fake.exes[hookless] = "/opt/claude/claude"
+    r = nx("read", "--json", env=claude_env(C), inside=hookless)
+    assert r.code == 5 and r.json["error"]["code"] == "impersonation_refused", r.out
+    assert "SessionStart" in r.json["error"]["action"]
+    r = hook("claude", "SessionStart", C, source="resume", client_pid=shell)
+    assert r.code == 1  # its "client" is A's process, which runs A
+    assert security_events(home).count("security.impersonation_refused") == 2
+    assert nx("read", "--json", env=claude_env(C), inside=hookless).code == 5  # still C's
 
 
 def test_process_ancestry_identifies_a_real_hookless_shell(hook, home, chdir_work, fake, tmp_path):

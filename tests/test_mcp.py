@@ -180,7 +180,8 @@ def test_a_call_cannot_act_as_another_session(home, pair):
     import time
 
     conn = raw_db(home)
-    conn.execute("INSERT INTO tool_uses VALUES ('toolu_B1', ?, ?)", (B_ID, time.time()))
+    conn.execute("INSERT INTO tool_uses (tool_use_id, session_id, created_at)"
+                 " VALUES ('toolu_B1', ?, ?)", (B_ID, time.time()))
     conn.commit()
     conn.close()
 
@@ -478,9 +479,9 @@ def test_a_stdout_that_fails_or_is_closed_ends_the_server_cleanly(home, shell):
 
 
 def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
-    """A consuming answer is written inside its transaction, holding the store's write lock: a
-    client that stops reading a large one must not stall every other writer. The server gives
-    up after ANSWER_WAIT (5 s, under the 10 s busy timeout), rolls back, and stops."""
+    """A consuming answer is written once its transaction has committed: a client that stops
+    reading a large one stalls no other writer, and what the answer consumed is put back when
+    the server gives up (after ANSWER_WAIT, 5 s, or when the client's end closes) and stops."""
     import time
 
     env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),
@@ -502,13 +503,13 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
     time.sleep(1)
     other = subprocess.run([*SERVER[:-1], "send", A_ID, "another writer"], env=env,
                            capture_output=True, text=True, cwd=work(home), timeout=60)
-    assert other.returncode == 0, other.stderr  # it waited for the lock (not 10 s), then wrote
+    assert other.returncode == 0, other.stderr  # no lock was held meanwhile
     proc.stdin.close()
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    assert proc.wait(60) == 74 and "read nothing for 5 s" in err, err
+    assert proc.wait(60) == 74 and ("read nothing for 5 s" in err or "cannot be written" in err)
     conn = raw_db(home)
-    try:  # the read was rolled back: all six are still unread
+    try:  # what the read consumed was put back: all six are still unread
         assert conn.execute("SELECT count(*) FROM messages WHERE read_at IS NULL AND length(text)"
                             " > 30000").fetchone()[0] == 6
     finally:

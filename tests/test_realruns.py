@@ -129,9 +129,9 @@ def test_delegate_spawn_ends_with_the_report_at_the_dispatcher(world, client):
                "print(json.load(sys.stdin)[\"items\"][0][\"id\"])'")
     world.script(w1=[{"shell": f"{NEXUS} report \"$({open_id})\" --status completed "
                                "--result 'counted 3 files'"}, {"text": "reported"}])
-    extra = {"NEXUS_CLAUDE_FLAGS": "--dangerously-skip-permissions"}
+    world.nexus("policy", "set", "danger-full-access")  # its shell command runs unasked
     task = json.loads(world.nexus("delegate", "--spawn", client, "[run:w1] count the files",
-                                  "--json", env=extra).stdout)
+                                  "--json").stdout)
     assert task["target"]["id"].startswith(client + ":")
 
     def reported() -> bool:

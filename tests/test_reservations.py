@@ -121,14 +121,24 @@ def test_a_patch_header_is_read_as_liberally_as_codex_reads_it(nx, hook, trio, h
     "cd src && apply_patch <<'EOF'\n{patch_here}EOF",
     "cd 'src' && apply_patch <<'EOF'\n{patch_here}EOF",
     "apply_patch '{patch}'",
+    "cd src; apply_patch <<'EOF'\n{patch_here}EOF",
+    "cd src\napply_patch <<'EOF'\n{patch_here}EOF",
+    "pushd src && apply_patch <<'EOF'\n{patch_here}EOF",
+    "pushd src >/dev/null; apply_patch <<'EOF'\n{patch_here}EOF",
+    "cd lib && cd ../src && apply_patch <<'EOF'\n{patch_here}EOF",
+    "cd {src} && apply_patch <<'EOF'\n{patch_here}EOF",
+    "(cd src; apply_patch <<'EOF'\n{patch_here}EOF\n)",
+    "if true; then cd src; fi; apply_patch <<'EOF'\n{patch_here}EOF",
 ])
 def test_codex_patching_through_its_shell_tool_is_checked(nx, hook, trio, command):
     """gpt-5 has no apply_patch tool in Codex: it runs `apply_patch <<'EOF' ... EOF` with its
-    shell tool, which Codex's PreToolUse reports as Bash; the patch's files are checked (in the
-    directory a `cd DIR &&` names), and any other shell command passes without a lookup."""
+    shell tool, which Codex's PreToolUse reports as Bash; the patch's files are checked (in every
+    directory the command's `cd` and `pushd` lead to, however they are chained), and any other
+    shell command passes without a lookup."""
     nx("reserve", "src/parser.py", env=A)
     patch = "*** Begin Patch\n*** Update File: src/parser.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
-    text = command.format(patch=patch, patch_here=patch.replace("src/parser.py", "parser.py"))
+    text = command.format(patch=patch, patch_here=patch.replace("src/parser.py", "parser.py"),
+                          src=trio / "src")
     r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_1",
              tool_input={"command": text})
     assert r.code == 0 and "src/parser.py is reserved by" in json.loads(r.out)[
@@ -139,6 +149,24 @@ def test_codex_patching_through_its_shell_tool_is_checked(nx, hook, trio, comman
         r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_2",
                  tool_input={"command": other})
         assert (r.code, r.out) == (0, ""), (other, r.out, r.err)
+
+
+@pytest.mark.parametrize("held", ["src/parser.py", "src/", "src/*.py"])
+def test_a_hard_link_of_a_reserved_file_is_the_reserved_file(nx, hook, trio, held):
+    """A hard link is the same file under another name (same device and inode): an edit through
+    it and `nexus guard` of it are refused like the reserved name's (`fs write` refuses any file
+    with more than one link), whether the reservation names the file, its directory or a glob."""
+    assert nx("reserve", held, "--reason", "refactor parser", env=A).code == 0
+    link = trio / "docs" / "alias.py"
+    os.link(trio / "src" / "parser.py", link)
+    text = reason(edit(hook, B, str(link)))
+    assert "docs/alias.py (a hard link of src/parser.py" in text and "refactor parser" in text
+    r = nx("guard", str(link), "--json", env=B)
+    assert r.code == 4 and r.json["conflicts"][0]["path"] == "docs/alias.py", r.out
+    assert edit(hook, A, str(link)) is None  # the holder edits freely
+    (trio / "docs" / "own.py").write_text("y = 2\n")  # a file of its own: not held
+    assert edit(hook, B, str(trio / "docs" / "own.py")) is None
+    assert nx("guard", str(trio / "docs" / "own.py"), env=B).code == 0
 
 
 def test_a_codex_hook_table_without_the_shell_matcher_is_outdated():
@@ -714,6 +742,7 @@ def test_handoff_now_moves_them_to_the_session_named(nx, hook, trio):
     nx("reserve", "src/parser.py", "docs/", env=A)
     nx("reserve", "docs/", "--shared", "--ttl", "9999", env=B)  # refused: A holds it exclusively
     assert nx("handoff", "now", "--to", f"codex:{sid(2)}", env=A).code == 0
+    assert nx("handoff", "accept", "--from-session", f"claude:{sid(1)}", env=B).code == 0
     held = nx("reservations", "--mine", "--json", env=B).json["items"]
     assert sorted(r["pattern"] for r in held) == ["docs/**", "src/parser.py"]
     assert reason(edit(hook, C, str(trio / "src" / "parser.py")))

@@ -597,3 +597,107 @@ def test_a_worker_may_not_start_or_resume_a_wider_run(nx, hook, clients, chdir_w
     argv = json.loads(clients.read_text().splitlines()[-1])["argv"]
     assert argv[argv.index("--sandbox") + 1] == "read-only", argv
     assert nx("run", "claude", "fine", "--sandbox", "read-only", env=w).code == 0
+
+
+# -- 14. flags from the environment never widen a tier -------------------------------------------
+
+
+@pytest.mark.parametrize("var,flags", [
+    ("NEXUS_CLAUDE_FLAGS", "--permission-mode bypassPermissions"),
+    ("NEXUS_CLAUDE_FLAGS", "--permission-mode=bypassPermissions"),
+    ("NEXUS_CLAUDE_FLAGS", "--model x --dangerously-skip-permissions"),
+    ("NEXUS_CLAUDE_FLAGS", "--allowedTools Bash"),
+    ("NEXUS_CLAUDE_FLAGS", "--settings /tmp/mine.json"),
+    ("NEXUS_CLAUDE_FLAGS", "--resume 00000009-0000-4000-8000-000000000009"),
+    ("NEXUS_CODEX_FLAGS", "--sandbox danger-full-access"),
+    ("NEXUS_CODEX_FLAGS", "-sdanger-full-access"),
+    ("NEXUS_CODEX_FLAGS", "-c sandbox_mode=\"danger-full-access\""),
+    ("NEXUS_CODEX_FLAGS", "--config=approval_policy=never"),
+    ("NEXUS_CODEX_FLAGS", "--dangerously-bypass-approvals-and-sandbox"),
+    ("NEXUS_CODEX_FLAGS", "--add-dir /"),
+])
+def test_flags_from_the_environment_never_widen_a_run(nx, hook, clients, chdir_work, var,
+                                                       flags):
+    """Inside a read-only run, the worker sets NEXUS_*_FLAGS to give its own run bypass: the
+    run is refused (nothing queued, the client never starts), so no record says `read-only`
+    while its client got more."""
+    _, w = review_worker(nx, hook)
+    client = "claude" if "CLAUDE" in var else "codex"
+    before = clients.read_text().count("\n")
+    r = nx("run", client, "escape", "--json", env={**w, var: flags})
+    assert r.code == 2 and r.json["error"]["key"] == var, r.out
+    assert "never widen" in r.json["error"]["reason"]
+    assert clients.read_text().count("\n") == before  # no client started
+    assert nx("run", "list", "--json", env=w).json["total"] == 0
+
+
+def test_flags_of_ones_own_that_set_nothing_of_nexus_still_pass(nx, clients, chdir_work):
+    env = {"NEXUS_CLAUDE_FLAGS": "--model opus --verbose",
+           "NEXUS_CODEX_FLAGS": "-c model=\"o3\" --dangerously-bypass-hook-trust"}
+    for client in ("claude", "codex"):
+        out = nx("run", client, "x", "--sandbox", "read-only", "--json", env=env)
+        assert out.code == 0 and out.json["sandbox"] == "read-only", out.err
+    argv = [json.loads(line)["argv"] for line in clients.read_text().splitlines()]
+    assert "opus" in argv[0] and "--dangerously-bypass-hook-trust" in argv[1]
+
+
+# -- 15. a run a session starts is never wider than the session's own tier ---------------------
+
+
+def mcp_call(fake, client: str, session: str, tool: str, args: dict, meta: dict) -> dict:
+    """One MCP tool call, in-process, from the MCP server of `session`'s client process."""
+    import threading
+
+    from nexus_cli.mcp import tools as mcp_tools
+
+    pid = fake.client_of(f"{client}:{session}")
+    spec = mcp_tools.served(["all"])[tool]
+    mcp_tools._STORE.clear()  # a server's one store: this test's (NEXUS_HOME), not the last one
+    return mcp_tools.run_tool(spec, args, meta, {}, [fake.get(pid)], threading.Event(),
+                              lambda done: None)
+
+
+def codex_meta(session: str, sandbox: str) -> dict:
+    return {"sessionId": session, "threadId": session,
+            "x-codex-turn-metadata": {"session_id": session, "sandbox_mode": sandbox}}
+
+
+def test_a_read_only_session_starts_no_wider_run_over_mcp(nx, hook, clients, chdir_work, fake,
+                                                          monkeypatch):
+    """A Codex session whose own turn is read-only (its MCP `_meta`) asks for a
+    danger-full-access run through the MCP `run` tool: refused; without a tier it gets its
+    own; the person may allow wider runs (`widerRuns`)."""
+    hook("codex", "SessionStart", sid(2), source="startup")
+    wide = {"client": "claude", "task": "escape", "sandbox": "danger-full-access",
+            "detach": True}
+    got = mcp_call(fake, "codex", sid(2), "run", wide, codex_meta(sid(2), "read-only"))
+    assert got["isError"], got
+    error = got["structuredContent"]["error"]
+    assert error["code"] == "impersonation_refused" and "wider sandbox tier" in error["reason"]
+    plain = {"client": "claude", "task": "look", "detach": True}
+    got = mcp_call(fake, "codex", sid(2), "run", plain, codex_meta(sid(2), "read-only"))
+    assert not got["isError"] and got["structuredContent"]["sandbox"] == "read-only", got
+    got = mcp_call(fake, "codex", sid(2), "run", wide, codex_meta(sid(2), "danger-full-access"))
+    assert not got["isError"], got  # a session as wide as the run
+    from nexus_cli.core import caller
+
+    monkeypatch.setattr(caller, "at_terminal", lambda: True)
+    assert nx("config", "set", "widerRuns", "1").code == 0  # the person allows it
+    got = mcp_call(fake, "codex", sid(2), "run", wide, codex_meta(sid(2), "read-only"))
+    assert not got["isError"] and got["structuredContent"]["sandbox"] == "danger-full-access"
+
+
+def test_a_claude_session_in_plan_mode_starts_no_writing_run(nx, hook, clients, chdir_work,
+                                                             fake):
+    """Claude Code states its permission mode in the PreToolUse hook of the very MCP call (the
+    call's binding keeps it): a session in plan mode is read-only, and so are its runs."""
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__run", tool_use_id="toolu_P",
+         permission_mode="plan", tool_input={})
+    args = {"client": "codex", "task": "edit it", "sandbox": "workspace-write", "detach": True}
+    got = mcp_call(fake, "claude", sid(1), "run", args, {"claudecode/toolUseId": "toolu_P"})
+    assert got["isError"] and "wider sandbox tier" in got["structuredContent"]["error"]["reason"]
+    hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__run", tool_use_id="toolu_Q",
+         permission_mode="acceptEdits", tool_input={})
+    got = mcp_call(fake, "claude", sid(1), "run", args, {"claudecode/toolUseId": "toolu_Q"})
+    assert not got["isError"], got

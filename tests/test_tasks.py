@@ -260,12 +260,15 @@ def test_handoff_can_be_disabled_and_done_explicitly(nx, hook, trio, fake):
     nx("send", f"claude:{sid(7)}", "stays with the old one", env=B)
     hook("claude", "SessionStart", sid(8), source="clear", client_pid=claude)
     assert nx("read", "--json", env=claude_env(sid(8))).json["count"] == 0
-    # explicit: B hands over to C
+    # explicit: B offers its work to C, which takes it
     nx("send", "codex", "for codex", env=A)
     r = nx("handoff", "now", "--to", f"claude:{sid(3)}", "--json", env=B)
-    assert r.code == 0 and r.json["moved"]["messages"] == 1
+    assert r.code == 0 and r.json["moved"] is None
+    assert r.json["offered"]["to"]["id"] == f"claude:{sid(3)}"
+    r = nx("handoff", "accept", "--from-session", f"codex:{sid(2)}", "--json", env=C)
+    assert r.code == 0 and r.json["moved"]["messages"] == 1, r.err
     assert r.json["moved"]["name"] == "codex@work"
-    assert nx("read", "--json", env=C).json["messages"][0]["text"] == "for codex"
+    assert "for codex" in [m["text"] for m in nx("read", "--json", env=C).json["messages"]]
     assert nx("handoff", "now", env=B).code == 2
 
 

@@ -82,17 +82,22 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
             raise NexusError("approval_mismatch", a.approval_id,
                              f"the request belongs to session {row['session_id']}",
                              "pass --session from the same `nexus approvals` row")
-        if me.id == row["session_id"]:
-            raise NexusError("not_approver", a.approval_id, "a session may not answer its own "
-                             "permission request", "the run's dispatcher or the person answers")
-        caller.person_at_terminal(me, "answering a permission request", a.approval_id)
-        if me.is_agent and row["dispatcher"] != me.id:
-            raise NexusError("not_approver", a.approval_id,
-                             "an agent may answer only for the runs it started",
-                             "the person or the run's dispatcher answers")
-        expired = ledger.expire(conn, a.approval_id, ctx.now)
-        accepted = not expired and ledger.settle(conn, a.approval_id,
-                                                 ledger.OUTCOMES[a.outcome], me.id, ctx.now)
+        # a request already answered, timed out or withdrawn (its run ended, and its route
+        # with it) changes for nobody: `not-pending`, whoever asks, with nothing to authorise
+        settled = row["status"] != "pending"
+        if not settled:
+            if me.id == row["session_id"]:
+                raise NexusError("not_approver", a.approval_id, "a session may not answer its "
+                                 "own permission request",
+                                 "the run's dispatcher or the person answers")
+            caller.person_at_terminal(me, "answering a permission request", a.approval_id)
+            if me.is_agent and row["dispatcher"] != me.id:
+                raise NexusError("not_approver", a.approval_id,
+                                 "an agent may answer only for the runs it started",
+                                 "the person or the run's dispatcher answers")
+        expired = not settled and ledger.expire(conn, a.approval_id, ctx.now)
+        accepted = not settled and not expired and ledger.settle(
+            conn, a.approval_id, ledger.OUTCOMES[a.outcome], me.id, ctx.now)
         if accepted:  # who let which call of which session run (or stopped it), for the log
             events.record(conn, ctx.now, me.id, "approval.answer", row["session_id"],
                           approval=a.approval_id, outcome=a.outcome, tool=row["tool_name"])

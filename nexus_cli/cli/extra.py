@@ -8,7 +8,7 @@ import sys
 import click
 
 from .. import clients
-from ..core.settings import DEFAULT_GROUPS
+from ..core.settings import DEFAULT_GROUPS, WATCH_MAX
 
 
 @click.command("hook", context_settings={"ignore_unknown_options": True})
@@ -38,21 +38,24 @@ def mcp(groups: str) -> None:
     sys.exit(main(["--tools", groups]))
 
 
+# read as every tool's durations are (core.validate, from the compiled schemas): one validation
+WATCH_TIMEOUT = {"type": "number", "minimum": 0, "maximum": WATCH_MAX}
+
+
 @click.command("watch")
-@click.option("--timeout", type=float, default=None, metavar="SECONDS",
+@click.option("--timeout", "timeout_text", default=None, metavar="SECONDS",
               help="Stop after this long without a message (default: until Ctrl-C); exit 7 "
-              "when none came at all.")
+              f"when none came at all (0 to {WATCH_MAX:,}).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message (JSON lines).")
 @click.option("--as", "as_", default=None, metavar="SESSION",
               help="Watch as this session (the person at the shell may name any).")
-def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
+def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
     """Follow your inbox: print each message as it arrives (marking it read), and show as
     `listening` meanwhile, so others see you can answer right away. For people at a shell."""
-    import json
     import time
 
     from ..catalog import load
-    from ..core import sessions
+    from ..core import jsonstrict, sessions, validate
     from ..core.context import Ctx, cli_resolver
     from ..core.errors import Exit, NexusError
     from ..core.human import who
@@ -74,7 +77,7 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
         out = output._stdout()
         for message in result["messages"]:
             if as_json:
-                out.write(json.dumps(message, ensure_ascii=False) + "\n")
+                out.write(jsonstrict.dumps(message, ensure_ascii=False) + "\n")
             else:
                 out.write(render({"messages": [message], "remaining": 0}) + "\n\n")
         out.flush()
@@ -82,6 +85,12 @@ def watch(timeout: float | None, as_json: bool, as_: str | None) -> None:
     store = Store()
     told = False
     try:
+        try:
+            timeout = None if timeout_text is None else \
+                float(validate.check(WATCH_TIMEOUT, timeout_text))  # type: ignore[arg-type]
+        except validate.Problem as exc:
+            raise NexusError("invalid_argument", "--timeout", exc.reason,
+                             "see `nexus watch --help`") from None
         while True:
             ctx = Ctx(store, cli_resolver(as_), upkeep=_upkeep(), deliver=show)
             got = invoke(read, ctx, {"count": 50})

@@ -5,12 +5,12 @@ terminal will show the output."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..core import jsonstrict
 from ..core.errors import NexusError
 from ..core.human import Table
 from ..core.registry import Tool
@@ -46,7 +46,7 @@ def to_rich(table: Table) -> Any:
 
 def human(tool: Tool, result: dict[str, Any]) -> str | list:
     if tool.render is None:
-        return json.dumps(result, indent=2, ensure_ascii=False)
+        return jsonstrict.dumps(result, indent=2, ensure_ascii=False)
     return tool.render(result)
 
 
@@ -67,7 +67,7 @@ def emit(tool: Tool, result: dict[str, Any], as_json: bool,
     lock meanwhile (a terminal takes the text; only a pager waits for the person)."""
     out = _stdout()
     if as_json:
-        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        out.write(jsonstrict.dumps(result, indent=2, ensure_ascii=False) + "\n")
     else:
         shown = human(tool, result)
         parts = shown if isinstance(shown, list) else [shown]
@@ -161,7 +161,8 @@ def failed(exc: OSError) -> int:
 def emit_error(exc: NexusError, as_json: bool) -> None:
     if as_json:
         try:
-            _stdout().write(json.dumps({"error": exc.to_dict()}, indent=2, ensure_ascii=False)
+            _stdout().write(jsonstrict.dumps({"error": exc.to_dict()}, indent=2,
+                                             ensure_ascii=False)
                             + "\n")
             sys.stdout.flush()
         except OSError:

@@ -16,7 +16,11 @@ The process tree decides. A command, an MCP server or a hook runs below some cli
 
 A hook event is believed only from its session's own client process: the first event of a
 session records that process (pid and start time); a live one is never replaced, a dead one
-only by a SessionStart (a resume in a new process), which is recorded in the event log."""
+only by a SessionStart that is its new process's own first event (`claude --resume`, `codex
+resume`: never into a process that runs other sessions, as a start fed by hand from an agent's
+shell would), which is recorded in the event log. A client process nexus has not registered is
+never a registered session by its variable or `_meta` alone, and a process that runs a shell is
+no client, whatever its name."""
 
 from __future__ import annotations
 
@@ -178,11 +182,22 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
             f"this runs inside a {found.client} session that nexus has not registered (its hooks "
             "have not run)", f"run `nexus install {found.client}`, then restart the client")
     sid = own[0][1]
-    row = sessions.get(conn, sid)
-    if row is not None and sessions.client_alive(row) and row["client_pid"] != found.proc.pid:
-        raise refuse(sid, f"{sid} runs in process {row['client_pid']}, not in the "
-                     f"{found.client} process {found.proc.pid} this runs below")
+    not_taken_over(sessions.get(conn, sid), found)
     return sid, "env", None
+
+
+def not_taken_over(row: sqlite3.Row | None, found: Found) -> None:
+    """A session that ran in another client process is not this unregistered one's by its
+    variable or `_meta` alone: a client takes a conversation over (a resume) only with its own
+    first hook, a SessionStart, which the activity log records (`session.moved`)."""
+    if row is None or row["client_pid"] is None or \
+            (row["client_pid"], row["client_start"]) == (found.proc.pid, found.proc.start):
+        return
+    how = "runs" if sessions.client_alive(row) else "ran"
+    raise refuse(row["id"], f"{row['id']} {how} in {found.client} process {row['client_pid']}, "
+                 f"not in the process {found.proc.pid} this runs below, whose hooks have not run",
+                 f"a client takes a conversation over only with its own SessionStart hook: "
+                 f"`nexus install {found.client}`, then resume it there")
 
 
 def at_terminal() -> bool:
@@ -292,7 +307,27 @@ def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float,
 def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],
                 env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
     """The caller of an MCP tool call: the conversation its `_meta` names, which must be one the
-    client process that started this server runs; without `_meta`, that client's session."""
+    client process that started this server runs; without `_meta`, that client's session. Its
+    `tier` is what its client states for the call (`stated_tier`)."""
+    me = _resolve_mcp(conn, now, meta, env, chain, cwd)
+    return me._replace(tier=stated_tier(conn, meta, me.id)) if me.is_agent else me
+
+
+def stated_tier(conn: sqlite3.Connection, meta: Mapping[str, object], sid: str) -> str | None:
+    """The sandbox tier the calling client states for this tool call: Codex's turn sandbox in
+    `_meta`; Claude Code's permission mode, recorded with the call's binding by its PreToolUse
+    hook (the call's own id: no earlier hook could know it)."""
+    adapter = identity.adapter(sid)
+    tier = adapter.meta_tier(meta)
+    key = adapter.META_BINDING
+    tool_use = meta.get(key) if key else None
+    if tier is None and isinstance(tool_use, str) and tool_use:
+        tier = sessions.bound_tier(conn, tool_use, sid)
+    return tier
+
+
+def _resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],
+                 env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
     found = nearest_client(conn, chain, now)
     claimed = from_meta(conn, meta, now, found.hosted if found is not None else frozenset())
     if claimed is not None:
@@ -302,14 +337,10 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
                 raise refuse(claimed, f"this MCP server belongs to {found.current['id']} (the "
                              f"{found.client} process {found.proc.pid}), not to that session")
             return caller_for(conn, claimed, "mcp", cwd, found.current)
-        row = sessions.get(conn, claimed)
-        if row is not None and sessions.client_alive(row) and \
-                (found is None or row["client_pid"] != found.proc.pid):
-            raise refuse(claimed, f"{claimed} runs in process {row['client_pid']}, which did "
-                         "not start this MCP server")
         if found is None:
             raise refuse(claimed, "this MCP server runs below no client process, so no call to it "
                          "can act as a session", "start it from Claude Code or Codex")
+        not_taken_over(sessions.get(conn, claimed), found)
         return caller_for(conn, claimed, "mcp", cwd)
     me = inside(conn, now, env, chain)
     if me is not None:
@@ -344,6 +375,14 @@ def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc
                              f"the session's {client} process {row['client_pid']} has exited; "
                              "only a SessionStart (a resume) may move it to another process",
                              "nothing was recorded")
+        if sessions.of_process(conn, proc):  # a resume is believed from a client's own start
+            raise NexusError("hook_refused", sid,
+                             f"the session's {client} process {row['client_pid']} has exited, "
+                             f"and process {proc.pid} runs other sessions already: a "
+                             "conversation moves to a client process only as that process's "
+                             "first event (`claude --resume`, `codex resume`), never into a "
+                             "running one (a start fed by hand from an agent's shell)",
+                             f"resume it in a new {client} process; nothing was recorded")
         from . import events  # rare: a session resumed in another process
 
         events.record(conn, now, sid, "session.moved", sid, from_pid=row["client_pid"],

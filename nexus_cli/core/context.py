@@ -43,21 +43,29 @@ class Ctx:
         self.cancelled: threading.Event = threading.Event()  # set when the caller gave up
         self._wake: set[str] = set()  # sessions to poke once the write has committed
         self.upkeep = upkeep  # lazy maintenance, run inside the first write when due
-        self.deliver = deliver  # writes a consuming tool's result out before its COMMIT
+        self.deliver = deliver  # writes a consuming tool's result out, once it has committed
         self.delivered = False
+        self._handed: tuple[dict[str, Any], Callable[[sqlite3.Connection], None]] | None = None
+        self._depth = 0  # writes open (nested ones are savepoints)
         self.progress = progress  # (what, seconds so far): a wait shows it is alive (CLI: tty)
         self._recorded = False
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         self._resolve_early()
-        with self.store.write() as conn:
-            upkeep, self.upkeep = self.upkeep, None
-            if upkeep is not None:
-                for sid in upkeep.run(conn, self.now):
-                    self.wake_later(sid)
-            yield conn
-        self.after_commit()
+        self._depth += 1
+        try:
+            with self.store.write() as conn:
+                upkeep, self.upkeep = self.upkeep, None
+                if upkeep is not None:
+                    for sid in upkeep.run(conn, self.now):
+                        self.wake_later(sid)
+                yield conn
+        finally:
+            self._depth -= 1
+        if self._depth == 0:  # committed (a write inside a write is its savepoint)
+            self.after_commit()
+            self._hand_out()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -125,14 +133,27 @@ class Ctx:
         assert self._caller is not None, "resolve the caller first"
         return self._caller.id
 
-    def hand_over(self, result: dict[str, Any]) -> dict[str, Any]:
-        """For a tool that consumes (marks messages read): the face writes the result out now,
-        inside the transaction. If it cannot, the exception rolls the transaction back, so nothing
-        is marked read that nobody received."""
-        if self.deliver is not None:
-            self.deliver(stamp(result))  # type: ignore[arg-type]
-            self.delivered = True
+    def hand_over(self, result: dict[str, Any],
+                  undo: Callable[[sqlite3.Connection], None]) -> dict[str, Any]:
+        """For a tool that consumes (marks messages read): the face writes the result out once
+        the transaction has committed, so a COMMIT that fails (a full disk) prints nothing and
+        consumes nothing. If the result then cannot be written (stdout closed or full, a client
+        gone), `undo` runs in a write of its own and puts back what was consumed: nothing stays
+        marked read that nobody received, and what was printed is what was consumed."""
+        self._handed = (stamp(result), undo)  # type: ignore[assignment]
         return result
+
+    def _hand_out(self) -> None:
+        if self._handed is None or self.deliver is None:
+            return
+        (result, undo), self._handed = self._handed, None
+        try:
+            self.deliver(result)
+        except BaseException:
+            with self.store.write() as conn:
+                undo(conn)
+            raise
+        self.delivered = True
 
     def wake_later(self, session_id: str) -> None:
         """Poke this session's waiters, but only after COMMIT."""

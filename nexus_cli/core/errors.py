@@ -90,6 +90,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "unknown_preset": (Exit.USAGE, "No preset has that id."),
     "session_started": (Exit.CONFLICT, "The session already ran a turn; only a blank one switches "
                                        "preset."),
+    "handoff_not_offered": (Exit.CONFLICT, "That session offers no handoff to the caller (never "
+                                           "offered, already taken, or lapsed)."),
     "approval_not_found": (Exit.NOT_FOUND, "No permission request has that id."),
     "approval_mismatch": (Exit.CONFLICT, "The permission request belongs to another session."),
     "not_approver": (Exit.FORBIDDEN, "The caller may not answer that permission request."),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from types import ModuleType
 
 from .. import clients
 from .errors import NexusError
@@ -50,6 +51,11 @@ def session_id(client: str, raw: str) -> str:
     if not isinstance(raw, str) or not adapter.ID_RE.match(raw):
         raise bad_id(f"{client}:{raw}", f"not a {client} session id (a lowercase UUID)")
     return f"{client}:{raw}"
+
+
+def adapter(sid: str) -> ModuleType:
+    """The client adapter of a session id (`clients/<client>/runtime.py`)."""
+    return clients.ADAPTERS[split_id(sid)[0]]
 
 
 def split_id(sid: str) -> tuple[str, str]:
@@ -141,6 +147,40 @@ def check_name(name: str) -> None:
         raise NexusError("invalid_argument", name, "names starting with s- or u- would read as "
                          "a session's or the person's handle",
                          "choose a name that does not start with s- or u-")
+
+
+def accounts() -> frozenset[str]:
+    """Every account name of this machine (the password database), lower-cased, and this
+    person's login: the names that read as a person."""
+    names = {login().lower()}
+    try:
+        import pwd
+
+        names.update(p.pw_name.lower() for p in pwd.getpwall())
+    except (ImportError, OSError):
+        pass
+    return frozenset(names)
+
+
+def reads_as_person(name: str, people: frozenset[str] = frozenset()) -> bool:
+    """Whether `name` reads as a person in a listing or as a message's sender: `user:…` or
+    `u-…`, a local account's name (`root`, whoever has registered or not), in team mode a
+    person's `login@machine`, or one of `people` (the names of the people in the store)."""
+    low = name.lower()
+    if low.startswith(("user:", "u-")) or low in {p.lower() for p in people}:
+        return True
+    known = accounts()
+    return low in known or (low.partition("@")[0] in known and "@" in low)
+
+
+def check_agent_name(name: str, people: frozenset[str] = frozenset()) -> None:
+    """A name an agent chooses: not like a handle (`check_name`), and never a person's name,
+    so that what is sent to the person reaches the person."""
+    check_name(name)
+    if reads_as_person(name, people):
+        raise NexusError("invalid_argument", name, "it reads as a person (a login of this "
+                         "machine, user:..., or a person's name in nexus): mail sent to it "
+                         "would be meant for the person", "choose another name")
 
 
 def base_name(sid: str, cwd: str) -> str:

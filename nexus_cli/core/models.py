@@ -4,16 +4,62 @@ arguments are checked against the compiled schemas by `core.validate`."""
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from . import jsonstrict
 from .settings import METADATA_BYTES, METADATA_DEPTH, TASK_MAX, TEXT_MAX  # noqa: F401
 
 
+def _kinds(annotation: Any) -> set[type]:
+    """The plain types an argument's annotation admits (`int | None` -> {int, NoneType})."""
+    args = get_args(annotation)
+    if get_origin(annotation) is Literal:
+        return {type(a) for a in args}
+    if args and get_origin(annotation) not in (list, dict):
+        return {k for a in args for k in _kinds(a)}
+    return {get_origin(annotation) or annotation}
+
+
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    """Arguments read as `core.validate` reads them at run time from the compiled schemas (the
+    two must accept the same, tests/test_validate.py): null means "not given"; text for a number
+    or a flag is read trimmed, a number only in plain decimal notation (no `1_000`, `nan` or
+    `inf`: nothing non-finite at all), a flag also from 0/1 or t/f/y/n; a flag is never a
+    number; text that must not be empty must not be blank either."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _as_run_time_reads(cls, data: Any) -> Any:
+        from .validate import INT_TEXT, NUMBER_TEXT
+
+        if not isinstance(data, dict):
+            return data
+        fields = {**cls.model_fields, **{f.alias: f for f in cls.model_fields.values() if f.alias}}
+        out = {}
+        for key, value in data.items():
+            field = fields.get(key)
+            if value is None or field is None:
+                if value is not None:
+                    out[key] = value  # not an argument: extra="forbid" refuses it
+                continue
+            kinds = _kinds(field.annotation)
+            numeric = kinds & {int, float}
+            if isinstance(value, bool) and numeric and bool not in kinds:
+                raise ValueError(f"{key}: a flag is not a number")
+            if isinstance(value, str) and (numeric or bool in kinds) and str not in kinds:
+                value = value.strip()
+                plain = NUMBER_TEXT if float in kinds else INT_TEXT
+                if numeric and bool not in kinds and not plain.match(value):
+                    raise ValueError(f"{key}: not a number in plain decimal notation")
+            if isinstance(value, str) and str in kinds and not value.strip() and \
+                    any(getattr(m, "min_length", 0) >= 1 for m in field.metadata):
+                raise ValueError(f"{key}: must not be blank")
+            out[key] = value
+        return out
 
 
 class Result(BaseModel):
@@ -92,7 +138,7 @@ def _json_object(value: object) -> object:
     """The CLI passes metadata as JSON text; MCP passes an object."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return jsonstrict.loads(value)
         except (ValueError, RecursionError) as exc:
             raise ValueError(f"not JSON: {exc}") from None
     return value

@@ -157,6 +157,21 @@ class PsTable(ProcTable):
         return path if path and os.path.isabs(path) else None
 
 
+# a shell's program (the real file, links resolved): what an agent's shell tool already is, and
+# never a client, whatever the process is named (a link `claude` -> /bin/bash)
+SHELL = re.compile(r"\A(?:(?:ba|da|z|k|mk|pdk|a|c|tc|fi|yash|rc|es)?sh[0-9.]*|fish[0-9.]*|"
+                   r"busybox|toybox|pwsh|nu|elvish|xonsh)\Z")
+
+
+def is_shell(pid: int) -> bool:
+    """Whether the process runs a shell's program (unknown, as for another user's process: no)."""
+    exe = table().exe(pid)
+    if not exe:
+        return False
+    real = exe if table().backend == "proc" else os.path.realpath(exe)  # /proc: resolved
+    return SHELL.match(os.path.basename(real)) is not None
+
+
 def _choose() -> ProcTable:
     wanted = os.environ.get("NEXUS_PROCESS_TABLE", "")
     if wanted == "ps" or (wanted != "proc" and not os.path.exists("/proc/self/stat")):

@@ -36,7 +36,8 @@ EVENT_STATUS = {
 # the columns other modules may set through `update`
 SETTABLE = frozenset({
     "status", "name", "note", "listening", "waiter_pid", "auto_turns", "last_wake_at",
-    "last_wake_error", "handoff", "handoff_at", "predecessor", "successor",
+    "last_wake_error", "handoff", "handoff_at", "predecessor", "successor", "offered_to",
+    "offered_at",
 })
 
 
@@ -53,11 +54,13 @@ TEAM_TABLES = {
 }
 
 
-class Caller(namedtuple("Caller", "id cwd project source scope", defaults=("",))):
+class Caller(namedtuple("Caller", "id cwd project source scope tier", defaults=("", None))):
     """The participant a call acts as, its project root (a path), how it was established
-    (`source`: option | env | ancestry | mcp | user | hook), and its scope: the project as every
-    machine names it (`identity.scope_of`; the root path on the local store). A namedtuple: no
-    dataclass import on the hook path."""
+    (`source`: option | env | ancestry | mcp | user | hook), its scope: the project as every
+    machine names it (`identity.scope_of`; the root path on the local store), and `tier`: the
+    sandbox tier its client states for this very call (Codex's turn `sandbox_mode`, Claude
+    Code's permission mode), None when it states none. A namedtuple: no dataclass import on the
+    hook path."""
 
     __slots__ = ()
 
@@ -148,6 +151,22 @@ def name_holder(conn: sqlite3.Connection, name: str, now: float, exclude: str = 
     return next((r["id"] for r in rows if effective_status(r, now) != "offline"), None)
 
 
+def person_names(conn: sqlite3.Connection) -> frozenset[str]:
+    """The names of the people who have used this store (`user:…` sessions)."""
+    return frozenset(r[0] for r in conn.execute(
+        "SELECT name FROM sessions WHERE client = ?", (identity.USER,)))
+
+
+def person_named(conn: sqlite3.Connection, name: str) -> sqlite3.Row | None:
+    """The person a name reads as: a person of that name, else, for this machine's login, the
+    person at this machine (in team mode named `login@machine`)."""
+    row = conn.execute("SELECT * FROM sessions WHERE client = ? AND lower(name) = lower(?)"
+                       " ORDER BY last_active DESC LIMIT 1", (identity.USER, name)).fetchone()
+    if row is None and name.lower() == identity.login().lower():
+        row = get(conn, identity.user_id())
+    return row
+
+
 def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = "") -> str:
     """`base`, else `base#2`, `base#3`, ... : the first not held by another live session."""
     rows = conn.execute(
@@ -185,15 +204,17 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
     offline."""
     row = get(conn, sid)
     if row is None:
-        name = unique_name(conn, identity.base_name(sid, cwd), now)
+        base = identity.base_name(sid, cwd)  # a person's name is its own: no agent holds it
+        name = base if identity.split_id(sid)[0] == identity.USER else unique_name(conn, base, now)
         root = identity.project_root(cwd) if cwd else ""
         conn.execute(
             "INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
-            " client_pid, client_start, parent, created_at, last_active, machine)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?)",
+            " client_pid, client_start, parent, created_at, last_active, machine, start_project)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)",
             (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd, root,
              scope_of(conn, root), client.pid if client else None,
-             client.start if client else None, parent, now, now, machine()),
+             client.start if client else None, parent, now, now, machine(),
+             start_project(conn, client, root)),
         )
     elif touch:
         if effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
@@ -207,6 +228,22 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
             return row
         conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
     return get(conn, sid)  # type: ignore[return-value]
+
+
+def start_project(conn: sqlite3.Connection, client: Proc | None, root: str) -> str:
+    """Where a new conversation starts for good (`nexus fs` keeps to it): its project, unless its
+    client process already ran one (a /clear, a Codex /new, or a start fed by hand from the
+    agent's shell), whose start it keeps: no event of a running client moves it."""
+    hosted = of_process(conn, client) if client is not None else []
+    return hosted[-1]["start_project"] or hosted[-1]["project"] if hosted else root
+
+
+def jail(row: sqlite3.Row | None, caller: Caller) -> str:
+    """The project `nexus fs` keeps an agent in: its start (`start_project`); the person's, where
+    the person stands."""
+    if row is None or not caller.is_agent:
+        return caller.project
+    return row["start_project"] or row["project"]
 
 
 def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> None:
@@ -238,6 +275,10 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
                                "client_pid": client.pid, "client_start": client.start}
     if row["machine"] != machine():  # its client process runs here (now)
         sets["machine"] = machine()
+    if (row["client_pid"], row["client_start"]) != (client.pid, client.start):
+        # it starts in this client process (a resume in a new process, admitted only as that
+        # process's own first event; or a run's session at its first): its start is here
+        sets["start_project"] = identity.project_root(cwd) if cwd else row["start_project"]
     if isinstance(data.get("transcript_path"), str):
         sets["transcript_path"] = data["transcript_path"]
     if event == "UserPromptSubmit":
@@ -247,7 +288,7 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
         if isinstance(data.get("tool_name"), str):
             sets["last_tool"] = data["tool_name"]
         if event == "PreToolUse" and isinstance(data.get("tool_use_id"), str):
-            bind(conn, data["tool_use_id"], sid, now)
+            bind(conn, data["tool_use_id"], sid, now, identity.adapter(sid).hook_tier(data))
     elif event == "SessionEnd":
         sets["end_reason"] = data.get("reason") if isinstance(data.get("reason"), str) else None
     elif event == "SessionStart":
@@ -370,12 +411,22 @@ def live_count(conn: sqlite3.Connection, now: float) -> int:
 # -- tool-use bindings (the MCP caller of Claude Code) ----------------------------------------
 
 
-def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float) -> None:
+def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float,
+         tier: str | None = None) -> None:
     """The PreToolUse hook's binding of a tool use to its session, one per (id, session): a hook
     of another session naming the same id (learnt from a transcript) adds a binding of its own,
-    which the MCP server of the rightful session never picks (`caller.resolve_mcp`)."""
-    conn.execute("INSERT INTO tool_uses VALUES (?, ?, ?)"
-                 " ON CONFLICT (tool_use_id, session_id) DO NOTHING", (tool_use_id, sid, now))
+    which the MCP server of the rightful session never picks (`caller.resolve_mcp`). `tier`: the
+    sandbox tier its client states for the call (the first binding's stays)."""
+    conn.execute("INSERT INTO tool_uses (tool_use_id, session_id, created_at, tier)"
+                 " VALUES (?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING",
+                 (tool_use_id, sid, now, tier))
+
+
+def bound_tier(conn: sqlite3.Connection, tool_use_id: str, sid: str) -> str | None:
+    """The tier the client stated at the PreToolUse of this tool call of `sid`."""
+    row = conn.execute("SELECT tier FROM tool_uses WHERE tool_use_id = ? AND session_id = ?",
+                       (tool_use_id, sid)).fetchone()
+    return row[0] if row else None
 
 
 def bound_sessions(conn: sqlite3.Connection, tool_use_id: str, now: float) -> list[str]:
@@ -454,22 +505,27 @@ def matches(row: sqlite3.Row, query: str) -> bool:
 def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
                    all_workspaces: bool = False, allow_self: bool = False,
                    include_offline: bool = False) -> sqlite3.Row:
-    """Exact id -> exact handle -> exact name -> unambiguous name substring.
+    """Exact id -> exact handle -> a person's name -> exact name -> unambiguous name substring.
 
     An id or handle reaches a session in any status (messages wait for it); a name reaches live
     sessions, and offline ones active in the last 24 h too when `include_offline`. Scope applies
     to every step: a session outside the caller's project is not found unless `all_workspaces`
-    widens the search. When nothing matches, the error says what would."""
+    widens the search; a person (`user:…`) is one in every project, and a name that reads as a
+    person is that person, whatever an agent calls itself. When nothing matches, the error says
+    what would."""
     target = target.strip()
     if not target:
         raise invalid("target", "the target is empty", "pass a session id, handle or name")
 
-    def in_scope(row: sqlite3.Row | None) -> bool:
-        return row is not None and (all_workspaces or caller.holds(row))
+    def in_scope(row: sqlite3.Row | None) -> bool:  # a person is one, in every project
+        return row is not None and (all_workspaces or caller.holds(row)
+                                    or row["client"] == identity.USER)
 
     row = get(conn, target)
     if not in_scope(row):
         row = conn.execute("SELECT * FROM sessions WHERE handle = ?", (target,)).fetchone()
+    if not in_scope(row):  # a name that reads as a person is that person, before any agent's
+        row = person_named(conn, target)
     if not in_scope(row):
         found = by_name(scoped_rows(conn, caller, now, all_workspaces, False), target)
         if not found and include_offline:  # a live session's name wins over an offline one's

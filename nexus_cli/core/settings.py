@@ -19,6 +19,8 @@ IDLE_WAIT = 3600  # the background idle wait after a turn ends
 WOKEN_TURN = 60  # a prompt this soon after a wake is the woken turn itself
 EXPIRE_AFTER = 24 * 3600  # unread messages expire; the sender gets a notice
 IDLE_WATCH = 24 * 3600  # a `--notify-when-idle` subscription lapses
+WATCH_MAX = 7 * 86400  # `watch --timeout` at most
+HANDOFF_OFFER = 3600  # a handoff offered to a live session (`handoff now --to`) waits this long
 ANNOUNCE_LISTED = 5  # messages (and peers) listed per announcement
 FIRST_LINE = 100  # characters of a message's first line in an announcement
 # asking and binding
@@ -92,9 +94,12 @@ KEYS: dict[str, tuple[type, int, int, int, str]] = {
     "approvalTimeout": (int, 10, 590, 300, "seconds a routed permission request waits for an "
                                            "answer before it is rejected"),
     "fsWrite": (int, 0, 1, 0, "1: `fs_write` may write files inside the caller's project"),
+    "widerRuns": (int, 0, 1, 0, "1: an agent may start a run with a wider sandbox tier than its "
+                                "own (its run's, or what its client states for the call: "
+                                "Codex's turn sandbox, Claude Code's permission mode); 0: never"),
 }
 # settings that widen what agents may do: only the person changes them, at a terminal
-PERSON_ONLY = ("fsWrite", "runApprovals")
+PERSON_ONLY = ("fsWrite", "runApprovals", "widerRuns")
 DEFAULTS: dict[str, object] = {k: v[3] for k, v in KEYS.items()}
 
 

@@ -14,9 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off"}
-_INT = re.compile(r"\A[+-]?\d{1,18}\Z")
+from . import jsonstrict
+
 _patterns: dict[str, re.Pattern[str]] = {}
 
 
@@ -55,6 +54,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+# text read as a number or a flag (the CLI gives every value as text); the models read the same
+# (core.models.Args), and tests/test_validate.py checks that both accept exactly this
+INT_TEXT = re.compile(r"\A[+-]?\d{1,18}(?:\.0+)?\Z")  # `7`, `-3`, `7.0`: no `1_000`, no `0x10`
+NUMBER_TEXT = re.compile(r"\A[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")  # no nan, no inf
+TRUE = frozenset({"true", "1", "yes", "on", "t", "y"})
+FALSE = frozenset({"false", "0", "no", "off", "f", "n"})
+
+
 def _coerce(schema: Mapping[str, Any], value: object, path: tuple) -> object:
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind else []
@@ -62,37 +69,39 @@ def _coerce(schema: Mapping[str, Any], value: object, path: tuple) -> object:
         return value
     if "integer" in kinds:
         if isinstance(value, bool):
-            pass
+            pass  # a flag is not a number
         elif isinstance(value, int):
             return value
         elif isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
             return int(value)
-        elif isinstance(value, str) and _INT.match(value.strip()):
-            return int(value.strip())
+        elif isinstance(value, str) and INT_TEXT.match(value.strip()):
+            return int(value.strip().partition(".")[0])
     if "number" in kinds:
         if isinstance(value, int | float) and not isinstance(value, bool):
             if isinstance(value, float) and not math.isfinite(value):
                 raise Problem(path, "must be a finite number")
             return value
         if isinstance(value, str):
-            try:
-                number = float(value.strip())
-            except ValueError:
-                pass
-            else:
-                if math.isfinite(number):
-                    return number
+            text = value.strip()
+            if NUMBER_TEXT.match(text):
+                if math.isfinite(float(text)):
+                    return float(text)
+                raise Problem(path, "must be a finite number")  # 1e999
+            if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                raise Problem(path, "must be a finite number")
     if "boolean" in kinds:
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
+        if isinstance(value, int | float) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in TRUE | FALSE:
+            return value.strip().lower() in TRUE
     if "string" in kinds and isinstance(value, str):
         return value
     if "object" in kinds:
         if isinstance(value, str) and schema.get("x-json"):
             try:
-                value = json.loads(value)
+                value = jsonstrict.loads(value)
             except (ValueError, RecursionError) as exc:
                 raise Problem(path, f"is not valid JSON ({exc})") from None
         if isinstance(value, dict):
@@ -104,9 +113,29 @@ def _coerce(schema: Mapping[str, Any], value: object, path: tuple) -> object:
     raise Problem(path, "must be " + " or ".join(words.get(str(k), str(k)) for k in kinds))
 
 
+def nonfinite(value: object) -> tuple | None:
+    """The path to a NaN or infinity inside `value` (given by a caller in-process: text from
+    outside is read by `jsonstrict`, which refuses them), else None."""
+    stack: list[tuple[object, tuple]] = [(value, ())]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where
+        if isinstance(item, dict):
+            stack.extend((v, (*where, k)) for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, (*where, i)) for i, v in enumerate(item))
+    return None
+
+
 def check(schema: Mapping[str, Any], value: object, defs: Mapping[str, Any] | None = None,
           path: tuple = ()) -> object:
     """`value` as the schema wants it (coerced, defaults filled), or a Problem."""
+    if defs is None:  # the whole arguments: no number in them may be NaN or infinite, at any depth
+        where = nonfinite(value)
+        if where is not None:
+            raise Problem((*path, *where), "must be a finite number (JSON has no NaN or "
+                          "Infinity)")
     defs = defs if defs is not None else schema.get("$defs", {})
     if "$ref" in schema:
         if schema.get("x-json") and isinstance(value, str):  # an object given as JSON text

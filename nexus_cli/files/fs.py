@@ -6,7 +6,7 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
-from ..core import settings
+from ..core import sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -30,9 +30,12 @@ def size(n: int) -> str:
 
 
 def roots(ctx: Ctx) -> list[str]:
+    """The caller's jail: an agent's project as registered at its start (no later hook event
+    moves it), the person's where the person stands."""
     with ctx.read() as conn:
         me = ctx.me(conn)
-    return [jail.usable_root(me.project)]
+        root = sessions.jail(sessions.get(conn, me.id), me)
+    return [jail.usable_root(root)]
 
 
 def _missing(path: str) -> NexusError:

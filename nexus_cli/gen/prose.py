@@ -33,10 +33,29 @@ and what it does not:
 - **Hook events are believed only from their session's own client process.** The first event
   records that process (pid and start time, so a reused pid does not count); an event for the
   session from any other process is refused (`hook_refused`). A session whose client exited moves
-  to a new process only with a SessionStart (how `--resume` works), and the move is recorded. A
-  hook fed by hand at a shell is refused and registers nothing. The transcript path a hook
+  to a new process only with a SessionStart that is that process's own first event (how
+  `claude --resume` and `codex resume` start), and the move is recorded; a start fed by hand
+  from an agent's shell, into the client that runs the agent, is refused. A client process that
+  has run no hook is never a registered session by its variable or `_meta` alone, and a process
+  that runs a shell is no client, whatever it is named (`ln -s /bin/sh claude`). A hook fed by
+  hand at a shell is refused and registers nothing. The transcript path a hook
   reports is read only when it is the session's own file: on this machine, a regular file (not a
   link) named after the session's id; `nexus log` reads nothing else through it.
+- **Nobody is given what it did not ask for, nor takes what is not its own.** An agent's name is
+  never a person's (your login, any account of the machine, `u-`/`user:` shapes, a person's name
+  in nexus), and a name that reads as a person is that person. A handoff to a live session
+  moves nothing until that session accepts it (`handoff accept`), unless it runs in the caller's
+  own client process.
+- **What an agent starts is no wider than the agent.** A run a session starts has at most the
+  session's own tier (its run's; Codex's turn sandbox; Claude Code's permission mode), unless
+  you allow more (`widerRuns`); flags from the environment never widen a tier, so a run's
+  record says what its client got. `nexus fs` keeps an agent in the project its session was
+  registered in at its start: no later hook event's `cwd` moves it.
+- **Reservations see through names.** A hard link of a reserved file is the reserved file
+  (device and inode); a Codex shell patch is checked in every directory its command moves to.
+- **Input is JSON, whole.** `NaN`, `Infinity` and numbers past a float's range are refused
+  wherever JSON comes in and never written out; every argument, durations included, is checked
+  by one validation (`core/validate.py`, kept equal to the models by a differential test).
 - **Text from peers is data.** Ids are checked whole against each client's id shape; a handle
   names one session (extended on collision), and no name may look like one; names, notes and
   message lines are quoted, one line each, in every announcement; a peer's text of several
@@ -76,8 +95,9 @@ and what it does not:
   from its client and drops the client's variables is taken for you (it sends and reads as
   `user:<login>`), and one that also gives itself a terminal (a pseudo-terminal of its own:
   `script`, `expect`, a new tmux window) passes the terminal test too, and may act for sessions,
-  approve, and change settings. A session whose client has exited can be resumed by any client
-  process of yours (that is how `--resume` works, and an agent can start a client). nexus
+  approve, and change settings. A session whose client has exited can be resumed by any new
+  client process of yours, at its first event (that is how `--resume` works, and an agent can
+  start a client, or a program of its own named `claude`: the move is in the activity log). nexus
   stops every casual and accidental route (a stale variable, `--as`, `_meta`, a hook fed by
   hand, a nested agent) and records what it refuses; a per-user file cannot keep out its own
   user. For a hard boundary run agents as another user, or use team mode, where the server's

@@ -13,7 +13,7 @@ import sys
 import time
 
 from .. import clients
-from ..core import caller, identity, sessions
+from ..core import caller, identity, jsonstrict, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
 from ..core.store import news
@@ -33,7 +33,7 @@ def bad(key: str, reason: str) -> NexusError:
 def parse(raw: bytes) -> dict:
     """The hook's stdin, checked for the fields every event carries."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = jsonstrict.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise bad("stdin", f"not UTF-8 (byte {exc.start})") from None
     except RecursionError:

@@ -17,13 +17,13 @@ print goes to stderr."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
 import time
 
 from .. import __version__
+from ..core import jsonstrict
 
 TYPE_CHECKING = False  # typing itself costs the start a fifth of its imports
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def complete(result: dict) -> dict:
             "_meta": {**result.get("_meta", {}), META_SERVER: SERVER_INFO}}
 
 
-ANSWER_WAIT = 5.0  # seconds a client may take to read an answer written inside a transaction
+ANSWER_WAIT = 5.0  # seconds a client may take to read a consuming answer (then it is put back)
 
 
 def _fileno(out: BinaryIO) -> int | None:
@@ -167,10 +167,11 @@ class Server:
 
     def send(self, message: dict, within: float | None = None) -> None:
         """Write one message; OutputGone when it cannot be (the first time, it is logged).
-        `within`: seconds the client may take to read it (an answer written inside a write
-        transaction holds the store's lock meanwhile: a client that stops reading must not
-        stall every session's writes, so the server gives up and stops instead)."""
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        `within`: seconds the client may take to read it (a consuming answer: a client that stops
+        reading must not keep what it consumed from everyone else, so the server gives up, puts
+        it back and stops instead)."""
+        data = jsonstrict.dumps(message, ensure_ascii=False,
+                                separators=(",", ":")).encode() + b"\n"
         with self.write_lock:
             if self.gone:
                 raise OutputGone
@@ -239,7 +240,7 @@ class Server:
             return
         try:
             try:
-                message = json.loads(line)
+                message = jsonstrict.loads(line)
             except (ValueError, RecursionError) as exc:
                 reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
                 self.error(None, PARSE_ERROR, f"Parse error: {reason}")

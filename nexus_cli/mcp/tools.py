@@ -3,13 +3,12 @@ domain function run, and its result (or coded error) shaped for MCP. Stdlib only
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..core import caller, events
+from ..core import caller, events, jsonstrict
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.registry import Tool, invoke, spec
@@ -40,7 +39,7 @@ def store() -> Store:
 
 
 def ok_result(result: dict) -> dict:
-    return {"content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
+    return {"content": [{"type": "text", "text": jsonstrict.dumps(result, ensure_ascii=False)}],
             "structuredContent": result, "isError": False}
 
 
@@ -69,8 +68,9 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
              ancestors: list, cancelled: threading.Event,
              reply: Callable[[dict], None]) -> dict | None:
     """The call's result, or None when it was already handed to `reply`: a tool that consumes
-    (marks messages read) has its result written before its COMMIT, so that a client that is
-    gone, or a stdout that fails, leaves everything unread."""
+    (marks messages read) has its result written once it has committed (a COMMIT that fails
+    answers with the error alone), and a client that is gone, or a stdout that fails, has what
+    it consumed put back (`Ctx.hand_over`): everything stays unread."""
     cwd = os.getcwd()
 
     def resolve(conn: Any, now: float) -> caller.Caller:
@@ -87,19 +87,7 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
         result = invoke(tool, ctx, keyed(tool, args, meta))
     except Cancelled:
         return None
-    except Exception as exc:
-        if ctx.delivered:  # answered, then the COMMIT failed: nothing was consumed, and a call
-            log_failure(tool.name, exc)  # gets one response (it may see those messages again)
-            return None
-        if not isinstance(exc, NexusError):
-            raise
+    except NexusError as exc:
         events.refused(ctx.store, exc, "mcp", tool=tool.name)
         return error_result(exc)
     return None if ctx.delivered else ok_result(result)
-
-
-def log_failure(name: str, exc: BaseException) -> None:
-    import sys
-
-    sys.stderr.write(f"nexus mcp: {name} answered, then failed to commit ({exc}); nothing was "
-                     "consumed\n")

@@ -5,6 +5,7 @@ at it. Stdlib only."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from typing import TYPE_CHECKING
 
@@ -76,6 +77,12 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
                     "note": "no reply yet; the question stays open: the reply will arrive as a "
                             "message (announced, and waking you if you listen or idle)"}
         mailbox.set_ask_state(conn, mid, "answered")
-        mailbox.mark_read(conn, [got["id"]], time.time(), via="ask")
+        answer, at = mailbox.known(conn, got["id"]), time.time()
+        mailbox.mark_read(conn, [answer["id"]], at, via="ask")
+
+        def undo(again: sqlite3.Connection) -> None:  # the answer stays unread: a late reply
+            mailbox.unread_again(again, [answer], at)
+            mailbox.set_ask_state(again, mid, "timed_out")
+
         return ctx.hand_over({**base, "answered": True, "note": None,
-                              "reply": message(conn, mailbox.known(conn, got["id"]))})
+                              "reply": message(conn, mailbox.known(conn, answer["id"]))}, undo)

@@ -122,7 +122,8 @@ def read(ctx: Ctx, a: ReadArgs) -> dict:
         owed, oldest = ledger.open_work(conn, me.id, OPEN_WORK_LISTED)
         return ctx.hand_over({"messages": [message(conn, r) for r in rows], "count": len(rows),
                               "remaining": remaining, "open_work_count": owed,
-                              "open_work": oldest})
+                              "open_work": oldest},
+                             lambda again: mailbox.unread_again(again, rows, ctx.now))
 
 
 def message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:

@@ -160,6 +160,14 @@ def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
     return "steer" if sessions.effective_status(target, now) == "working" else "queue"
 
 
+def unread_again(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float) -> None:
+    """Undo `mark_read(conn, ids, now)` of these rows (as read before it): their result could
+    not be handed over, so they are unread, and delivered as they were, again."""
+    conn.executemany("UPDATE messages SET read_at = NULL, delivered_at = ?, delivered_via = ?"
+                     " WHERE id = ? AND read_at = ?",
+                     [(r["delivered_at"], r["delivered_via"], r["id"], now) for r in rows])
+
+
 def by_request(conn: sqlite3.Connection, sender: str, request_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM messages WHERE sender = ? AND request_id = ?",
                         (sender, request_id)).fetchone()

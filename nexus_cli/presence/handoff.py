@@ -6,9 +6,12 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..core import events, sessions, settings
+from ..core import events, sessions, settings, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
+from ..core.settings import HANDOFF_OFFER
+from ..core.text import one_line
+from ..messages import mailbox
 from .succession import transfer
 
 if TYPE_CHECKING:
@@ -21,7 +24,9 @@ TRIGGER = ("a new conversation in the same client process: Claude Code /clear, C
 
 
 def handoff(ctx: Ctx, a: HandoffArgs) -> dict:
-    """Status of, switch for, or an explicit handoff of this conversation to a successor."""
+    """Status of, switch for, or an explicit handoff of this conversation to a successor: one
+    its own client made takes over at once; any other live session takes over only when it
+    accepts the offer."""
     write = a.action != "status"
     with (ctx.write() if write else ctx.read()) as conn:
         me = ctx.me(conn, register=write)
@@ -29,21 +34,9 @@ def handoff(ctx: Ctx, a: HandoffArgs) -> dict:
         if a.action in ("enable", "disable"):
             sessions.update(conn, me.id, handoff=int(a.action == "enable"))
         elif a.action == "now":
-            if not a.to:
-                raise NexusError(
-                    "invalid_argument", "--to", "nexus never starts a conversation itself (no "
-                    "daemon, no model calls): `now` hands over to a live session you name",
-                    "pass --to SESSION, or start the successor in your client (Claude Code "
-                    "/clear, Codex /new): it inherits on its own")
-            to = sessions.resolve_target(conn, me, a.to, ctx.now, a.all_workspaces)
-            if sessions.effective_status(to, ctx.now) == "offline":
-                raise NexusError("target_not_found", a.to, "that session is offline",
-                                 "hand over to a live session (`nexus peers`)")
-            done = transfer(conn, me.id, to["id"], ctx.now)
-            events.record(conn, ctx.now, me.id, "session.handoff", me.id, trigger="now",
-                          to=to["id"], messages=done["messages"], tasks=done["tasks"],
-                          name=done["name"])
-            ctx.wake_later(to["id"])
+            done = offer(ctx, conn, me, a)
+        elif a.action == "accept":
+            done = accept(ctx, conn, me, a)
         row = sessions.get(conn, me.id)
         link = {k: (sessions.ref(conn, row[k]) if row and row[k] else None)
                 for k in ("predecessor", "successor")}
@@ -58,13 +51,91 @@ def handoff(ctx: Ctx, a: HandoffArgs) -> dict:
             "SELECT at, actor, target, detail FROM events WHERE action = 'session.handoff'"
             " AND (actor = :me OR target = :me) ORDER BY seq DESC LIMIT 1", {"me": me.id},
         ).fetchone()
+        pending = row if open_offer(row, ctx.now) else None
         return {
             "session": me.id, **link,
             "switch": switch, "enabled": enabled, "trigger": TRIGGER, "deferred": deferred,
             "last_handoff_at_epoch": last["at"] if last else None,
             "last": record(conn, last) if last else None,
             "moved": {k: done[k] for k in ("to", "messages", "tasks", "name")} if done else None,
+            "offered": {"to": sessions.ref(conn, pending["offered_to"]),
+                        "expires_at_epoch": pending["offered_at"] + HANDOFF_OFFER}
+            if pending else None,
+            "offers": [sessions.peer_ref(r, r["id"]) for r in offers_to(conn, me.id, ctx.now)],
         }
+
+
+def open_offer(row: sqlite3.Row | None, now: float) -> bool:
+    """Whether the session `row` has a handoff on offer that has not lapsed or been taken."""
+    return bool(row and row["offered_to"] and row["offered_at"] is not None
+                and now - row["offered_at"] <= HANDOFF_OFFER and not row["successor"])
+
+
+def offers_to(conn: sqlite3.Connection, sid: str, now: float) -> list[sqlite3.Row]:
+    return [r for r in conn.execute("SELECT * FROM sessions WHERE offered_to = ?"
+                                    " ORDER BY offered_at", (sid,)) if open_offer(r, now)]
+
+
+def made_by_my_client(mine: sqlite3.Row | None, to: sqlite3.Row) -> bool:
+    """Whether `to` runs in the very client process that runs the caller (a successor its own
+    client made: a Codex app server's next thread)."""
+    return bool(mine and mine["client_pid"] and (mine["client_pid"], mine["client_start"])
+                == (to["client_pid"], to["client_start"]) and sessions.here(to))
+
+
+def offer(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, a: HandoffArgs) -> dict | None:
+    """`now --to`: a successor the caller's own client made takes over at once; any other live
+    session is offered the handoff, and nothing moves until it accepts (a session never gets
+    another's name, mail and obligations without asking for them)."""
+    if not a.to:
+        raise NexusError(
+            "invalid_argument", "--to", "nexus never starts a conversation itself (no "
+            "daemon, no model calls): `now` hands over to a live session you name",
+            "pass --to SESSION, or start the successor in your client (Claude Code "
+            "/clear, Codex /new): it inherits on its own")
+    to = sessions.resolve_target(conn, me, a.to, ctx.now, a.all_workspaces)
+    if sessions.effective_status(to, ctx.now) == "offline":
+        raise NexusError("target_not_found", a.to, "that session is offline",
+                         "hand over to a live session (`nexus peers`)")
+    mine = sessions.get(conn, me.id)
+    if made_by_my_client(mine, to):
+        return take(ctx, conn, me.id, to["id"], "now")
+    sessions.update(conn, me.id, offered_to=to["id"], offered_at=ctx.now)
+    events.record(conn, ctx.now, me.id, "session.handoff_offered", to["id"])
+    name = one_line(mine["name"]) if mine else me.id
+    handle = mine["handle"] if mine else me.id
+    mailbox.notice(conn, to["id"], f"{name} ({handle}) offers you its work: its name, note, "
+                   f"unread mail and open tasks. Take them with `{shellcmd.name(conn)} handoff "
+                   f"accept --from-session {handle}` within {HANDOFF_OFFER // 60} minutes, or "
+                   "leave it: nothing moves unless you accept.", ctx.now)
+    ctx.wake_later(to["id"])
+    return None
+
+
+def accept(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller,
+           a: HandoffArgs) -> dict | None:
+    """`accept --from-session S`: take over what S offered to this session."""
+    if not a.from_session:
+        raise NexusError("invalid_argument", "--from-session", "accept takes over from the "
+                         "session that offered it its handoff", "pass --from-session SESSION "
+                         "(`nexus handoff status` lists the offers)")
+    giver = sessions.resolve_target(conn, me, a.from_session, ctx.now, True,
+                                    include_offline=True)
+    if giver["offered_to"] != me.id or not open_offer(giver, ctx.now):
+        raise NexusError("handoff_not_offered", a.from_session,
+                         f"{giver['id']} offers no handoff to you (never offered, already "
+                         f"taken, or older than {HANDOFF_OFFER // 60} minutes)",
+                         "ask it to offer again (`nexus handoff now --to` you)")
+    return take(ctx, conn, giver["id"], me.id, "accept")
+
+
+def take(ctx: Ctx, conn: sqlite3.Connection, old: str, new: str, trigger: str) -> dict:
+    done = transfer(conn, old, new, ctx.now)
+    sessions.update(conn, old, offered_to=None, offered_at=None)
+    events.record(conn, ctx.now, old, "session.handoff", old, trigger=trigger, to=new,
+                  messages=done["messages"], tasks=done["tasks"], name=done["name"])
+    ctx.wake_later(new)
+    return done
 
 
 def record(conn: sqlite3.Connection, row: sqlite3.Row) -> dict:

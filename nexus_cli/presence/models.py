@@ -111,10 +111,14 @@ class ListenResult(Result):
 
 
 class HandoffArgs(Args):
-    action: Literal["status", "enable", "disable", "now"] = Field(
-        description="status; enable or disable inheritance (default on); now: hand over to `to`.")
+    action: Literal["status", "enable", "disable", "now", "accept"] = Field(
+        description="status; enable or disable inheritance (default on); now: hand over to `to` "
+        "(it takes over once it accepts); accept: take over from `from_session`.")
     to: str | None = Field(None, min_length=1, max_length=300,
-                           description="With now: the live session that takes over.")
+                           description="With now: the live session to hand over to.")
+    from_session: str | None = Field(None, min_length=1, max_length=300,
+                                     description="With accept: the session whose handoff "
+                                     "offer you take.")
     all_workspaces: bool = AllWorkspaces
 
 
@@ -135,6 +139,13 @@ class HandoffRecord(Result):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class Offer(Result):
+    to: PeerRef = Field(description="The session it is offered to.")
+    expires_at: str | None = Stamp("When the offer lapses")
+    expires_at_epoch: float = Field(description="When the offer lapses (seconds since the "
+                                    "epoch).")
+
+
 class HandoffResult(Result):
     session: str
     switch: bool = Field(description="The master switch (`nexus config get handoff`).")
@@ -147,4 +158,8 @@ class HandoffResult(Result):
     last_handoff_at: str | None = Stamp("The last handoff from or to this session")
     last_handoff_at_epoch: float | None = Epoch("The last handoff from or to this session")
     last: HandoffRecord | None = Field(description="The last handoff from or to this session.")
-    moved: Moved | None = Field(description="What `now` moved.")
+    moved: Moved | None = Field(description="What `now` or `accept` moved.")
+    offered: Offer | None = Field(description="This conversation's handoff waiting for its "
+                                  "receiver's `handoff accept`.")
+    offers: list[PeerRef] = Field(description="Sessions offering you their handoff (`nexus "
+                                  "handoff accept --from-session S`).")

@@ -60,6 +60,8 @@ def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         if a.name is not None:
+            if me.is_agent:
+                identity.check_agent_name(a.name, sessions.person_names(conn))
             holder = sessions.name_holder(conn, a.name, ctx.now, exclude=me.id)
             if holder:
                 raise NexusError("name_taken", a.name, f"live session {holder} uses it",

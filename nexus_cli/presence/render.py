@@ -87,4 +87,11 @@ def handoff(r: dict[str, Any]) -> str:
         m = r["moved"]
         pairs.append(("moved", f"{m['messages']} unread messages and {m['tasks']} open tasks to "
                                f"{m['to']}, with the name {m['name']}"))
+    if r["offered"]:
+        pairs.append(("offered", f"to {who(r['offered']['to'])}, until "
+                                 f"{r['offered']['expires_at']}: nothing moves until it runs "
+                                 "`nexus handoff accept`"))
+    if r["offers"]:
+        pairs.append(("offered to you", ", ".join(who(o) for o in r["offers"])
+                      + " (`nexus handoff accept --from-session S`)"))
     return fields(pairs)

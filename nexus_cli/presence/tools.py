@@ -49,11 +49,13 @@ register(Tool(
 register(Tool(
     name="handoff", group="lifecycle", title="Hand a conversation over",
     description="Show or switch whether your successor after /clear inherits your name, mail "
-    "and tasks; or hand over to a live session now.",
+    "and tasks; or hand over to a live session that accepts.",
     details="When a client starts a new conversation in the same process (Claude Code /clear, "
     "Codex /new or /clear), the new one inherits the old one's name, note, listen mode, unread "
     "messages and open obligations, and what is addressed to the old id keeps arriving at the "
-    "successor. Compaction keeps the conversation.",
+    "successor. Compaction keeps the conversation. `now --to S` hands over to S at once only "
+    "when S runs in your own client process; any other session is offered it (a notice) and "
+    "takes over with `accept --from-session YOU` within an hour: nothing moves without it.",
     args="HandoffArgs", result="HandoffResult", run=handoff.handoff, render=render.handoff,
     positional=("action",), destructive=True,
 ))

@@ -15,7 +15,8 @@ Codex reports its apply_patch tool as `apply_patch` with `{"command": "<the patc
 headers are read liberally (padding, tabs, case): a line read as a header that is not one only
 costs a lookup. Models without the apply_patch tool (gpt-5) patch through the shell tool,
 reported as `Bash` with `{"command": "apply_patch <<'EOF' ... EOF"}` (also `applypatch`, and
-`cd DIR && ...`, which Codex runs in DIR): a shell command that names apply_patch has the
+after `cd DIR &&`, `cd DIR;`, `pushd DIR`: Codex runs it in DIR, so every directory the command
+moves to counts): a shell command that names apply_patch has the
 headers of its text checked; any other shell command passes untouched (which files it changes
 cannot be known: `nexus guard` and the commit guard cover them). Stdlib only."""
 
@@ -43,10 +44,13 @@ TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
 HEADER = re.compile(r"\s*\*{2,}\s*(?:(?:add|update|delete)\s*file|move\s*to)\s*:(.*)",
                     re.IGNORECASE)
 # how a shell command runs a patch: the apply_patch command (Codex puts it on the PATH of its
-# shell), and a `cd DIR &&` before it (Codex applies the patch in DIR)
+# shell), in the directory the commands before it moved to (`cd DIR &&`, `cd DIR;`, `pushd DIR`,
+# on a line of its own...: Codex applies the patch in the shell's current directory)
 APPLY = re.compile(r"(?<![\w.-])(?:apply_patch|applypatch)(?![\w.-])")
-CD = re.compile(r"(?:^|[;&|(]|&&)\s*cd\s+(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|'\"]+))\s*&&",
-                re.MULTILINE)
+# a cd, pushd or popd where a command starts (a line, or after ; & | ( { and the words that
+# begin a compound command's body), with its arguments up to the end of that simple command
+DIRCMD = re.compile(r"(?:^|[;&|({]|\b(?:then|do|else|elif)\b)\s*(cd|pushd|popd)(?![\w.-])"
+                    r"((?:[^;&|()\n'\"]|'[^'\n]*'|\"[^\"\n]*\")*)", re.MULTILINE)
 AUTO_REASON = "automatic: editing it"
 QUIET = (None, 0, None)
 
@@ -97,10 +101,7 @@ def shell_paths(given: dict) -> list[str]:
     if not names:
         return []
     workdir = given.get("workdir")
-    bases = [workdir if isinstance(workdir, str) and workdir.strip() else ""]
-    for found in CD.finditer(command):
-        cd = next(g for g in found.groups() if g is not None)
-        bases.append(os.path.join(bases[0], cd))
+    bases = directories(command, workdir if isinstance(workdir, str) and workdir.strip() else "")
     out: list[str] = []
     for base in bases:
         for name in names:
@@ -110,6 +111,36 @@ def shell_paths(given: dict) -> list[str]:
     return out
 
 
+def directories(command: str, start: str) -> list[str]:
+    """Every directory a shell command could be in where it runs a patch: where it starts, and
+    each one its `cd`, `pushd` and `popd` commands lead to, in order (relative ones from the one
+    before; "" is the session's cwd). Each could be the one: a file is checked in all of them,
+    which costs a lookup each, never a missed conflict."""
+    import shlex
+
+    here, seen = start, [start]
+    stack: list[str] = []
+    for found in DIRCMD.finditer(command):
+        verb = found.group(1)
+        try:
+            words = [w for w in shlex.split(found.group(2)) if not w.startswith(("-", "+"))
+                     or w == "-"]
+        except ValueError:  # an unclosed quote: the command fails, nothing is patched there
+            continue
+        if verb == "popd":
+            here = stack.pop() if stack else here
+        else:
+            target = words[0] if words else "~"
+            if target == "-":
+                target = stack[-1] if stack else start
+            if verb == "pushd":
+                stack.append(here)
+            here = os.path.join(here, os.path.expanduser(target))
+        if here not in seen:
+            seen.append(here)
+    return seen
+
+
 def deny(text: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                    "permissionDecisionReason": text}}
@@ -117,15 +148,17 @@ def deny(text: str) -> dict:
 
 def refusals(conn: sqlite3.Connection, sid: str, located: list[tuple[str, list[str], bool]],
              rows: list[sqlite3.Row], now: float) -> list[str]:
-    """One line per file another session holds exclusively (the first holder found)."""
+    """One line per file another session holds exclusively (the first holder found), by its
+    path or under another hard link of it."""
     out = []
     nexus = None
     for real, _, _ in located:
-        for r in leases.covering(rows, real):
-            if r["session_id"] != sid and r["exclusive"]:
-                nexus = nexus or shellcmd.name(conn)
-                out.append(leases.refusal(conn, leases.shown_path(r, real), r, now, nexus))
-                break
+        held = leases.exclusive_holder(conn, sid, rows, real, now)
+        if held is not None:
+            r, name = held
+            nexus = nexus or shellcmd.name(conn)
+            out.append(leases.refusal(conn, leases.shown_path(r, name), r, now, nexus,
+                                      via="" if name == real else leases.shown_path(r, real)))
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 
 from ..core import identity, sessions
@@ -179,9 +180,78 @@ def elsewhere(conn: sqlite3.Connection, reals: list[str], now: float) -> list[di
     return sorted(out.values(), key=lambda r: (r["created_at"], r["id"]))
 
 
+def exclusive_holder(conn: sqlite3.Connection, sid: str, rows: list[sqlite3.Row], real: str,
+                     now: float) -> tuple[sqlite3.Row, str] | None:
+    """The first exclusive reservation of another session that holds the file `real` (of `rows`,
+    found by its path, else under another hard link of it), and the name it holds it by."""
+    for r in covering(rows, real):
+        if r["session_id"] != sid and r["exclusive"]:
+            return r, real
+    for name, r in linked(conn, sid, real, now):
+        return r, name
+    return None
+
+
 def covering(rows: list[sqlite3.Row], real: str) -> list[sqlite3.Row]:
     """Of `rows`, those that name the file at the real path `real`."""
     return [r for r in rows if patterns.matches(r["root"], r["pattern"], bool(r["folded"]), real)]
+
+
+# a file with several hard links is one file under several names: its other names are looked
+# for among the files other sessions hold exclusively, at most this many directory entries
+LINK_SCAN = 20_000
+
+
+def linked(conn: sqlite3.Connection, sid: str, real: str,
+           now: float) -> list[tuple[str, sqlite3.Row]]:
+    """(the reserved name, the reservation) of each exclusive reservation of another session
+    that holds the file at `real` under another name: a hard link is the same file (device and
+    inode), however it is spelt. Nothing to do (no query) for a file with one link."""
+    try:
+        st = os.stat(real)
+    except OSError:
+        return []
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return []
+    rows = conn.execute(f"SELECT * FROM reservations WHERE {LIVE} AND exclusive = 1 AND"
+                        " session_id != :me ORDER BY created_at", {"now": now, "me": sid}
+                        ).fetchall()
+    budget = [LINK_SCAN]
+    out = []
+    for row in rows:
+        for name in _same_file(row["anchor"], bool(row["exact"]), st, budget):
+            if name != real and patterns.matches(row["root"], row["pattern"], bool(row["folded"]),
+                                                 name):
+                out.append((name, row))
+                break
+    return out
+
+
+
+def _same_file(anchor: str, exact: bool, st: os.stat_result, budget: list[int]) -> list[str]:
+    """The names under `anchor` (the file itself, when `exact`) of the file `st` is."""
+    if exact:
+        try:
+            return [anchor] if os.path.samestat(os.stat(anchor), st) else []
+        except OSError:
+            return []
+    found, folders = [], [anchor]
+    while folders and budget[0] > 0:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            budget[0] -= 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif entry.inode() == st.st_ino and \
+                        os.path.samestat(entry.stat(follow_symlinks=False), st):
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return found
 
 
 def near(conn: sqlite3.Connection, spec: Spec, now: float) -> list[sqlite3.Row]:
@@ -419,14 +489,18 @@ def shown_path(row: sqlite3.Row, real: str) -> str:
     return real[len(base):] if real.lower().startswith(base.lower()) else real
 
 
-def refusal(conn: sqlite3.Connection, path: str, row: sqlite3.Row, now: float, nexus: str) -> str:
+def refusal(conn: sqlite3.Connection, path: str, row: sqlite3.Row, now: float, nexus: str,
+            via: str = "") -> str:
     """Why an edit (or a commit) of `path` is refused: who holds it, until when, why, and what
-    to do. The holder's name, the path and the reason are peer text: escaped, the reason quoted."""
+    to do; `via`: the name it was reached by, when that is another hard link of the file. The
+    holder's name, the path and the reason are peer text: escaped, the reason quoted."""
     holder = sessions.get(conn, row["session_id"])
     who = f"{one_line(holder['name'])} ({holder['handle']}){where(holder)}" if holder else \
         row["session_id"]
     handle = holder["handle"] if holder else row["session_id"]
     what = shown(path) if row["exact"] else f"{shown(path)} (in {shown(row['pattern'])})"
+    if via:
+        what = f"{shown(via)} (a hard link of {what})"
     why = f" for {said(row['reason'], 120)}" if row["reason"] else ""
     auto = " (it is editing it)" if row["auto"] else ""
     return (f"{what} is reserved by {who}{auto} until {until(row['expires_at'], now)}{why}; "

@@ -261,12 +261,13 @@ def guard(ctx: Ctx, a: GuardArgs) -> dict:
         rows = [r for i in range(0, len(anchors), 500)
                 for r in leases.under(conn, anchors[i : i + 500], ctx.now,
                                       [real for real, _, _ in located])]
-        nexus = shellcmd.name(conn) if rows else "nexus"
+        nexus = shellcmd.name(conn)
         for real, _, _ in located:
-            for r in leases.covering(rows, real):
-                if r["session_id"] != me.id and r["exclusive"]:
-                    path = leases.shown_path(r, real)
-                    found.append({"path": path, "reservation": item(conn, r, me.id),
-                                  "message": leases.refusal(conn, path, r, ctx.now, nexus)})
-                    break
+            held = leases.exclusive_holder(conn, me.id, rows, real, ctx.now)
+            if held is not None:
+                r, name = held
+                path = leases.shown_path(r, name)
+                via = "" if name == real else leases.shown_path(r, real)
+                found.append({"path": via or path, "reservation": item(conn, r, me.id),
+                              "message": leases.refusal(conn, path, r, ctx.now, nexus, via)})
     return {"ok": not found, "checked": len(located), "conflicts": found}

@@ -130,20 +130,38 @@ def _not_wider_for_itself(conn, root: str, me, sid: str, tier: str | None, what:
                          "ask the person or the session's dispatcher")
 
 
-def no_wider_than_mine(conn, me, tier: str | None) -> str | None:
-    """The tier of a run a run's session (a worker) starts or resumes: never wider than its own,
-    and its own when none was chosen (the client's own settings could be wider)."""
-    own = ledger.of_session(conn, me.id) if me.is_agent else None
-    if own is None:
+def own_tier(conn, me) -> tuple[str | None, str] | None:
+    """An agent's own sandbox tier, the narrowest of what is known (and where it is known from):
+    the tier of its run (a run's session), the tier its client states for this call (Codex's
+    turn sandbox, Claude Code's permission mode); None when nothing is known (the person)."""
+    if not me.is_agent:
+        return None
+    known = []
+    run = ledger.of_session(conn, me.id)
+    if run is not None:
+        known.append((run["sandbox"], "its run's"))
+    if me.tier is not None:
+        known.append((me.tier, "its client's for this call"))
+    return min(known, key=lambda k: rank(k[0])) if known else None
+
+
+def no_wider_than_mine(conn, me, tier: str | None, root: str) -> str | None:
+    """The tier of a run an agent starts or resumes: never wider than its own (`own_tier`), and
+    its own when none was chosen (the client's own settings could be wider), unless the person
+    allows wider runs (`nexus config set widerRuns 1`)."""
+    own = own_tier(conn, me)
+    if own is None or settings.load(root)["widerRuns"]:
         return tier
-    if rank(tier) > rank(own["sandbox"]):
-        mine = own["sandbox"] or "the client's own settings"
+    mine, where = own
+    if rank(tier) > rank(mine):
+        shown = mine or "the client's own settings"
         raise NexusError("impersonation_refused", me.id,
-                         f"a run's session may not start a run with a wider sandbox tier than "
-                         f"its own ({mine} -> {tier})",
-                         f"pass --sandbox {own['sandbox'] or 'read-only'}, or ask your "
-                         "dispatcher or the person")
-    return tier or own["sandbox"]
+                         f"a session may not start a run with a wider sandbox tier than its own "
+                         f"({shown}, {where} -> {tier})",
+                         f"pass --sandbox {mine or 'read-only'}, or ask your dispatcher or the "
+                         "person (who may start it, or allow wider runs: `nexus config set "
+                         "widerRuns 1`)")
+    return tier or mine
 
 
 def may_resume(conn, me, sid: str) -> None:
@@ -154,6 +172,29 @@ def may_resume(conn, me, sid: str) -> None:
     raise NexusError("impersonation_refused", sid,
                      "an agent may resume only itself or the sessions of runs it started",
                      "start a new run without --resume, or ask the person")
+
+
+def own_flags(adapter, env: dict) -> None:
+    """The user's own flags (NEXUS_CLAUDE_FLAGS, NEXUS_CODEX_FLAGS) may add to a run's command
+    line, never set what nexus sets: a tier comes from --sandbox, a preset or the policy, and an
+    agent's environment is its own to change, so flags from it would widen any tier and make
+    the run's record untrue."""
+    import shlex
+
+    var = adapter.FLAGS_VAR
+    try:
+        words = shlex.split(env.get(var, ""))
+    except ValueError as exc:
+        raise invalid(var, f"cannot be read as shell words ({exc})",
+                      f"fix or unset {var}") from None
+    bad = adapter.refused_flag(words)
+    if bad is not None:
+        raise NexusError("invalid_argument", var,
+                         f"{bad!r} would set what nexus sets for a run (its sandbox tier, "
+                         "permissions, tools, directories or conversation): flags from the "
+                         "environment never widen a run's tier",
+                         f"choose the tier with --sandbox, a preset or `nexus policy set`, and "
+                         f"remove it from {var}")
 
 
 def prompt(task: str, context: str | None) -> str:
@@ -170,6 +211,7 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
             raise invalid(key, "it holds a NUL byte, which no program argument or prompt "
                           "can carry", "remove the NUL byte")
     adapter = HEADLESS[a.client]
+    own_flags(adapter, dict(os.environ))
     exe = adapter.binary(dict(os.environ))
     if exe is None:
         raise NexusError("client_unavailable", a.client, f"`{a.client}` is not on PATH",
@@ -189,7 +231,7 @@ def start(ctx: Ctx, a: RunArgs) -> dict:
         if resume:
             may_resume(conn, me, resume)
         preset_id, preset, sandbox, _ = choose(conn, root, a.preset, a.sandbox, resume)
-        sandbox = no_wider_than_mine(conn, me, sandbox)
+        sandbox = no_wider_than_mine(conn, me, sandbox, root)
         approvals_to = a.approvals or ("nexus" if conf["runApprovals"] else "client")
         blocked = adapter.approvals_blocker(dict(os.environ), identity.project_root(cwd)) \
             if approvals_to == "nexus" else None

@@ -100,8 +100,10 @@ def read(ctx: Ctx, a: ReadMessagesArgs) -> dict:
             if row is not None:
                 streams.join(conn, row["id"], me.id, ctx.now)
             rows, left = streams.unread(conn, me.id, a.meetingId, a.count)
+            stream = a.meetingId or streams.GLOBAL
+            was = streams.cursor(conn, me.id, stream)
             if rows:
-                streams.advance(conn, me.id, a.meetingId or streams.GLOBAL, rows[-1]["seq"])
+                streams.advance(conn, me.id, stream, rows[-1]["seq"])
             who = streams.names(conn, {r["sender"] for r in rows})
             result = {"source": "meeting" if row else "global", "hub": None if row else "Global",
                       "meetingId": row["id"] if row else None,
@@ -110,7 +112,8 @@ def read(ctx: Ctx, a: ReadMessagesArgs) -> dict:
                                     "text": r["text"], "category": r["category"],
                                     "timestamp_epoch": r["created_at"]} for r in rows],
                       "remaining": left}
-            return ctx.hand_over(result)
+            return ctx.hand_over(result, lambda again: streams.rewind(
+                again, me.id, stream, rows[-1]["seq"] if rows else was, was))
     except NexusError as exc:
         if exc.code != "caller_unknown":
             raise

@@ -103,6 +103,13 @@ def advance(conn: sqlite3.Connection, reader: str, stream: str, seq: int) -> Non
                  (reader, stream, seq))
 
 
+def rewind(conn: sqlite3.Connection, reader: str, stream: str, at: int, to: int) -> None:
+    """Undo `advance(..., at)` from `to` (its result could not be handed over), unless another
+    read of the same reader has moved the cursor since."""
+    conn.execute("UPDATE ws_cursors SET seq = ? WHERE reader = ? AND stream = ? AND seq = ?",
+                 (to, reader, stream, at))
+
+
 def unread(conn: sqlite3.Connection, reader: str, mid: str | None,
            count: int) -> tuple[list[sqlite3.Row], int]:
     """The next `count` messages of a stream not yet returned to `reader`, oldest first, and how

@@ -21,12 +21,32 @@ TIERS = {
     "danger-full-access": ["--permission-mode", "bypassPermissions"],
 }
 WRITERS = ("Write", "Edit", "NotebookEdit")
+FLAGS_VAR = "NEXUS_CLAUDE_FLAGS"  # flags of the user's own, added to every run
+# what flags of one's own may not set: what a run may do (its permissions, tools, directories,
+# settings, hooks) and which conversation it is (nexus chooses both)
+NEXUS_OWN = ("--permission-mode", "--dangerously-skip-permissions",
+             "--allow-dangerously-skip-permissions", "--allowedTools", "--allowed-tools",
+             "--tools", "--add-dir", "--settings", "--setting-sources", "--permission-prompt-tool",
+             "--permission-prompts", "--mcp-config", "--strict-mcp-config", "--plugin-dir",
+             "--plugin-url", "--agent", "--agents", "--bare", "--resume", "-r", "--continue",
+             "-c", "--session-id", "--fork-session", "--from-pr", "--teleport", "--remote-control",
+             "--cloud", "--environment", "--bg", "--background", "-p", "--print",
+             "--output-format", "--input-format")
 
 
 def binary(env: dict) -> str | None:
     import shutil
 
     return shutil.which(NAME, path=env.get("PATH"))
+
+
+def refused_flag(words: list[str]) -> str | None:
+    """The first of the user's own flags that sets what nexus sets (see NEXUS_OWN), or None."""
+    for word in words:
+        short = word[:2] if word[:1] == "-" and word[1:2] != "-" and len(word) > 2 else ""
+        if word.split("=", 1)[0] in NEXUS_OWN or short in NEXUS_OWN:
+            return word
+    return None
 
 
 def flags(sandbox: str | None, approvals: str) -> list[str]:
@@ -52,7 +72,7 @@ def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
         argv += ["--append-system-prompt", system]
     if allowed_tools:
         argv += ["--allowedTools", *allowed_tools]
-    return argv + shlex.split(env.get("NEXUS_CLAUDE_FLAGS", ""))
+    return argv + shlex.split(env.get(FLAGS_VAR, ""))
 
 
 def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:

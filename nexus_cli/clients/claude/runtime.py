@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...core.proctable import Proc
+from ...core.proctable import Proc, is_shell
 from .. import ids
 
 NAME = "claude"
@@ -26,7 +26,9 @@ WAKE = "rewake"  # exit 2 from the asyncRewake Stop hook
 
 
 def is_client(proc: Proc) -> bool:
-    return proc.name in ("claude", "claude.exe") or proc.name.startswith("claude-")
+    """A process named as Claude Code is, that is not a shell so named (a link to /bin/sh)."""
+    return (proc.name in ("claude", "claude.exe") or proc.name.startswith("claude-")) \
+        and not is_shell(proc.pid)
 
 
 def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
@@ -40,6 +42,22 @@ def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
 
 def meta_session(meta: Mapping[str, object]) -> str | None:
     return None  # Claude Code names its conversation only through the tool-use binding
+
+
+# its permission modes as sandbox tiers; `default` (and the others) ask or decide per call: no
+# tier of their own
+MODE_TIERS = {"plan": "read-only", "acceptEdits": "workspace-write",
+              "bypassPermissions": "danger-full-access"}
+
+
+def hook_tier(data: Mapping[str, object]) -> str | None:
+    """The tier of a tool call as its hook event states it: the permission mode it runs in."""
+    mode = data.get("permission_mode")
+    return MODE_TIERS.get(mode) if isinstance(mode, str) else None
+
+
+def meta_tier(meta: Mapping[str, object]) -> str | None:
+    return None  # read from the tool-use binding (the PreToolUse hook's permission mode)
 
 
 def unattended(env: Mapping[str, str]) -> bool:

@@ -14,12 +14,36 @@ import shlex
 
 NAME = "codex"
 TIERS = ("read-only", "workspace-write", "danger-full-access")
+FLAGS_VAR = "NEXUS_CODEX_FLAGS"  # flags of the user's own, added to every run
+# what flags of one's own may not set: what a run may do (its sandbox, approvals, profile,
+# directories, rules, features) and where it runs; of the config overrides only the model's
+NEXUS_OWN = ("-s", "--sandbox", "-p", "--profile", "--dangerously-bypass-approvals-and-sandbox",
+             "--yolo", "--full-auto", "--approve-for-me", "--add-dir", "-C", "--cd", "--trust",
+             "--ignore-rules", "--ignore-user-config", "--enable", "--disable", "--remote",
+             "--remote-auth-token-env", "--oss", "--local-provider", "--json", "--worktree")
 
 
 def binary(env: dict) -> str | None:
     import shutil
 
     return shutil.which(NAME, path=env.get("PATH"))
+
+
+def refused_flag(words: list[str]) -> str | None:
+    """The first of the user's own flags that sets what nexus sets (see NEXUS_OWN; a `-c`
+    override other than the model's), or None. `-sVALUE`, `--x=VALUE` and `-c KEY=VALUE` are
+    read as the client reads them."""
+    for i, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        short = word[:2] if word[:1] == "-" and word[1:2] != "-" and len(word) > 2 else ""
+        if name in NEXUS_OWN or short in NEXUS_OWN:
+            return word
+        if name in ("-c", "--config") or short == "-c":
+            key = (value if eq and not short else word[2:] if short else
+                   words[i + 1] if i + 1 < len(words) else "")
+            if not key.strip().strip("'\"").startswith("model"):
+                return word if eq or short else f"{word} {key}".strip()
+    return None
 
 
 def flags(sandbox: str | None, approvals: str) -> list[str]:
@@ -38,7 +62,7 @@ def command(exe: str, prompt: str, *, session: str | None, resume: str | None,
         argv += ["--model", model]
     if system:
         argv += ["-c", "developer_instructions=" + json.dumps(system)]
-    argv += shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
+    argv += shlex.split(env.get(FLAGS_VAR, ""))
     # the prompt goes on standard input (`-`), never in argv: a task beginning with `-` is not
     # an option, and a prompt over Linux's 128 KiB argument limit still starts
     if resume:
@@ -60,7 +84,7 @@ def approvals_blocker(env: dict, project: str) -> tuple[str, str] | None:
     PermissionRequest hook must be installed and trusted (as `nexus doctor` reads it)."""
     from . import trust
 
-    bypass = BYPASS in shlex.split(env.get("NEXUS_CODEX_FLAGS", ""))
+    bypass = BYPASS in shlex.split(env.get(FLAGS_VAR, ""))
     found, how = trust.permission_hook(project, bypass)
     if how == trust.TRUSTED:
         return None

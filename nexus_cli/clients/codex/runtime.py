@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ...core.proctable import Proc, table
+from ...core.proctable import Proc, is_shell, table
 from .. import ids
 
 NAME = "codex"
@@ -27,7 +27,8 @@ WAKE = "queue"  # `codex queue`
 
 
 def is_client(proc: Proc) -> bool:
-    return proc.name == "codex" or proc.name.startswith("codex-")
+    """A process named as Codex is, that is not a shell so named (a link to /bin/sh)."""
+    return (proc.name == "codex" or proc.name.startswith("codex-")) and not is_shell(proc.pid)
 
 
 def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
@@ -44,6 +45,21 @@ def meta_session(meta: Mapping[str, object]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+TIERS = ("read-only", "workspace-write", "danger-full-access")
+
+
+def hook_tier(data: Mapping[str, object]) -> str | None:
+    return None  # a Codex hook event does not say its sandbox; its MCP call's `_meta` does
+
+
+def meta_tier(meta: Mapping[str, object]) -> str | None:
+    """The turn's sandbox, as the MCP call's `_meta` carries it
+    (`x-codex-turn-metadata.sandbox_mode`)."""
+    turn = meta.get("x-codex-turn-metadata")
+    mode = turn.get("sandbox_mode") if isinstance(turn, Mapping) else None
+    return mode if mode in TIERS else None
 
 
 def unattended(env: Mapping[str, str]) -> bool:

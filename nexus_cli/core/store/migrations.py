@@ -655,6 +655,42 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        24,
+        "a session's project as registered at its start (its client process's first hook, or the "
+        "project of the conversation it succeeded in that process): `nexus fs` keeps to it, and "
+        "no later hook event's cwd moves it (old rows: their project now)",
+        """
+        ALTER TABLE sessions ADD COLUMN start_project TEXT NOT NULL DEFAULT '';
+        UPDATE sessions SET start_project = project;
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    (
+        25,
+        "a handoff offered to a live session (`handoff now --to`), which moves nothing until "
+        "that session accepts it (`handoff accept`)",
+        """
+        ALTER TABLE sessions ADD COLUMN offered_to TEXT;
+        ALTER TABLE sessions ADD COLUMN offered_at REAL;
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    (
+        26,
+        "the sandbox tier a client states for a tool call at its PreToolUse (Claude Code's "
+        "permission mode): a run that call starts is no wider than its caller's own tier",
+        """
+        ALTER TABLE tool_uses ADD COLUMN tier TEXT;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 def statements(script: str) -> list[str]:

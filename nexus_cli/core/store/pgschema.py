@@ -470,4 +470,13 @@ END $$""",
         'ALTER TABLE team_moves ALTER COLUMN db_role SET DEFAULT session_user',
         'CREATE INDEX IF NOT EXISTS sessions_by_role ON sessions (db_role)',
     ),
+    24: (
+        'ALTER TABLE sessions ADD COLUMN start_project TEXT COLLATE "C" NOT NULL DEFAULT \'\'',
+        "UPDATE sessions SET start_project = project",
+    ),
+    25: (
+        'ALTER TABLE sessions ADD COLUMN offered_to TEXT COLLATE "C"',
+        "ALTER TABLE sessions ADD COLUMN offered_at DOUBLE PRECISION",
+    ),
+    26: ('ALTER TABLE tool_uses ADD COLUMN tier TEXT COLLATE "C"',),
 }
