@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections import namedtuple
 
 
@@ -133,20 +134,24 @@ class ProcFS(ProcTable):
 
 
 class PsTable(ProcTable):
-    """Any POSIX system: one `ps -A` snapshot, taken at the first question. `lstart` is the start
-    time to the second, which with the pid names one process."""
+    """Any POSIX system: one `ps -A` snapshot, taken at the first question and again once it is
+    a second old (a board or an MCP server lives long: a client started since must not look
+    gone). `lstart` is the start time to the second, which with the pid names one process."""
 
     backend = "ps"
+    FRESH = 1.0  # seconds a snapshot answers for
 
     def __init__(self) -> None:
         self._rows: dict[int, Proc] | None = None
         self._paths: dict[int, str] = {}
+        self._taken = 0.0
 
     def _snapshot(self) -> dict[int, Proc]:
-        if self._rows is None:
+        if self._rows is None or time.monotonic() - self._taken > self.FRESH:
             import subprocess
 
-            self._rows = {}
+            self._taken = time.monotonic()
+            self._rows, self._paths = {}, {}
             try:
                 out = subprocess.run(
                     ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat=", "-o", "lstart=",
