@@ -14,6 +14,7 @@ from ..core.models import (
     Args,
     Epoch,
     MessageId,
+    NoWake,
     Page,
     PeerRef,
     RequestId,
@@ -29,7 +30,9 @@ class SendArgs(Args):
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="The message.")
     request_id: str | None = RequestId
     notify_when_idle: bool = Field(False, description="Get a notice when the recipient next goes "
-                                   "idle (ends a turn, listens or leaves).")
+                                   "idle (ends a turn, listens or leaves; when it is offline "
+                                   "already, once it is back).")
+    no_wake: bool = NoWake
     all_workspaces: bool = AllWorkspaces
 
 
@@ -82,7 +85,9 @@ class SendResult(Result):
     duplicate: bool = Field(description="True when this was a replay of an earlier request id.")
     created_at: str | None = Stamp("When the message was stored")
     created_at_epoch: float | None = Epoch("When the message was stored")
-    outlook: str = Field(description="When the recipient will see it, given its status.")
+    wake: bool = Field(description="Whether it may wake its recipient (false: `--no-wake`).")
+    outlook: str = Field(description="When the recipient will see it, given its status (see "
+                         "peers: status, status_reason).")
 
 
 class Message(Result):
@@ -132,6 +137,8 @@ class AskResult(Result):
     timeout_seconds: float
     timeout_clamped_from: float | None = Field(
         description="The timeout asked for, when the face's time limit lowered it.")
+    outlook: str = Field(description="When the recipient sees the question, given its status: an "
+                         "offline one is not waited for.")
     note: str | None
 
 

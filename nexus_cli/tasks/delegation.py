@@ -20,11 +20,11 @@ if TYPE_CHECKING:
 
 
 def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
-    """auto: a working session is reached at its next tool call (steer), anyone else at its
-    next turn (queue)."""
+    """auto: a working session (or one waiting for a person in its turn) is reached at its next
+    tool call (steer), anyone else at its next turn (queue)."""
     if mode != "auto":
         return mode
-    return "steer" if sessions.effective_status(target, now) == "working" else "queue"
+    return "steer" if sessions.effective_status(target, now) in ("working", "waiting") else "queue"
 
 
 def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
@@ -54,9 +54,10 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
                 "verified, what is still open>\"")
         mid = mailbox.insert(conn, sender=me.id, recipient=to["id"], text=text, now=ctx.now,
                              kind="task", target=a.target, task_id=task_id,
-                             defer=mode == "queue")
+                             defer=mode == "queue", wake=not a.no_wake)
         ledger.change(conn, task_id, ctx.now, status="dispatched", message_id=mid)
-        ctx.wake_later(to["id"])
+        if not a.no_wake:
+            ctx.wake_later(to["id"])
         return record(conn, known(conn, task_id))
 
 

@@ -13,6 +13,7 @@ from ..core.models import (
     Args,
     Epoch,
     JsonObject,
+    NoWake,
     Page,
     PeerRef,
     RequestId,
@@ -35,6 +36,7 @@ class DelegateArgs(Args):
         "auto: steer a working session, queue for anyone else.")
     all_workspaces: bool = AllWorkspaces
     spawn: bool = Field(False, description="TARGET is claude or codex: start a new run for it.")
+    no_wake: bool = NoWake
 
 
 class ReportArgs(Args):
