@@ -38,7 +38,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # database (a schema of its own in a throwaway PostgreSQL cluster, one per test worker).
 BOTH_BACKENDS = {"test_messages", "test_handoff", "test_tasks", "test_delivery", "test_hooks",
                  "test_news", "test_concurrency", "test_identity", "test_reservations",
-                 "test_approvals", "test_workspace", "test_runs", "test_mcp", "test_files"}
+                 "test_approvals", "test_workspace", "test_runs", "test_mcp", "test_files",
+                 "test_presence"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

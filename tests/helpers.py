@@ -152,6 +152,14 @@ class FakeTable(ProcTable):
             self.parent = saved
 
 
+def faked(table: FakeTable) -> str:
+    """The shell words that run `nexus` in a subprocess inside `table` as it is now (faked.py)."""
+    import shlex
+    import sys
+
+    return shlex.join([sys.executable, str(Path(__file__).with_name("faked.py")), table.export()])
+
+
 def fake_table() -> FakeTable:
     table = proctable.table()
     assert isinstance(table, FakeTable), "the conftest installs a FakeTable for every test"

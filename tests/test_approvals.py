@@ -163,7 +163,10 @@ def test_a_waiting_hook_of_another_machine_is_not_taken_for_dead_here(nx, routed
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])
-def test_the_hook_entry_starts_no_python_outside_a_run(client, tmp_path):
+def test_the_hook_entry_reaches_nexus_for_every_permission_prompt(client, tmp_path, hook,
+                                                                  chdir_work):
+    """A permission prompt is where a session waits for a person (its status says so), in a run
+    or not; outside a run nexus answers nothing and the client asks the person as it would."""
     table = hookdefs.hooks(client, hookdefs.fills(None))
     entry = table["PermissionRequest"][0]["hooks"][0]
     assert hookdefs.is_ours(entry) and entry["timeout"] > 590  # longer than any approval wait
@@ -171,15 +174,21 @@ def test_the_hook_entry_starts_no_python_outside_a_run(client, tmp_path):
     command = entry["command"].replace(hookdefs.nexus_command(), f"touch {marker}; true")
     env = {k: v for k, v in os.environ.items() if k != "NEXUS_RUN"}
     subprocess.run(["/bin/sh", "-c", command], env=env, check=True, timeout=10)
-    assert not marker.exists()
-    subprocess.run(["/bin/sh", "-c", command], env={**env, "NEXUS_RUN": RUN}, timeout=10)
     assert marker.exists()
+    hook(client, "SessionStart", sid(9), source="startup")
+    asked = hook(client, "PermissionRequest", sid(9), tool_name="Bash",
+                 tool_input={"command": "make"})
+    assert (asked.code, asked.out) == (0, "")
 
 
 def test_doctor_sees_a_table_without_the_permission_entry_as_outdated():
     for client in ("claude", "codex"):
         table = hookdefs.hooks(client, {"{nexus}": "nexus", "{news}": "news"})
         assert not hookdefs.outdated({"hooks": table}, client)
+        entry = table["PermissionRequest"][0]["hooks"][0]
+        old = {**entry, "command": '[ -n "$NEXUS_RUN" ] || exit 0; ' + entry["command"]}
+        assert hookdefs.outdated({"hooks": {**table, "PermissionRequest": [{"hooks": [old]}]}},
+                                 client)  # the entry of 0.1, that reached nexus in runs only
         table.pop("PermissionRequest")
         assert hookdefs.outdated({"hooks": table}, client)
 

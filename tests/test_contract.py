@@ -182,13 +182,15 @@ def test_golden_output_for_people(nx, hook, chdir_work):
     a, b = claude_env(sid(1)), codex_env(sid(2))
     sent = normalise(nx("send", "codex", "please review\nsecond line", env=a).out)
     assert sent == ("sent m-XXXXXXXXXXXX to codex@work (s-000000020000)\n"
-                    "idle: it sees the announcement at its next prompt, or when woken\n")
+                    "idle: nothing can wake it now: it has not ended a turn yet (nothing waits "
+                    "before its first prompt); the message waits for its next prompt\n")
     peers = normalise(nx("peers", env=a).out)
     lines = [line.rstrip() for line in peers.splitlines()]
     assert re.match(r"\s+name\s+handle\s+client\s+status\s+active\s+cwd\s+note$", lines[0])
-    assert re.match(r"\*\s+claude@work\s+s-000000010000\s+claude\s+idle\s+N ago\s+<work>$",
-                    lines[1])
-    assert re.match(r"\s+codex@work\s+s-000000020000\s+codex\s+idle\s+N ago\s+<work>$", lines[2])
+    assert re.match(r"\*\s+claude@work\s+s-000000010000\s+claude\s+idle, no wake\s+N ago\s+"
+                    r"<work>$", lines[1])
+    assert re.match(r"\s+codex@work\s+s-000000020000\s+codex\s+idle, no wake\s+N ago\s+<work>$",
+                    lines[2])
     assert lines[3] == "2 of 2"
     got = normalise(nx("read", env=b).out)
     assert got == ("m-XXXXXXXXXXXX from claude@work (s-000000010000), N ago\n"

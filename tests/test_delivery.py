@@ -192,8 +192,9 @@ def test_a_wait_ends_when_the_client_exits(nx, hook, pair, fake):
     fake.kill(fake.client_of(B_ID))
     thread.join(10)  # noticed at the next safety poll (2 s)
     assert not thread.is_alive() and box["reply"] == (None, 0, None)
-    status = {p["id"]: p["status"] for p in nx("peers", "--json", env=A).json["items"]}
-    assert status[B_ID] == "idle"
+    assert B_ID not in {p["id"] for p in nx("peers", "--json", env=A).json["items"]}
+    gone = {p["id"]: p for p in nx("peers", "--include-offline", "--json", env=A).json["items"]}
+    assert gone[B_ID]["status"] == "offline" and "exited" in gone[B_ID]["status_reason"]
 
 
 def test_unread_messages_expire_with_a_notice_to_the_sender(nx, hook, pair, home):
@@ -344,12 +345,21 @@ def test_every_expiry_of_something_a_sender_waits_for_notifies_it(nx, pair, home
             == "expired")
 
 
-def test_going_offline_by_staleness_fires_notify_when_idle(nx, pair, home):
+def test_going_offline_without_a_session_end_fires_notify_when_idle(nx, pair, home, fake):
+    """The recipient's client dies (kill -9: no SessionEnd): the sender is told at the next
+    round of maintenance, with why. A session nexus cannot check (another machine's) goes offline
+    after 30 minutes without activity instead."""
     mid = nx("send", "codex", "tell me", "--notify-when-idle", "--json", env=A).json["message_id"]
-    age(home, "UPDATE sessions SET last_active = last_active - 31 * 60 WHERE id = ?", B_ID)
+    fake.kill(fake.client_of(B_ID))
+    age(home, "SELECT 1")
     got = nx("read", "--json", env=A).json["messages"]
-    assert [m["kind"] for m in got] == ["notice"] and "went offline" in got[0]["text"]
+    assert [m["kind"] for m in got] == ["notice"] and "client process has exited" in got[0]["text"]
     assert got[0]["reply_to"] == mid
+    mid = nx("send", "claude", "tell me", "--notify-when-idle", "--json").json["message_id"]
+    age(home, "UPDATE sessions SET last_active = last_active - 31 * 60, machine = 'far/away'"
+        " WHERE id = ?", A_ID)
+    got = nx("read", "--json").json["messages"]
+    assert "no activity for 30 minutes" in got[0]["text"] and got[0]["reply_to"] == mid
 
 
 def test_peer_text_cannot_forge_a_line_of_an_announcement(nx, hook, pair):

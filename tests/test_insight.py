@@ -702,7 +702,9 @@ def test_waits_and_sessions_over_mcp(home, hook, nx, deadlock, user_home):
             tools = {t.name for t in (await s.list_tools()).tools}
             meta = {"claudecode/toolUseId": "toolu_I1"}
             return tools, [await s.call_tool(name, args, meta=meta) for name, args in
-                           (("waits", {}), ("waits", {"on": "codex"}), ("session_list", {}))]
+                           (("waits", {}), ("waits", {"on": f"codex:{sid(2)}"}),
+                            ("session_list", {}))]  # (by id: its fake client is not the
+    # server's to see, which judges the real process table)
 
     tools, (waits, check, listing) = run(go)
     assert {"waits", "session_log", "session_search", "session_list", "session_stats",

@@ -66,6 +66,20 @@ def pair(hook):
     hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_A1")
 
 
+@pytest.fixture
+def live_b(pair, hook, fake, tmp_path):
+    """B's client a real process (a stand-in): alive for the servers, which look at the real
+    process table, as for this test (its fake client is gone)."""
+    from standin import StandIn
+
+    with StandIn("codex", str(tmp_path / "bin-b")) as client:
+        fake.procs[client.pid] = fake.real.get(client.pid)
+        fake.kill(fake.client_of(B_ID))
+        fake.by_session[B_ID] = client.pid
+        hook("codex", "SessionStart", sid(2), source="resume", client_pid=client.pid)
+        yield client
+
+
 def test_tools_list_is_the_registry(home):
     from nexus_cli.catalog import load
 
@@ -91,7 +105,7 @@ def test_every_tool_called_with_validated_structured_content(home, pair):
         async with session(home, A_ID, bind=("toolu_A1",)) as s:
             out = {}
             for name, args in [("whoami", {}), ("peers", {}), ("profile", {"note": "mcp test"}),
-                               ("send", {"target": "codex", "text": "over mcp"})]:
+                               ("send", {"target": B_ID, "text": "over mcp"})]:
                 r = await s.call_tool(name, args, meta={"claudecode/toolUseId": "toolu_A1"})
                 assert not r.is_error, r.content
                 assert json.loads(r.content[0].text) == r.structured_content
@@ -211,6 +225,34 @@ def test_another_sessions_binding_of_the_same_tool_use_neither_takes_nor_blocks_
     assert got.structured_content["id"] == A_ID
 
 
+def test_a_subagents_call_acts_as_its_session_and_may_only_read(home, pair, hook):
+    """A Claude Code subagent (Task tool) calls over its session's MCP server: its PreToolUse
+    hook (agent_id set) bound the call. Reading tools act as the main conversation and say so;
+    a tool that changes anything (here: send; read would take the main agent's mail) is
+    refused, and nothing is written."""
+    hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__whoami", tool_use_id="toolu_S1",
+         agent_id="a83042e2320015815", agent_type="general-purpose")
+    hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_S2",
+         agent_id="a83042e2320015815", agent_type="general-purpose")
+
+    async def go():
+        async with session(home, A_ID) as s:
+            who = await s.call_tool("whoami", {}, meta={"claudecode/toolUseId": "toolu_S1"})
+            sent = await s.call_tool("send", {"target": B_ID, "text": "from a subagent"},
+                                     meta={"claudecode/toolUseId": "toolu_S2"})
+            main = await s.call_tool("whoami", {}, meta={"claudecode/toolUseId": "toolu_A1"})
+            return who, sent, main
+
+    who, sent, main = run(go)
+    assert who.structured_content["id"] == A_ID
+    assert who.structured_content["subagent"] == "a83042e2320015815"
+    assert sent.is_error and sent.structured_content["error"]["code"] == "subagent_refused"
+    assert "owns the inbox" in sent.content[0].text
+    assert main.structured_content["subagent"] is None
+    conn = raw_db(home)
+    assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+
+
 def test_no_caller_is_a_clear_error(home):
     async def go():
         async with session(home) as s:
@@ -324,7 +366,7 @@ def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     assert result["content"][0]["text"].startswith("target_not_found: nobody")
 
 
-def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
+def test_ask_over_mcp_is_clamped_to_the_client_window(home, live_b):
     import threading
     import time
 
@@ -353,7 +395,7 @@ def test_ask_over_mcp_is_clamped_to_the_client_window(home, pair):
     assert r.structured_content["timeout_clamped_from"] == 600
 
 
-def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, pair):
+def test_a_cancelled_call_gets_no_response_and_the_server_keeps_serving(home, live_b):
     from e2e.harness import wait_until
 
     env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),

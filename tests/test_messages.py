@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from helpers import call, claude_env, codex_env, sid, store_env, tree_bytes
+from helpers import call, claude_env, codex_env, faked, sid, store_env, tree_bytes
 
 A, B = claude_env(sid(1)), codex_env(sid(2))
 A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
@@ -325,7 +325,7 @@ def test_output_that_cannot_be_written_consumes_nothing(nx, pair, home, redirect
     assert [m["text"] for m in got] == ["for the person"]  # still unread: nothing was lost
 
 
-def test_a_person_reading_in_a_pager_does_not_hold_the_store(nx, pair, home, tmp_path):
+def test_a_person_reading_in_a_pager_does_not_hold_the_store(nx, pair, home, tmp_path, fake):
     """`nexus read` at a terminal pages what is taller than it; the pager waits for the person,
     and it runs once the read has committed: others write meanwhile (they waited the busy
     timeout, then failed, while a person read in `less`)."""
@@ -342,7 +342,7 @@ def test_a_person_reading_in_a_pager_does_not_hold_the_store(nx, pair, home, tmp
         nx("send", me, f"line {n}", env=A)
     env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home), **store_env(), "TERM": "xterm",
            "PYTHONPATH": os.pathsep.join(sys.path), "HOME": str(tmp_path)}
-    nexus = f"{sys.executable} -m nexus_cli"
+    nexus = faked(fake)  # its sessions' clients are the fake ones
     env["PAGER"] = (f"cat > {tmp_path}/paged; {nexus} send claude 'while paging' "
                     f"> {tmp_path}/send.out 2>&1; echo $? > {tmp_path}/rc")
     main, child = pty.openpty()
@@ -356,7 +356,7 @@ def test_a_person_reading_in_a_pager_does_not_hold_the_store(nx, pair, home, tmp
     assert (tmp_path / "rc").read_text().strip() == "0", (tmp_path / "send.out").read_text()
 
 
-def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair, home):
+def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair, home, fake):
     import subprocess
     import sys
     import time
@@ -365,7 +365,7 @@ def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair
     nx("send", "claude", "registering the person")
     env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home), **store_env(),
            "PYTHONPATH": os.pathsep.join(sys.path)}
-    asker = subprocess.Popen(["sh", "-c", f"{sys.executable} -m nexus_cli ask claude 'ready?' "
+    asker = subprocess.Popen(["sh", "-c", f"{faked(fake)} ask claude 'ready?' "
                               "--timeout 120 > /dev/full"], env=env, stderr=subprocess.PIPE,
                              text=True)
     deadline = time.monotonic() + 60

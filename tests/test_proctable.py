@@ -71,6 +71,23 @@ def test_a_child_that_exited_but_is_not_reaped_is_not_alive(backend):
         child.wait()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_long_lived_table_sees_a_client_started_after_its_first_look(backend, monkeypatch):
+    """The board and the MCP server live long and judge every session's client by its pid and
+    start time: a process started after their first look is alive, one that died is dead."""
+    table = backend()
+    monkeypatch.setattr(PsTable, "FRESH", 0.0, raising=False)  # (ps: a snapshot a second old)
+    assert table.get(os.getpid()) is not None
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        row = table.get(child.pid)
+        assert row is not None and table.alive(child.pid, row.start)
+    finally:
+        child.communicate(b"")
+    assert not table.alive(child.pid, row.start)
+
+
 def state_of(pid: int) -> str | None:
     """The process's state letter (ps where there is no /proc)."""
     out = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True)

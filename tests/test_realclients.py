@@ -8,6 +8,8 @@ import json
 import os
 import re
 import shlex
+import signal
+import sqlite3
 import subprocess
 import time
 import uuid
@@ -823,3 +825,141 @@ def test_codex_runs_the_hooks_install_trust_recorded_and_skips_a_changed_one(wor
     assert set(codex_hooks_list(world).values()) == {"trusted"}
     codex_reviewed(world, "c4")
     assert len([s for s in world.sessions() if s["client"] == "codex"]) == 2
+
+
+# -- presence that means "can answer now" (issue 29) ---------------------------------------------
+
+
+def interactive(world: World, client: str, run: str, *flags: str) -> tuple[str, str]:
+    """An interactive session in tmux whose first turn has ended; returns (screen, its id)."""
+    world.script(**{run: [{"text": "first turn done"}]})
+    if client == "claude":
+        world.claude_onboarded()
+        raw = str(uuid.uuid4())
+        screen = world.tmux_start("claude", [world.claude_bin, "--session-id", raw, *flags,
+                                             f"[run:{run}] hello"])
+        sid = f"claude:{raw}"
+    else:
+        screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            *flags, f"[run:{run}] hello"])
+        wait_until(lambda: any(s["client"] == "codex" for s in world.sessions()),
+                   what=lambda: f"the codex session; screen:\n{world.tmux_screen(screen)}")
+        sid = world.session("codex")["id"]
+    world.wait_status(sid, "listening")  # its turn ended; its background waiter runs
+    return screen, sid
+
+
+def row_of(world: World, sid: str) -> sqlite3.Row:
+    return world.db().execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
+
+
+def shown(world: World, sid: str) -> dict:
+    return next(s for s in world.sessions() if s["id"] == sid)
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_an_interactive_session_killed_with_9_is_offline_at_the_next_look(world, client):
+    """kill -9 of the client (no SessionEnd runs): the next look says offline, with why; its
+    name no longer reaches it, mail to its handle is kept, and its waiter has gone too."""
+    _, sid = interactive(world, client, "k1", *(
+        ["--dangerously-skip-permissions"] if client == "claude" else []))
+    row = row_of(world, sid)
+    os.kill(row["client_pid"], signal.SIGKILL)
+    gone = shown(world, sid)
+    assert gone["status"] == "offline" and "exited" in gone["status_reason"], gone
+    sent = json.loads(world.nexus("send", gone["handle"], "kept for you", "--json").stdout)
+    assert sent["to"]["status"] == "offline" and "when it resumes" in sent["outlook"]
+    by_name = world.nexus("send", gone["name"], "x", check=False)
+    assert by_name.returncode == 3 and "is offline" in by_name.stderr
+    waiter = row["waiter_pid"]
+    wait_until(lambda: not os.path.exists(f"/proc/{waiter}"), timeout=30,
+               what="the waiter noticing its client is gone")
+    assert shown(world, sid)["status"] == "offline"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_permission_prompt_left_unanswered_is_waiting(world, client):
+    """The person has not answered a permission prompt: the session is `waiting`, with what
+    for, and a sender is told it cannot answer until then; once answered it goes on. Claude Code
+    says so in its own registry file (verified here as the pinned client writes it); Codex only
+    through its PermissionRequest hook and its rollout."""
+    target = world.root / "approved.txt"
+    if client == "claude":
+        screen, sid = interactive(world, client, "p1", "--permission-mode", "default")
+        world.script(p2=[{"shell": f"touch {target}"}, {"text": "touched"}])
+    else:
+        screen, sid = interactive(world, client, "p1", "-c", 'approval_policy="on-request"',
+                                  "-c", 'sandbox_mode="read-only"')
+        world.script(p2=[{"tool": "exec_command", "input": {
+            "cmd": f"touch {target}", "sandbox_permissions": "require_escalated",
+            "justification": "write the file"}}, {"text": "touched"}])
+    type_line(world, screen, "[run:p2] touch it")
+    world.wait_status(sid, "waiting")
+    waiting = shown(world, sid)
+    assert waiting["waiting_for"].startswith("a permission prompt: Bash touch "), waiting
+    sent = json.loads(world.nexus("send", sid, "a question", "--json").stdout)
+    assert sent["to"]["status"] == "waiting" and "cannot answer until" in sent["outlook"]
+    if client == "claude":
+        row = row_of(world, sid)
+        file = world.home / ".claude" / "sessions" / f"{row['client_pid']}.json"
+        data = json.loads(file.read_text())
+        assert (data["pid"], str(data["procStart"]), data["sessionId"]) == (
+            row["client_pid"], row["client_start"], sid.split(":", 1)[1])
+        assert (data["status"], data["waitingFor"]) == ("waiting", "permission prompt")
+    time.sleep(1)  # the prompt is drawn and takes keys
+    world.tmux_keys(screen, "Enter" if client == "claude" else "y")
+    wait_until(target.exists, timeout=60, what=lambda: world.tmux_screen(screen))
+    wait_until(lambda: shown(world, sid)["status"] != "waiting", timeout=60,
+               what=lambda: f"the wait ending: {shown(world, sid)}")
+
+
+def test_a_killed_waiter_is_visible_and_senders_are_told(world):
+    _, sid = interactive(world, "claude", "w1", "--dangerously-skip-permissions")
+    waiter = row_of(world, sid)["waiter_pid"]
+    os.kill(waiter, signal.SIGKILL)
+    idle = shown(world, sid)
+    assert (idle["status"], idle["wakeable"]) == ("idle", False) and "killed" in \
+        idle["status_reason"], idle
+    sent = json.loads(world.nexus("send", sid, "for your next prompt", "--json").stdout)
+    assert sent["outlook"].startswith("nothing can wake it now") and "next prompt" in \
+        sent["outlook"]
+    board = world.nexus("board", "--once", "--width", "160").stdout
+    assert "idle" in board and ", no wake" in board, board
+
+
+def test_an_announcement_waits_for_the_main_conversation_not_a_subagent(world):
+    """A message arrives while a subagent (Task tool) works: its tool calls' hooks announce
+    nothing into its context, and the receipt says delivered only once the main conversation
+    got it (after the Agent tool call). The subagent's MCP calls act as the main session:
+    whoami says so, send is refused."""
+    sid = start(world, "claude", "s0")
+    gate, ready = world.root / "go", world.root / "ready"
+    world.script(
+        s1=[{"tool": "Agent", "input": {"description": "side work", "prompt": "[run:s2] do it",
+                                        "subagent_type": "general-purpose",
+                                        "run_in_background": False}},
+            {"text": "main done"}],
+        s2=[{"shell": f"touch {ready}; while [ ! -e {gate} ]; do sleep 0.1; done"},
+            {"tool": "mcp__nexus__whoami", "input": {}},
+            {"tool": "mcp__nexus__send", "input": {"target": sid, "text": "from the subagent"}},
+            {"text": "sub done"}])
+    run = world.claude("s1", "use a subagent", resume=sid.split(":", 1)[1], background=True)
+    wait_until(ready.exists, timeout=90, what="the subagent's shell")
+    mid = json.loads(world.nexus("send", sid, "for the main agent", "--json").stdout)[
+        "message_id"]
+    gate.touch()
+    assert run.wait(timeout=180) == 0, run.stderr.read()
+    assert not world.reached("s2", "for the main agent")
+    assert world.reached("s1", "for the main agent")
+    receipt = json.loads(world.nexus("message", "status", mid, "--json").stdout)
+    assert receipt["state"] == "delivered" and receipt["delivered_via"] in ("tool", "stop")
+    results = [json.loads(b["content"]) for r in world.requests("s2")
+               for m in r["body"]["messages"] if m["role"] == "user"
+               for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result" and isinstance(b.get("content"), str)
+               and b["content"].startswith("{")]
+    who = next(r for r in results if "subagent" in r)
+    assert who["id"] == sid and who["subagent"]  # acting as the main session, and saying so
+    assert world.reached("s2", "subagent_refused")
+    assert world.db().execute("SELECT count(*) FROM messages WHERE text = 'from the subagent'"
+                              ).fetchone()[0] == 0

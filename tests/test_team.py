@@ -326,7 +326,7 @@ def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_pat
     hook("codex", "SessionStart", sid(2), source="startup")
     other = tmp_path / "laptop-home"
     env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(other), "NEXUS_DATABASE_URL": url,
-           "PYTHONPATH": os.pathsep.join(sys.path)}
+           "PYTHONPATH": os.pathsep.join(sys.path), "NEXUS_MACHINE_ID": "laptop-machine-id"}
     asker = subprocess.Popen([sys.executable, "-m", "nexus_cli", "ask", B_ID, "ready?",
                               "--all-workspaces", "--timeout", "120", "--json"],
                              env=env, cwd=chdir_work, stdout=subprocess.PIPE,

@@ -2,8 +2,8 @@
 nexus instead of a person at its terminal. The request is registered (tool, a summary of its
 arguments, session), committed, and the hook waits on its wake channel for `nexus approve`; no
 answer by the deadline settles it rejected, never allowed. Every other session's request passes
-straight through: the installed hook is behind a shell test of `$NEXUS_RUN` (set only in a run's
-client environment), and here the run's route must name this very client process. Stdlib only."""
+straight through (its hook records only that the session waits for a person): the run's route
+must name this very client process. Stdlib only."""
 
 from __future__ import annotations
 

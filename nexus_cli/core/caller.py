@@ -304,6 +304,16 @@ def from_meta(conn: sqlite3.Connection, meta: Mapping[str, object], now: float,
     return None
 
 
+def subagent_of(conn: sqlite3.Connection, meta: Mapping[str, object], sid: str) -> str | None:
+    """The Claude Code subagent whose tool use this call is (its PreToolUse hook said so)."""
+    for adapter in clients.ADAPTERS.values():
+        key = adapter.META_BINDING
+        tool_use = meta.get(key) if key else None
+        if isinstance(tool_use, str) and tool_use:
+            return sessions.bound_agent(conn, tool_use, sid)
+    return None
+
+
 def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],
                 env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
     """The caller of an MCP tool call: the conversation its `_meta` names, which must be one the
@@ -332,11 +342,13 @@ def _resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object
     claimed = from_meta(conn, meta, now, found.hosted if found is not None else frozenset())
     if claimed is not None:
         if found is not None and found.current is not None:
+            bound = claimed
             claimed = own_successor(conn, claimed, found.hosted)
             if claimed not in found.hosted:
                 raise refuse(claimed, f"this MCP server belongs to {found.current['id']} (the "
                              f"{found.client} process {found.proc.pid}), not to that session")
-            return caller_for(conn, claimed, "mcp", cwd, found.current)
+            return caller_for(conn, claimed, "mcp", cwd, found.current)._replace(
+                agent=subagent_of(conn, meta, bound) or "")
         if found is None:
             raise refuse(claimed, "this MCP server runs below no client process, so no call to it "
                          "can act as a session", "start it from Claude Code or Codex")

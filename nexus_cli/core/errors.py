@@ -53,6 +53,9 @@ CODES: dict[str, tuple[Exit, str]] = {
                                     "a setting."),
     "hook_refused": (Exit.FORBIDDEN, "A hook event did not come from its session's own client "
                                      "process."),
+    "subagent_refused": (Exit.FORBIDDEN, "A Claude Code subagent (Task tool) called a tool that "
+                                         "changes something: only the conversation that owns the "
+                                         "inbox may."),
     "store_unreadable": (Exit.STORE, "The store file exists but cannot be read as a nexus store."),
     "store_newer": (Exit.STORE, "The store was written by a newer nexus with a newer schema."),
     "store_outdated": (Exit.STORE, "The store predates this nexus; a write command migrates it."),

@@ -11,7 +11,8 @@ from .text import one_line, pad, visible, width
 from .timefmt import human_duration
 
 # colours that carry meaning (rich only; NO_COLOR, TERM=dumb and pipes get none)
-STYLES = {"listening": "green", "working": "yellow", "idle": "", "offline": "dim",
+STYLES = {"listening": "green", "working": "yellow", "waiting": "bold yellow", "idle": "",
+          "offline": "dim",
           "OK": "green", "WARN": "yellow", "FAIL": "bold red", "completed": "green",
           "failed": "red", "blocked": "red", "cancelled": "dim", "delivery_uncertain": "yellow",
           "read": "green", "expired": "dim"}

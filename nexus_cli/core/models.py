@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from . import jsonstrict
+from .sessions import STATUS_HELP
 from .settings import METADATA_BYTES, METADATA_DEPTH, TASK_MAX, TEXT_MAX  # noqa: F401
 
 
@@ -74,7 +75,7 @@ def Epoch(description: str) -> Any:
     return Field(None, description=f"{description} (seconds since the epoch)")
 
 
-Status = Literal["working", "idle", "listening", "offline"]
+Status = Literal["working", "waiting", "listening", "idle", "offline"]
 
 
 class PeerRef(Result):
@@ -94,7 +95,17 @@ class Profile(PeerRef):
                        "the project root; in team mode the normalised URL of the git remote "
                        "origin (host/path), else the root.")
     note: str
-    status: Status
+    status: Status = Field(description=STATUS_HELP)
+    status_reason: str | None = Field(None, description="Why it has this status, where the "
+                                      "status alone does not say: what ended it, what it waits "
+                                      "for, what keeps it from being woken.")
+    waiting_for: str | None = Field(None, description="waiting: what its client waits for a "
+                                    "person to answer, as far as it says (a permission prompt "
+                                    "and its tool).")
+    wakeable: bool | None = Field(None, description="idle or listening agents: whether a "
+                                  "message wakes it now; null for other statuses and for people.")
+    wake: bool = Field(True, description="Whether it accepts being woken by messages (`profile "
+                       "--wake off`: no).")
     last_active_at: str | None = Stamp("Last activity")
     last_active_at_epoch: float | None = Epoch("Last activity")
     parent: str | None = Field(None, description="The session whose agent started this one "
@@ -121,6 +132,10 @@ AllWorkspaces = Field(False, description="Every project, not only yours.")
 DeliveryMode = Literal["auto", "queue", "steer"]
 DELIVERY = "queue: at its next turn; steer: at its next tool call; auto: steer if it is working."
 Delivery: Any = Field("auto", description=DELIVERY)
+
+
+NoWake = Field(False, description="Do not wake the recipient: it sees it at its next prompt (or "
+               "next tool call, when in a turn).")
 
 
 RequestId = Field(None, min_length=1, max_length=200,

@@ -4,13 +4,23 @@ reads and writes sessions through these functions. Stdlib only (the hooks use al
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections import namedtuple
 
 from . import identity
 from .errors import NexusError, invalid
 from .proctable import Proc, machine, table
-from .settings import BINDING_PURGE, BINDING_TTL, RECENT_OFFLINE, STALE_AFTER
+from .settings import (
+    BINDING_PURGE,
+    BINDING_TTL,
+    IDLE_WAIT,
+    LISTEN_WAIT,
+    RECENT_OFFLINE,
+    STALE_AFTER,
+    WAITER_GRACE,
+    WOKEN_TURN,
+)
 from .store import policy
 from .store.db import later, present
 
@@ -18,18 +28,20 @@ PROMPT_TAIL = 1500
 ASSISTANT_TAIL = 5000
 AMBIGUOUS_LIST = 12
 
-# a session counts as live (not offline) when this holds; `:stale` is now - STALE_AFTER
-# live as far as SQL can tell (effective_status decides): not ended, and recently active, or
-# listening, or in a turn (tool calls need not reach nexus: a long turn is not staleness)
+# live as far as SQL can tell (`gone` decides): not ended, and recently active, or listening, or
+# in a turn (tool calls need not reach nexus: a long turn is not staleness), or with a client
+# process on this machine (whether it still runs is asked of the process table, not the clock);
+# `:stale` is now - STALE_AFTER, `:machine` this machine (both from `stale`)
 LIVE_SQL = ("(status != 'offline' AND (last_active >= :stale"
-            " OR status IN ('listening', 'working')))")
+            " OR status IN ('listening', 'working', 'waiting')"
+            " OR (client_pid IS NOT NULL AND (machine IS NULL OR machine = :machine))))")
 
 EVENT_STATUS = {
     "SessionStart": "idle",
     "UserPromptSubmit": "working",
     "PreToolUse": "working",
     "PostToolUse": "working",
-    "PermissionRequest": "working",
+    "PermissionRequest": "waiting",  # a person is asked (unattended runs: `attended` False)
     "Stop": "idle",
     "SessionEnd": "offline",
 }
@@ -37,8 +49,12 @@ EVENT_STATUS = {
 SETTABLE = frozenset({
     "status", "name", "note", "listening", "waiter_pid", "auto_turns", "last_wake_at",
     "last_wake_error", "handoff", "handoff_at", "predecessor", "successor", "offered_to",
-    "offered_at",
+    "offered_at", "waiting_for", "wake",
 })
+# `end_reason` of a session nexus found without its client process (maintenance writes it; no
+# client sends it)
+EXITED = "process-exited"
+WAITING_FOR_MAX = 200  # characters of what a waiting session waits for
 
 
 
@@ -54,13 +70,15 @@ TEAM_TABLES = {
 }
 
 
-class Caller(namedtuple("Caller", "id cwd project source scope tier", defaults=("", None))):
+class Caller(namedtuple("Caller", "id cwd project source scope tier agent",
+                        defaults=("", None, ""))):
     """The participant a call acts as, its project root (a path), how it was established
     (`source`: option | env | ancestry | mcp | user | hook), its scope: the project as every
     machine names it (`identity.scope_of`; the root path on the local store), and `tier`: the
     sandbox tier its client states for this very call (Codex's turn `sandbox_mode`, Claude
-    Code's permission mode), None when it states none. A namedtuple: no dataclass import on the
-    hook path."""
+    Code's permission mode), None when it states none, and `agent`: the Claude Code subagent
+    (Task tool) an MCP call came from, which acts as its session. A namedtuple: no dataclass
+    import on the hook path."""
 
     __slots__ = ()
 
@@ -92,9 +110,9 @@ def scope_of(conn: object, root: str) -> str:
     return identity.scope_of(root, in_team(conn))
 
 
-def stale(now: float) -> dict[str, float]:
-    """The parameter every use of LIVE_SQL needs."""
-    return {"stale": now - STALE_AFTER}
+def stale(now: float) -> dict[str, object]:
+    """The parameters every use of LIVE_SQL needs."""
+    return {"stale": now - STALE_AFTER, "machine": machine()}
 
 
 def tail(text: object, limit: int) -> str | None:
@@ -113,18 +131,186 @@ def here(row: sqlite3.Row | dict) -> bool:
     return where is None or where == machine()
 
 
-def effective_status(row: sqlite3.Row | dict, now: float) -> str:
-    status = row["status"]
-    if status == "offline":
-        return "offline"
-    if status == "listening":
-        return "listening" if not here(row) or table().alive(row["waiter_pid"]) else (
-            "idle" if row["last_active"] >= now - STALE_AFTER else "offline")
+STATUS_HELP = ("working: in a turn (it sees a message after its next tool call); waiting: its "
+               "client waits for a person (a permission prompt) and it cannot answer until that "
+               "is answered; listening: something waits to wake it (listen mode, or its "
+               "background waiter): it can answer right away; idle: its turn ended and nothing "
+               "wakes it now (see status_reason): a message waits for its next prompt; offline: "
+               "its session ended or its client process is gone: mail waits for it to resume.")
+
+
+class Presence(namedtuple("Presence", "status reason waiting_for wakeable",
+                          defaults=(None, None, None))):
+    """What a sender needs to know of a session, judged where it is read (never by a daemon):
+
+    - `status`: working (in a turn), waiting (its client waits for a person: a permission
+      prompt), listening (something waits to wake it: listen mode or its background waiter),
+      idle (its turn ended and nothing wakes it now) or offline (ended, or its client is gone);
+    - `reason`: why, in words, where the status alone does not say it;
+    - `waiting_for`: what a waiting session waits for, as its client says it;
+    - `wakeable`: for idle and listening agents, whether a message now wakes it."""
+
+    __slots__ = ()
+    status: str
+    reason: str | None
+    waiting_for: str | None
+    wakeable: bool | None
+
+
+def ended(row: sqlite3.Row | dict) -> str:
+    """Why a session recorded as offline is."""
+    if row["successor"]:
+        return "replaced by a new conversation of its client (handoff)"
+    if row["end_reason"] == EXITED:
+        return EXITED_TEXT
+    return "its session ended" + (f" ({row['end_reason']})" if row["end_reason"] else "")
+
+
+EXITED_TEXT = ("its client process has exited without ending the session (killed, crashed, or "
+               "its terminal closed)")
+QUIET_TEXT = "no activity for 30 minutes, and its client process cannot be checked from here"
+
+
+def gone(row: sqlite3.Row | dict, now: float, proc: Proc | None = None) -> str | None:
+    """Why the session is offline, or None. A session whose client process runs on this machine
+    is judged by that process (pid and start time: a reused pid is not it), whatever its age;
+    `proc`: the process known to run now (a hook's own client: nothing to look up). Another
+    machine's session, or one without a process (a person), is believed as it recorded itself
+    until 30 minutes without activity."""
+    if row["status"] == "offline":
+        return ended(row)
+    pid, local = row["client_pid"], here(row)
+    if pid and local:
+        if proc is not None and (proc.pid, proc.start) == (pid, row["client_start"]):
+            return None
+        return None if table().alive(pid, row["client_start"]) else EXITED_TEXT
     if row["last_active"] >= now - STALE_AFTER:
-        return status
-    # a turn's tool calls reach nexus only when there is news: a long turn is as old as its
-    # prompt, and lasts while its client does
-    return "working" if status == "working" and client_alive(row) else "offline"
+        return None
+    if row["status"] == "listening" and (not local or table().alive(row["waiter_pid"])):
+        return None
+    if row["status"] in ("working", "waiting") and pid:
+        return None  # another machine's turn: believed (its pid is not ours to check)
+    return QUIET_TEXT
+
+
+def effective_status(row: sqlite3.Row | dict, now: float) -> str:
+    return presence(row, now).status
+
+
+def presence(row: sqlite3.Row | dict, now: float) -> Presence:
+    """The session's presence (see Presence): its hooks' record, corrected by what its client
+    process says of itself where it says it (Claude Code's live registry file), by whether its
+    processes still run, and by what keeps it from being woken."""
+    why = gone(row, now)
+    if why:
+        return Presence("offline", why)
+    status, local = row["status"], here(row)
+    if not local:  # another machine's session: as it recorded itself
+        return Presence(status, waiting_for=row["waiting_for"] if status == "waiting" else None)
+    if row["client"] not in identity.CLIENTS:  # a person: `watch` listens while it runs
+        dead = status == "listening" and not table().alive(row["waiter_pid"])
+        return Presence("idle" if dead else status)
+    live = _live(row)
+    if live is not None and live[0] == "waiting":
+        said = row["waiting_for"] if row["last_event"] == "PermissionRequest" else None
+        return Presence("waiting", WAITING_TEXT, said or live[1] or "a person")
+    if live is not None and live[2] > row["last_active"] and status != "listening":
+        status = {"busy": "working", "idle": "idle"}.get(live[0], status)  # newer than hooks
+    elif status == "waiting" and live is None and _moved_on(row):
+        status = "working"  # its transcript grew since the prompt: it was answered
+    if status == "waiting":
+        return Presence("waiting", WAITING_TEXT, row["waiting_for"] or "a person")
+    if status not in ("idle", "listening"):
+        return Presence(status)
+    return waking(row, status, now)
+
+
+WAITING_TEXT = "its client waits for a person: it cannot answer until that is answered"
+
+
+def _live(row: sqlite3.Row | dict) -> tuple[str, str | None, float] | None:
+    from .. import clients  # only where a status is read
+
+    adapter = clients.ADAPTERS.get(row["client"])
+    return adapter.live(row) if adapter is not None and row["client_pid"] else None
+
+
+def _moved_on(row: sqlite3.Row | dict) -> bool:
+    """Whether the session's transcript was written after its last hook event (a permission
+    prompt it recorded was answered: the conversation went on)."""
+    try:
+        return os.stat(row["transcript_path"]).st_mtime > row["last_active"]
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def waking(row: sqlite3.Row | dict, status: str, now: float) -> Presence:
+    """An idle or listening agent on this machine: whether a message wakes it now, and if not,
+    why not."""
+    held = held_back(row)
+    if status == "listening":
+        if not table().alive(row["waiter_pid"]):
+            return Presence("idle", "its waiter was stopped (killed) before a message woke it",
+                            wakeable=False)
+        if held:
+            return Presence("idle", held, wakeable=False)
+        return Presence("listening", "listen mode: its Stop hook waits for a message"
+                        if row["listening"] else "its background waiter wakes it",
+                        wakeable=True)
+    if held:
+        return Presence("idle", held, wakeable=False)
+    end, woke = row["last_turn_end"], row["last_wake_at"]
+    if woke and now - woke < WOKEN_TURN and not row["last_wake_error"]:
+        return Presence("idle", "it has just been woken: its next turn is starting",
+                        wakeable=True)
+    if row["last_event"] == "Stop" and end and now - end < WAITER_GRACE:
+        return Presence("idle", "its turn has just ended: its waiter is starting", wakeable=True)
+    return Presence("idle", no_waiter(row, now), wakeable=False)
+
+
+def held_back(row: sqlite3.Row | dict) -> str | None:
+    """What keeps any message from waking the session, whatever waits: it asked not to be woken,
+    or its automatic turns are used up."""
+    from .settings import cached
+    from .store import paths
+
+    config = cached(paths.home())
+    if not row["listening"] and not wants_waking(row, config):
+        return ("it asked not to be woken (`nexus profile --wake off`)" if row["wake"] == 0
+                else "waking is off for every session (`nexus config set wake 0`)")
+    limit = int(config["maxAutoTurns"])  # type: ignore[call-overload]
+    if row["auto_turns"] >= limit:
+        return (f"its automatic turns are used up ({row['auto_turns']} of {limit} since its "
+                "last prompt)")
+    return None
+
+
+def wants_waking(row: sqlite3.Row | dict, config: dict) -> bool:
+    """The session's own choice (`profile --wake`), else the `wake` setting."""
+    return bool(row["wake"]) if row["wake"] is not None else bool(config["wake"])
+
+
+HOOKLESS = ("no hook of its client has reached nexus (hooks not installed, or not trusted): it "
+            "sees messages only when it runs `nexus read`")
+
+
+def no_waiter(row: sqlite3.Row | dict, now: float) -> str:
+    """Why nothing waits to wake an idle agent."""
+    end = row["last_turn_end"]
+    if row["last_event"] is None:
+        return HOOKLESS
+    if row["last_wake_error"]:
+        return f"its last wake failed ({row['last_wake_error']})"
+    if row["status"] in ("working", "waiting"):  # its client says idle; no Stop hook ran
+        return "its turn ended without its Stop hook (interrupted), so nothing waits to wake it"
+    if end is None:
+        return "it has not ended a turn yet (nothing waits before its first prompt)"
+    if row["listening"] and now - end >= LISTEN_WAIT:
+        return f"its listen wait ended {LISTEN_WAIT} s after its turn"
+    if now - end >= IDLE_WAIT:
+        return "its waiter gave up an hour after its turn ended"
+    return ("no waiter runs since its turn ended (its background Stop hook did not start: not "
+            "installed, not trusted, or an unattended run; `nexus doctor` checks)")
 
 
 def get(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
@@ -148,7 +334,7 @@ def name_holder(conn: sqlite3.Connection, name: str, now: float, exclude: str = 
     """The live session other than `exclude` that uses `name`, if any."""
     rows = conn.execute(f"SELECT * FROM sessions WHERE name = :n AND id != :me AND {LIVE_SQL}",
                         {"n": name, "me": exclude, **stale(now)}).fetchall()
-    return next((r["id"] for r in rows if effective_status(r, now) != "offline"), None)
+    return next((r["id"] for r in rows if gone(r, now) is None), None)
 
 
 def person_names(conn: sqlite3.Connection) -> frozenset[str]:
@@ -174,7 +360,7 @@ def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = 
         f" AND id != :me AND {LIVE_SQL}",
         {"b": base, "n": len(base) + 1, "p": base + "#", "me": exclude, **stale(now)},
     ).fetchall()
-    taken = {r["name"] for r in rows if effective_status(r, now) != "offline"}
+    taken = {r["name"] for r in rows if gone(r, now) is None}
     if base not in taken:
         return base
     n = 2
@@ -217,8 +403,8 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
              start_project(conn, client, root)),
         )
     elif touch:
-        if effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
-            revive(conn, row, now)
+        if gone(row, now, client) or (cwd and cwd != row["cwd"]):
+            revive(conn, row, now, client)
             if cwd and cwd != row["cwd"]:
                 root = identity.project_root(cwd)
                 conn.execute("UPDATE sessions SET cwd = ?, project = ?, scope = ? WHERE id = ?",
@@ -246,20 +432,31 @@ def jail(row: sqlite3.Row | None, caller: Caller) -> str:
     return row["start_project"] or row["project"]
 
 
-def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> None:
+def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float,
+           client: Proc | None = None) -> None:
     """A session coming back from offline keeps its name unless a live session took it."""
-    if effective_status(row, now) != "offline":
+    if not gone(row, now, client):
         return
     name = unique_name(conn, row["name"], now, exclude=row["id"])
     conn.execute("UPDATE sessions SET status = 'idle', name = ? WHERE id = ?", (name, row["id"]))
 
 
+def subagent(data: dict) -> str | None:
+    """The Claude Code subagent (Task tool) a hook event comes from: its `agent_id` (the main
+    conversation's events have none). A subagent's context is not its session's: what is
+    announced there never reaches the conversation that owns the inbox."""
+    agent = data.get("agent_id")
+    return agent[:100] if isinstance(agent, str) and agent else None
+
+
 def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
                  client: Proc, parent: str | None = None,
-                 row: sqlite3.Row | None = None) -> sqlite3.Row | None:
+                 row: sqlite3.Row | None = None, attended: bool = True) -> sqlite3.Row | None:
     """Apply one hook event, run by the client process `client`, to its session's row. Returns
     the row, or None when the event is one nexus does not track (nothing is written then).
-    `row`: the session's row as the caller has just read it in this transaction."""
+    `row`: the session's row as the caller has just read it in this transaction. `attended`:
+    False in an unattended run, where no person answers a permission prompt. An event of a
+    subagent (Task tool) is the session's activity, but neither its status nor its waits."""
     event = data["hook_event_name"]
     status = EVENT_STATUS.get(event)
     if status is None:
@@ -269,10 +466,21 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
     if event == "SessionEnd" and row is None:
         return None  # the end of a conversation nexus never saw (`claude mcp list` sends one)
     cwd = data.get("cwd") or ""
-    if row is None or effective_status(row, now) == "offline" or (cwd and cwd != row["cwd"]):
+    if row is None or gone(row, now, client) or (cwd and cwd != row["cwd"]):
         row = ensure(conn, sid, cwd, now, client, parent=parent)  # new, revived or moved
+    agent = subagent(data)
+    if agent is not None and event != "PermissionRequest":
+        if event == "PreToolUse" and isinstance(data.get("tool_use_id"), str):
+            bind(conn, data["tool_use_id"], sid, now, identity.adapter(sid).hook_tier(data),
+                 agent)
+        later(conn, "UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+        return row
+    if status == "waiting" and not attended:
+        status = "working"  # nobody is asked: the client decides at once
     sets: dict[str, object] = {"status": status, "last_event": event, "last_active": now,
-                               "client_pid": client.pid, "client_start": client.start}
+                               "client_pid": client.pid, "client_start": client.start,
+                               "waiting_for": waiting_for(data) if status == "waiting"
+                               else None}
     if row["machine"] != machine():  # its client process runs here (now)
         sets["machine"] = machine()
     if (row["client_pid"], row["client_start"]) != (client.pid, client.start):
@@ -310,6 +518,17 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
     return get(conn, sid)
 
 
+def waiting_for(data: dict) -> str:
+    """What a PermissionRequest asks the person, in one line: the tool and what it would do."""
+    tool = data.get("tool_name") if isinstance(data.get("tool_name"), str) else "a tool"
+    given = data.get("tool_input")
+    what = next((given[k] for k in ("command", "cmd", "file_path", "path", "url")
+                 if isinstance(given, dict) and isinstance(given.get(k), str)), "")
+    text = f"a permission prompt: {tool}" + (f" {what}" if what else "")
+    text = " ".join(text.split())  # one line, whatever the command held
+    return text if len(text) <= WAITING_FOR_MAX else text[:WAITING_FOR_MAX - 1] + "…"
+
+
 def of_process(conn: sqlite3.Connection, proc: Proc) -> list[sqlite3.Row]:
     """The sessions this very process ran (a reused pid with another start time does not count),
     most recently active first."""
@@ -323,7 +542,7 @@ def current_of(hosted: list[sqlite3.Row], now: float) -> sqlite3.Row:
     one (after /clear its successor, which the same process registered), else the most recent.
     A successor in another process (`handoff now --to`) is never this process's: a process is
     only ever the sessions it ran itself."""
-    live = [r for r in hosted if effective_status(r, now) != "offline"]
+    live = [r for r in hosted if gone(r, now) is None]
     return (live or hosted)[0]
 
 
@@ -398,6 +617,20 @@ def clear_dead_waiters(conn: sqlite3.Connection) -> list[str]:
     return stuck
 
 
+def retire_dead(conn: sqlite3.Connection) -> list[str]:
+    """Sessions of this machine whose client process has exited without a SessionEnd (kill -9,
+    a crash, a closed terminal), recorded as offline: what every look already judged, written
+    down so that no later look asks the process table again. Only a pid that no longer exists
+    is retired here (a reused pid is told apart where a status is read)."""
+    dead = [r["id"] for r in conn.execute(
+        "SELECT id, client_pid, machine FROM sessions WHERE status != 'offline'"
+        " AND client_pid IS NOT NULL") if here(r) and not table().alive(r["client_pid"])]
+    for sid in dead:
+        conn.execute("UPDATE sessions SET status = 'offline', end_reason = ?, waiter_pid = NULL"
+                     " WHERE id = ?", (EXITED, sid))
+    return dead
+
+
 def troubled(conn: sqlite3.Connection) -> list[sqlite3.Row]:
     """Sessions shown as listening, or whose last wake failed (for doctor)."""
     return conn.execute("SELECT * FROM sessions WHERE status = 'listening'"
@@ -412,14 +645,15 @@ def live_count(conn: sqlite3.Connection, now: float) -> int:
 
 
 def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float,
-         tier: str | None = None) -> None:
+         tier: str | None = None, agent: str | None = None) -> None:
     """The PreToolUse hook's binding of a tool use to its session, one per (id, session): a hook
     of another session naming the same id (learnt from a transcript) adds a binding of its own,
     which the MCP server of the rightful session never picks (`caller.resolve_mcp`). `tier`: the
-    sandbox tier its client states for the call (the first binding's stays)."""
-    conn.execute("INSERT INTO tool_uses (tool_use_id, session_id, created_at, tier)"
-                 " VALUES (?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING",
-                 (tool_use_id, sid, now, tier))
+    sandbox tier its client states for the call (the first binding's stays); `agent`: the
+    subagent (Task tool) whose call it is."""
+    conn.execute("INSERT INTO tool_uses (tool_use_id, session_id, created_at, tier, agent)"
+                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING",
+                 (tool_use_id, sid, now, tier, agent))
 
 
 def bound_tier(conn: sqlite3.Connection, tool_use_id: str, sid: str) -> str | None:
@@ -436,6 +670,13 @@ def bound_sessions(conn: sqlite3.Connection, tool_use_id: str, now: float) -> li
         " ORDER BY created_at, session_id", (tool_use_id, now - BINDING_TTL))]
 
 
+def bound_agent(conn: sqlite3.Connection, tool_use_id: str, sid: str) -> str | None:
+    """The subagent a tool use of `sid` was bound from, if it came from one."""
+    got = conn.execute("SELECT agent FROM tool_uses WHERE tool_use_id = ? AND session_id = ?",
+                       (tool_use_id, sid)).fetchone()
+    return got[0] if got else None
+
+
 def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
     """Bindings only matter for the call they precede: drop those over an hour old."""
     return conn.execute("DELETE FROM tool_uses WHERE created_at < ?",
@@ -448,6 +689,7 @@ def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
 def profile(row: sqlite3.Row, now: float, caller_id: str = "",
             conn: sqlite3.Connection | None = None) -> dict:
     """A session as listings show it; with `conn`, also the conversation that replaced it."""
+    seen = presence(row, now)
     return {
         "id": row["id"],
         "handle": row["handle"],
@@ -457,7 +699,11 @@ def profile(row: sqlite3.Row, now: float, caller_id: str = "",
         "project": row["project"],
         "scope": row["scope"] or row["project"],
         "note": row["note"],
-        "status": effective_status(row, now),
+        "status": seen.status,
+        "status_reason": seen.reason,
+        "waiting_for": seen.waiting_for,
+        "wakeable": seen.wakeable,
+        "wake": row["wake"] != 0,
         "last_active_at_epoch": row["last_active"],
         "parent": row["parent"],
         "successor": ref(conn, row["successor"]) if conn and row["successor"] else None,
@@ -494,7 +740,7 @@ def scoped_rows(conn: sqlite3.Connection, caller: Caller, now: float, all_worksp
     ).fetchall()
     if include_offline:
         return rows
-    return [r for r in rows if effective_status(r, now) != "offline"]
+    return [r for r in rows if gone(r, now) is None]
 
 
 def matches(row: sqlite3.Row, query: str) -> bool:

@@ -16,6 +16,7 @@ RECENT_OFFLINE = 24 * 3600  # `peers --include-offline` shows sessions active th
 # delivery
 LISTEN_WAIT = 590  # a listening Stop hook waits this long (its hook timeout is 600 s)
 IDLE_WAIT = 3600  # the background idle wait after a turn ends
+WAITER_GRACE = 5  # seconds after a turn ends in which its background waiter is still starting
 WOKEN_TURN = 60  # a prompt this soon after a wake is the woken turn itself
 EXPIRE_AFTER = 24 * 3600  # unread messages expire; the sender gets a notice
 IDLE_WATCH = 24 * 3600  # a `--notify-when-idle` subscription lapses
@@ -73,6 +74,9 @@ DEFAULT_GROUPS = ("sessions", "messages", "tasks")
 KEYS: dict[str, tuple[type, int, int, int, str]] = {
     "maxAutoTurns": (int, 0, 100, 8, "automatic turns (a wake, a listening or held Stop) "
                                      "allowed since the user's last prompt"),
+    "wake": (int, 0, 1, 1, "1: a message wakes an idle session or holds its turn open; 0: "
+                           "messages wait for its next prompt (a session's own `profile "
+                           "--wake` wins; listen mode still listens)"),
     "rateLimit": (int, 1, 100_000, 20, "workspace tool calls per second allowed to one "
                                          "session (or you), refilled continuously"),
     "rateBurst": (int, 1, 1_000_000, 60, "workspace tool calls one session may make at once "
@@ -146,6 +150,26 @@ def read_file(file: str) -> dict[str, object]:
     if not isinstance(data, dict):
         raise ValueError("not a table of settings")
     return data
+
+
+_CACHED: dict[str, tuple[tuple, dict[str, object]]] = {}
+
+
+def cached(root: str) -> dict[str, object]:
+    """`load(root)`, read again only when a settings file changed (a long-running board or MCP
+    server judges many sessions a second)."""
+    key: list[tuple[int, int, int] | None] = []
+    for file in (legacy_path(root), path(root)):
+        try:
+            st = os.stat(file)
+            key.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            key.append(None)
+    got = _CACHED.get(root)
+    if got is None or got[0] != tuple(key):
+        got = (tuple(key), load(root))
+        _CACHED[root] = got
+    return got[1]
 
 
 def load(root: str) -> dict[str, object]:

@@ -1,5 +1,6 @@
 """`send --notify-when-idle`: one notice to each sender who asked, when the recipient next ends
-a turn, starts listening or goes offline. Stdlib only."""
+a turn, starts listening or goes offline (sent to a session that was offline already: once it
+has come back). Stdlib only."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from ..messages import mailbox
 
 
 def idle(conn: sqlite3.Connection, sid: str, now: float, why: str,
-         itself: bool = True) -> list[str]:
-    """Notify every waiting sender; returns whom to wake. `itself`: the session `sid` itself
-    went idle (a notice to another member is in its name); else maintenance found it gone, and
-    tells only the caller's own senders (another member's nexus tells theirs)."""
+         back_since: float | None = None, itself: bool = True) -> list[str]:
+    """Notify every waiting sender; returns whom to wake. `back_since`: the session went offline
+    without a SessionEnd and was last active then: who sent to it while it was already offline
+    is told only once it has been back (see mailbox.idle_watchers). `itself`: the session `sid`
+    itself went idle (a notice to another member is in its name); else maintenance found it
+    gone, and tells only the caller's own senders (another member's nexus tells theirs)."""
     me = sessions.get(conn, sid)
     name = one_line(me["name"]) if me else sid
     woken = []
-    for r in mailbox.idle_watchers(conn, sid):
+    for r in mailbox.idle_watchers(conn, sid, back_since):
         if r["created_at"] >= now - IDLE_WATCH:
             state = "has read it" if r["read_at"] else "has not read it yet"
             if mailbox.notice(conn, r["sender"], f"{name} {why}; it {state} (your message "

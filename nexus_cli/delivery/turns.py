@@ -8,6 +8,7 @@ import sqlite3
 
 from ..core import sessions
 from ..core.settings import WOKEN_TURN, load
+from ..messages import mailbox
 
 
 def allowed(me: sqlite3.Row, root: str) -> tuple[int, int] | None:
@@ -15,6 +16,15 @@ def allowed(me: sqlite3.Row, root: str) -> tuple[int, int] | None:
     limit = int(load(root)["maxAutoTurns"])  # type: ignore[call-overload]
     n = me["auto_turns"] + 1
     return (n, limit) if n <= limit else None
+
+
+def wakes(conn: sqlite3.Connection, me: sqlite3.Row, root: str) -> bool:
+    """Whether what is unread may give `me` an automatic turn: it accepts being woken (listen
+    mode is a request to), and a message that may wake it waits (not all were `send
+    --no-wake`)."""
+    if not me["listening"] and not sessions.wants_waking(me, load(root)):
+        return False
+    return mailbox.wakes(conn, me["id"])
 
 
 def count(conn: sqlite3.Connection, sid: str, now: float, wake: bool) -> None:

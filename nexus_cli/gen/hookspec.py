@@ -73,9 +73,13 @@ EVENTS = {
                  "mode (team.url exists or NEXUS_DATABASE_URL is set) it also passes, and the "
                  "hook asks the team database in one round trip before anything else: nothing "
                  "new, and it exits 0 there",
-        "does": "status working; lowers the news marker once nothing is left to announce",
+        "does": "status working; lowers the news marker once nothing is left to announce. A "
+                "subagent's (Task tool: `agent_id` set) tool call is its session's activity "
+                "only: nothing is announced into the subagent's context, which is not the "
+                "conversation that owns the inbox",
         "writes": {**CONTEXT, "when": "messages never announced before have arrived (tasks "
-                                      "delegated in queue mode wait for the next turn)"},
+                                      "delegated in queue mode wait for the next turn), in the "
+                                      "main conversation"},
     },
     "Stop": {
         "reads": [*COMMON, "stop_hook_active", "last_assistant_message"],
@@ -83,17 +87,19 @@ EVENTS = {
                 "mode waits up to 590 s for a message",
         "writes": {"stdout": {"decision": "block", "reason": "<announcement>, Automatic turn n "
                                                               "of N"},
-                   "when": "unread messages and stop_hook_active is false, or a message "
-                           "arrived while listening; never past maxAutoTurns"},
+                   "when": "unread messages (one that may wake it: not all `send --no-wake`, "
+                           "and the session accepts waking) and stop_hook_active is false, or a "
+                           "message arrived while listening; never past maxAutoTurns"},
     },
     "PermissionRequest": {
         "reads": [*COMMON, "tool_name", "tool_input", "permission_mode"],
-        "guard": "the installed command first tests $NEXUS_RUN (set only in the environment of a "
-                 "client `nexus run` started) and exits 0 without starting Python elsewhere",
-        "does": "for a run started with --approvals nexus, and only from the very client "
+        "does": "status waiting, with what it waits for (the tool and its command or file), "
+                "until its transcript grows again or another event arrives (nobody waits in an "
+                "unattended `claude -p`: status working); from a subagent as from its session. "
+                "For a run started with --approvals nexus, and only from the very client "
                 "process it started: records the request (tool, a one-line summary of "
                 "tool_input, session), sends its dispatcher a notice, and waits (up to "
-                "approvalTimeout) for `nexus approve`; anyone else's request: nothing",
+                "approvalTimeout) for `nexus approve`; anyone else's request: no answer",
         "writes": {"stdout": {"hookSpecificOutput": {
             "hookEventName": "PermissionRequest",
             "decision": {"behavior": "allow | deny", "message": "<why, when denied>"}}},
@@ -103,8 +109,10 @@ EVENTS = {
     },
     "Stop --wait": {
         "reads": [*COMMON],
-        "does": "background idle wait (up to an hour); ends on any new activity, when the "
-                "client exits, or in unattended Claude runs (CLAUDE_CODE_SESSION_ATTENDED=0)",
+        "does": "background idle wait (up to an hour; the session shows as listening "
+                "meanwhile); ends on any new activity, when the client exits; not started in "
+                "unattended Claude runs (CLAUDE_CODE_SESSION_ATTENDED=0) or for a session that "
+                "does not want to be woken; a `send --no-wake` message does not end it",
         "writes": {"claude": {"exit": 2, "stderr": "<announcement>"},
                    "codex": {"runs": "codex queue --thread <session id> --message "
                                      "<announcement> (NEXUS_CODEX_COMMAND overrides codex); on "

@@ -95,7 +95,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             return QUIET  # the end of a conversation nexus never saw (`claude mcp list` sends one)
         parent = caller.admit_hook(conn, sid, event, client, proc, chain, now, known)
         assert proc is not None
-        row = sessions.record_event(conn, sid, data, now, proc, parent, known)
+        attended = event != "PermissionRequest" or not clients.ADAPTERS[client].unattended(env)
+        row = sessions.record_event(conn, sid, data, now, proc, parent, known, attended)
         if row is None:
             return QUIET
         if wait:  # the idle wait records the Stop too (the synchronous one may not have run yet)
@@ -111,8 +112,8 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         from . import waits
 
         return waits.idle(client, sid, row, store, env)
-    if event != "Stop":
-        to_wake.append(sid)  # new activity ends any wait of this session
+    if event != "Stop" and sessions.subagent(data) is None:
+        to_wake.append(sid)  # new activity ends any wait of this session (a subagent's: none)
     store.poke(to_wake)
     if outcome.listen:
         from . import waits

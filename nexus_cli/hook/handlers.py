@@ -73,6 +73,8 @@ def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    if sessions.subagent(ev.data) is not None:
+        return Outcome()  # a subagent's context is not the inbox owner's: it waits for the main
     rows, total = mailbox.unread(conn, ev.sid, only_new=True)
     parts = []
     if rows:
@@ -86,17 +88,20 @@ def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
+    """The turn continues once with what is unread, unless nothing unread may wake it (`send
+    --no-wake`, or a session that does not want to be woken); a listening session waits."""
     from ..delivery import announce, notify, turns
 
     woken = notify.idle(conn, ev.sid, ev.now, "ended its turn")
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     turn = turns.allowed(ev.me, ev.root)
+    waking = bool(total) and turns.wakes(conn, ev.me, ev.root)
     reply = None
-    if total and turn and not ev.data.get("stop_hook_active"):
+    if waking and turn and not ev.data.get("stop_hook_active"):
         turns.count(conn, ev.sid, ev.now, wake=False)
         reply = {"decision": "block",
                  "reason": announce.announce(conn, ev.me, rows, total, ev.now, "stop", turn)}
-    listen = bool(ev.me["listening"] and turn and not total)
+    listen = bool(ev.me["listening"] and turn and not waking)
     return Outcome(reply, tuple(woken), listen)
 
 
@@ -118,6 +123,8 @@ def permission(conn: sqlite3.Connection, ev: Event) -> Outcome:
     if asked is None:
         return Outcome()
     aid, deadline, dispatcher = asked
+    sessions.update(conn, ev.sid, status="waiting", waiting_for=f"{sessions.waiting_for(ev.data)}"
+                    f", answered through `nexus approve {aid}`")
     return Outcome(wake=(dispatcher,), then=lambda store: gate.wait(store, aid, deadline))
 
 

@@ -10,7 +10,7 @@ import time
 
 from .. import clients
 from ..core import sessions
-from ..core.settings import IDLE_WAIT, LISTEN_WAIT
+from ..core.settings import IDLE_WAIT, LISTEN_WAIT, load
 from ..core.store.db import Store
 from ..delivery import announce, turns, waiting
 from ..messages import mailbox
@@ -50,6 +50,8 @@ def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._
         return QUIET  # `claude -p` waits for async hooks before exiting: never hold it
     if row["listening"]:
         return QUIET  # listen mode: the synchronous Stop hook does the waiting
+    if not sessions.wants_waking(row, load(store.root)):
+        return QUIET  # it asked not to be woken: messages wait for its next prompt
     if waiting.wait_for_news(store, sid, IDLE_WAIT) != "news":
         return QUIET
     if adapter.WAKE == "rewake":  # exit 2 injects stderr and starts a turn

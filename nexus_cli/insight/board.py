@@ -60,7 +60,8 @@ def snapshot(ctx: Ctx, all_workspaces: bool, include_offline: bool,
     out = []
     for item in items:
         r = item["row"]
-        status = sessions.effective_status(r, ctx.now)
+        seen = sessions.presence(r, ctx.now)
+        status = seen.status
         act: dict = {}
         found = recent.transcript_of(r)
         if found is not None and (status != "offline" or not r["last_assistant"]):
@@ -71,7 +72,8 @@ def snapshot(ctx: Ctx, all_workspaces: bool, include_offline: bool,
         title = titles.get(r["id"])
         out.append({
             "id": r["id"], "handle": r["handle"], "name": r["name"], "client": r["client"],
-            "status": status, "self": r["id"] == me.id,
+            "status": status, "status_reason": seen.reason, "waiting_for": seen.waiting_for,
+            "wakeable": seen.wakeable, "self": r["id"] == me.id,
             "title": title["title"] if title else None,
             "tool": tool, "tool_running": bool(act.get("tool_running")),
             "tool_since_epoch": since, "last_active_epoch": r["last_active"],

@@ -197,6 +197,8 @@ def fit(headers: list[str], rows: list[list[str]], width: int,
 def doing(s: dict[str, Any], now: float) -> str:
     if s["status"] == "offline":
         return "-"
+    if s["status"] == "waiting":  # short: the board's cell; `nexus status` says all of it
+        return one_line(f"waits for {s.get('waiting_for') or 'a person'}", 36)
     if s["tool"] and s["tool_running"] and s["tool_since_epoch"]:
         return f"{s['tool']} {human_duration(now - s['tool_since_epoch'])}"
     if s["status"] == "working":
@@ -205,7 +207,8 @@ def doing(s: dict[str, Any], now: float) -> str:
         return f"{last} {human_duration(now - since)}" if since else last
     if s["status"] == "listening":
         return "waits for mail"
-    return f"idle {human_duration(now - s['last_active_epoch'])}"
+    idle = f"idle {human_duration(now - s['last_active_epoch'])}"
+    return idle + (", no wake" if s.get("wakeable") is False else "")
 
 
 def cut(lines: list[str], width: int) -> list[str]:

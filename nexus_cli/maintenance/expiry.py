@@ -1,7 +1,8 @@
 """Time-driven upkeep: unread messages expire after 24 h (their senders are told), open tasks
-past their TTL fail, old tool-use bindings go, file reservations past their TTL or of sessions
-that are gone end. No daemon runs it: `due` work is done lazily
-inside normal commands and hooks, at most once a minute, and all of it by `nexus maintenance`.
+past their TTL fail, sessions whose client process exited are recorded offline, old tool-use
+bindings go, file reservations past their TTL or of sessions that are gone end. No daemon runs
+it: `due` work is done lazily inside normal commands and hooks, at most once a minute, and all
+of it by `nexus maintenance`.
 Stdlib only (the hooks run it)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from ..core import events, sessions
-from ..core.settings import EXPIRE_AFTER, MAINTAIN_EVERY
+from ..core.settings import EXPIRE_AFTER, IDLE_WATCH, MAINTAIN_EVERY
 from ..delivery import notify
 from ..messages import mailbox
 from ..tasks import ledger
@@ -28,14 +29,16 @@ def expire_messages(conn: sqlite3.Connection, now: float, limit: int = 500) -> l
 
 
 def offline_watchers(conn: sqlite3.Connection, now: float) -> list[str]:
-    """`--notify-when-idle` for recipients that went offline without a SessionEnd (30 minutes
-    without activity): their senders are told now. Returns whom to wake."""
+    """`--notify-when-idle` for recipients that went offline without a SessionEnd (their client
+    process exited, or 30 minutes without activity where it cannot be checked): their senders
+    are told now, with why. Returns whom to wake."""
     woken = []
-    for sid in mailbox.idle_watched(conn):
+    for sid in mailbox.idle_watched(conn, now - IDLE_WATCH):  # older ones have lapsed
         row = sessions.get(conn, sid)
-        if row is None or sessions.effective_status(row, now) == "offline":
-            woken += notify.idle(conn, sid, now, "went offline (no activity for 30 minutes)",
-                                 itself=False)
+        why = sessions.gone(row, now) if row is not None else "it is unknown here"
+        if why:
+            woken += notify.idle(conn, sid, now, f"went offline ({why})",
+                                 row["last_active"] if row is not None else None, itself=False)
     return woken
 
 
@@ -49,12 +52,13 @@ def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     conn.execute("INSERT INTO meta (key, value) VALUES ('maintained_at', ?)"
                  " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (repr(now),))
     expired, failed = expire_messages(conn, now, limit), expire_tasks(conn, now)
+    retired = sessions.retire_dead(conn)
     watched = offline_watchers(conn, now)
     from ..reservations import leases  # every hook imports this module; a round is rare
 
     ended = leases.expire(conn, now)
     events.trim(conn)
-    return {"expired": len(expired), "tasks_expired": len(failed),
+    return {"expired": len(expired), "tasks_expired": len(failed), "sessions_retired": len(retired),
             "bindings_purged": sessions.purge_bindings(conn, now), "reservations_ended": ended,
             "wake": expired + failed + watched + ([leases.WAKE] if ended else [])}
 

@@ -21,6 +21,8 @@ class PathResult(Result):
 class MaintenanceResult(Result):
     expired: int = Field(description="Unread messages expired (their senders got notices).")
     tasks_expired: int = Field(description="Open tasks failed for their TTL.")
+    sessions_retired: int = Field(description="Sessions recorded offline because their client "
+                                  "process exited without ending them (kill -9, a crash).")
     waiters_cleared: int = Field(description="Sessions stuck listening whose waiter had exited.")
     bindings_purged: int = Field(description="Old tool-use bindings removed.")
     reservations_ended: int = Field(description="File reservations past their TTL, or held by "

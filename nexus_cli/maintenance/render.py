@@ -13,6 +13,7 @@ def path(r: dict[str, Any]) -> str:
 
 def maintenance(r: dict[str, Any]) -> str:
     return fields([("messages expired", r["expired"]), ("tasks failed (TTL)", r["tasks_expired"]),
+                   ("sessions gone offline", r["sessions_retired"]),
                    ("stuck waiters cleared", r["waiters_cleared"]),
                    ("bindings purged", r["bindings_purged"]),
                    ("reservations ended", r["reservations_ended"]),

@@ -14,8 +14,9 @@ register(Tool(
 ))
 register(Tool(
     name="maintenance", group="store", title="Run maintenance now",
-    description="Expire unread messages older than 24 h (notifying their senders), clear "
-    "sessions stuck listening after their waiter exited, purge old tool-use bindings. Normal "
+    description="Expire unread messages older than 24 h (notifying their senders), record "
+    "sessions whose client process exited as offline, clear sessions stuck listening after their "
+    "waiter exited, purge old tool-use bindings. Normal "
     "commands do this lazily; this does it now. Also migrates an older store.",
     args="NoArgs", result="MaintenanceResult", run=upkeep.maintenance, render=render.maintenance,
     destructive=True, idempotent=True, mcp=False, needs_caller=False,

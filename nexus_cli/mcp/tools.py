@@ -74,7 +74,15 @@ def run_tool(tool: Tool, args: dict, meta: Mapping[str, Any], env: Mapping[str, 
     cwd = os.getcwd()
 
     def resolve(conn: Any, now: float) -> caller.Caller:
-        return caller.resolve_mcp(conn, now, meta, env, ancestors, cwd)
+        me = caller.resolve_mcp(conn, now, meta, env, ancestors, cwd)
+        if me.agent and not tool.read_only:
+            raise NexusError(
+                "subagent_refused", tool.name,
+                f"called from a subagent (Task tool) of {me.id}: nexus acts for the "
+                "conversation that owns the inbox, and what a subagent did here would never "
+                "reach it", "hand what you found back to the main agent; it can call "
+                f"{tool.name} itself (reading tools such as peers and status work here)")
+        return me
 
     def deliver(result: dict) -> None:
         if cancelled.is_set():

@@ -13,11 +13,15 @@ from ..core import sessions
 from ..core.context import Ctx
 from ..core.listing import replayed
 from ..core.settings import ASK_MCP_MAX
-from . import mailbox
+from . import direct, mailbox
 from .direct import message
 
 if TYPE_CHECKING:
     from .models import AskArgs
+
+
+OPEN = ("the question stays open: the reply will arrive as a message (announced, and waking "
+        "you if you listen or idle)")
 
 
 def ask(ctx: Ctx, a: AskArgs) -> dict:
@@ -31,7 +35,18 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         duplicate = replayed(prior, same, str(a.request_id), "question")
         to_id = prior["recipient"] if prior is not None and duplicate else \
             sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)["id"]
-        to = sessions.get(conn, to_id)
+        to = sessions.known(conn, to_id)
+        seen = sessions.presence(to, ctx.now)
+        request_id = a.request_id or "ask-" + os.urandom(6).hex()
+        if seen.status == "offline" and not duplicate:  # nobody to wait for: the question waits
+            mid = mailbox.insert(conn, sender=me.id, recipient=to_id, text=a.text,  # for it
+                                 now=ctx.now, target=a.target, request_id=request_id, known=to)
+            mailbox.set_ask_state(conn, mid, "timed_out")  # its late reply comes with a notice
+            return {"message_id": mid, "to": sessions.peer_ref(to, to_id),
+                    "waited_seconds": 0.0, "timeout_seconds": timeout,
+                    "timeout_clamped_from": clamped, "duplicate": False, "answered": False,
+                    "reply": None, "outlook": direct.outlook(seen),
+                    "note": "not waited for: it is offline; " + OPEN}
         # the channel exists before COMMIT, so a reply cannot slip between send and wait
         channel = ctx.store.channel(me.id)
         try:
@@ -39,8 +54,7 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
                 mid = prior["id"]
             else:
                 mid = mailbox.insert(conn, sender=me.id, recipient=to_id, text=a.text,
-                                     now=ctx.now, target=a.target,
-                                     request_id=a.request_id or "ask-" + os.urandom(6).hex())
+                                     now=ctx.now, target=a.target, request_id=request_id)
                 ctx.wake_later(to_id)
             if prior is None or prior["ask_state"] != "answered":
                 mailbox.set_ask_state(conn, mid, "waiting")
@@ -53,11 +67,15 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         while True:
             with ctx.store.read() as conn:
                 got = mailbox.first_reply(conn, mid, me.id)
+                now_row = sessions.get(conn, to["id"]) if got is None else None
             waited = time.monotonic() - started
+            if now_row is not None and sessions.gone(now_row, time.time()):
+                seen = sessions.presence(now_row, time.time())  # it went away meanwhile
+                break
             if got or waited >= timeout or ctx.cancelled.is_set():
                 break
             if ctx.progress:
-                ctx.progress(f"waiting for a reply from {to['name'] if to else to_id}", waited)
+                ctx.progress(f"waiting for a reply from {to['name']} ({seen.status})", waited)
             channel.wait(min(timeout - waited, step))
     except KeyboardInterrupt:  # the asker gave up: the late reply still comes, with a notice
         with ctx.write() as conn:
@@ -69,13 +87,14 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
             ctx.progress("", -1)
     base = {"message_id": mid, "to": sessions.peer_ref(to, to_id),
             "waited_seconds": round(waited, 3), "timeout_seconds": timeout,
-            "timeout_clamped_from": clamped, "duplicate": duplicate}
+            "timeout_clamped_from": clamped, "duplicate": duplicate,
+            "outlook": direct.outlook(seen)}
     with ctx.write() as conn:
         if got is None:
             mailbox.set_ask_state(conn, mid, "timed_out")
             return {**base, "answered": False, "reply": None,
-                    "note": "no reply yet; the question stays open: the reply will arrive as a "
-                            "message (announced, and waking you if you listen or idle)"}
+                    "note": ("stopped waiting: it went offline; " if seen.status == "offline"
+                             else "no reply yet; ") + OPEN}
         mailbox.set_ask_state(conn, mid, "answered")
         answer, at = mailbox.known(conn, got["id"]), time.time()
         mailbox.mark_read(conn, [answer["id"]], at, via="ask")

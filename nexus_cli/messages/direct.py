@@ -18,12 +18,30 @@ if TYPE_CHECKING:
     from .models import MessageStatusArgs, ReadArgs, ReplyArgs, SendArgs
 
 OPEN_WORK_LISTED = 3  # the oldest open tasks a `read` names (seed 002: mail reminds of duties)
-OUTLOOK = {
-    "listening": "it is woken at once and can answer right away",
-    "working": "it sees the announcement after its next tool call",
-    "idle": "it sees the announcement at its next prompt, or when woken",
-    "offline": "it gets the message when it comes back",
-}
+
+
+def outlook(seen: sessions.Presence, wake: bool = True) -> str:
+    """When the recipient will see a message, given its presence (and whether the message may
+    wake it): what `send`, `reply`, `ask` and `delegate` tell the sender."""
+    if seen.status == "offline":
+        return f"it is offline ({seen.reason}): the message is kept and reaches it when it resumes"
+    if seen.status == "waiting":
+        return (f"it waits for a person ({seen.waiting_for}) and cannot answer until that is "
+                "answered; then it sees the announcement after its next tool call")
+    if seen.status == "working":
+        return "it is in a turn: it sees the announcement after its next tool call"
+    if not wake:
+        return "you asked not to wake it (--no-wake): the message waits for its next prompt"
+    if seen.wakeable is None:  # a person, or another machine's session as it recorded itself
+        return {"listening": "it is listening: it gets the message at once",
+                "idle": "it sees the message when it next reads its inbox or starts a turn"}.get(
+                    seen.status, "it sees the message at its next prompt")
+    if not seen.wakeable:
+        return f"nothing can wake it now: {seen.reason}" + (
+            "" if seen.reason == sessions.HOOKLESS else "; the message waits for its next prompt")
+    if seen.status == "listening":
+        return "it is listening: it is woken at once and can answer right away"
+    return f"it is woken at once ({seen.reason})"
 
 
 def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
@@ -33,17 +51,28 @@ def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
     msg, to = known if known else (mailbox.known(conn, mid), None)
     if to is None:
         to = sessions.get(conn, msg["recipient"])
-    status = sessions.effective_status(to, ctx.now) if to is not None else "offline"
+    seen = sessions.presence(to, ctx.now) if to is not None else sessions.Presence(
+        "offline", "no such session has been seen yet")
     return {
         "message_id": mid,
-        "to": {**peer_ref(to, msg["recipient"]), "status": status},
+        "to": {**peer_ref(to, msg["recipient"]), "status": seen.status},
         "reply_to": msg["reply_to"],
         "request_id": msg["request_id"],
         "duplicate": duplicate,
         "mode": "queue" if msg["defer"] else "steer",
         "created_at_epoch": msg["created_at"],
-        "outlook": OUTLOOK[status],
+        "wake": bool(msg["wake"]),
+        "outlook": outlook(seen, bool(msg["wake"])) + watch_note(msg, seen),
     }
+
+
+def watch_note(msg: sqlite3.Row | dict, seen: sessions.Presence) -> str:
+    """What `--notify-when-idle` will tell the sender, when it asked."""
+    if not msg["notify_when_idle"]:
+        return ""
+    if seen.status == "offline":
+        return "; you are told when it next ends a turn or listens after it resumes"
+    return "; you are told when it next ends a turn, listens or goes offline"
 
 
 def _replay(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, request_id: str | None,
@@ -61,17 +90,22 @@ def _replay(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, request_id:
 
 def _post(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, to: sqlite3.Row | str,
           text: str, target: str, reply_to: str | None, request_id: str | None,
-          notify_when_idle: bool = False, mode: str = "auto") -> dict:
+          notify_when_idle: bool = False, mode: str = "auto", wake: bool = True) -> dict:
     to_id = to if isinstance(to, str) else to["id"]
     defer = not isinstance(to, str) and mailbox.pick_mode(mode, to, ctx.now) == "queue"
+    watch: int = int(notify_when_idle)
+    if watch and not isinstance(to, str) and sessions.gone(to, ctx.now):
+        watch = 2  # offline already: the notice waits for it to come back
     mid = insert(conn, sender=me.id, recipient=to_id, text=text, now=ctx.now, target=target,
-                 reply_to=reply_to, request_id=request_id, notify_when_idle=notify_when_idle,
-                 known=None if isinstance(to, str) else to, defer=defer)
-    ctx.wake_later(to_id)
+                 reply_to=reply_to, request_id=request_id, notify_when_idle=watch,
+                 known=None if isinstance(to, str) else to, defer=defer, wake=wake)
+    if wake:
+        ctx.wake_later(to_id)
     known = None
     if not isinstance(to, str) and not to["successor"]:  # not handed over: it went to `to`
         known = ({"recipient": to_id, "reply_to": reply_to, "request_id": request_id,
-                  "created_at": ctx.now, "defer": defer}, to)
+                  "created_at": ctx.now, "defer": defer, "wake": int(wake),
+                  "notify_when_idle": watch}, to)
     return _sent(ctx, conn, mid, duplicate=False, known=known)
 
 
@@ -83,7 +117,7 @@ def send(ctx: Ctx, a: SendArgs) -> dict:
             return replay
         to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
         return _post(ctx, conn, me, to, a.text, a.target, None, a.request_id,
-                     a.notify_when_idle, a.mode)
+                     a.notify_when_idle, a.mode, wake=not a.no_wake)
 
 
 def reply(ctx: Ctx, a: ReplyArgs) -> dict:

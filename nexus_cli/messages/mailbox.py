@@ -91,11 +91,13 @@ def history(conn: sqlite3.Connection, me: str, peer: str | None, sent: bool, rec
 
 def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, now: float,
            kind: str = "message", target: str | None = None, reply_to: str | None = None,
-           request_id: str | None = None, notify_when_idle: bool = False,
+           request_id: str | None = None, notify_when_idle: bool | int = False,
            task_id: str | None = None, defer: bool = False,
-           known: sqlite3.Row | None = None) -> str:
+           known: sqlite3.Row | None = None, wake: bool = True) -> str:
     """A message stored (and its recipient's news marker raised); `known`: the recipient's
-    session row when the caller has just read it in this transaction (no look at all)."""
+    session row when the caller has just read it in this transaction (no look at all).
+    `notify_when_idle`: 1, or 2 for a recipient that was offline when it was sent (the notice
+    waits for it to come back); `wake`: False when it may not wake its recipient."""
     mid = new_id()
     # one look at the recipient serves routing and the news marker (a round trip on PostgreSQL)
     row = known if known is not None and known["id"] == recipient else \
@@ -107,10 +109,10 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
     later(
         conn,
         "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
-        " created_at, notify_when_idle, task_id, defer)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " created_at, notify_when_idle, task_id, defer, wake)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
-         int(notify_when_idle), task_id, int(defer)),
+         int(notify_when_idle), task_id, int(defer), int(wake)),
     )
     if not defer and row is not None:  # (no session, no client to tell)
         news.mark(conn, recipient, row)
@@ -153,11 +155,12 @@ def mark_read(conn: sqlite3.Connection, ids: list[str], now: float, via: str = "
 
 
 def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
-    """When a message or task is announced. auto: a working session at its next tool call
-    (steer), anyone else at its next turn (queue)."""
+    """When a message or task is announced. auto: a working session (or one waiting for a person
+    in its turn) at its next tool call (steer), anyone else at its next turn (queue)."""
     if mode != "auto":
         return mode
-    return "steer" if sessions.effective_status(target, now) == "working" else "queue"
+    return "steer" if sessions.effective_status(target, now) in ("working", "waiting") \
+        else "queue"
 
 
 def unread_again(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float) -> None:
@@ -210,9 +213,16 @@ def announceable(conn: sqlite3.Connection, sid: str) -> bool:
 
 
 def has_news(conn: sqlite3.Connection, sid: str) -> bool:
-    """Whether something unannounced waits for `sid` (what ends an idle or listening wait)."""
+    """Whether something unannounced that may wake `sid` waits (what ends an idle or listening
+    wait; `send --no-wake` waits for the next prompt)."""
     return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND delivered_at IS NULL"
-                        f" AND {UNREAD} LIMIT 1", (sid,)).fetchone() is not None
+                        f" AND wake = 1 AND {UNREAD} LIMIT 1", (sid,)).fetchone() is not None
+
+
+def wakes(conn: sqlite3.Connection, sid: str) -> bool:
+    """Whether something unread that may wake `sid` waits (what holds a Stop open)."""
+    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND wake = 1 AND {UNREAD}"
+                        " LIMIT 1", (sid,)).fetchone() is not None
 
 
 def first_reply(conn: sqlite3.Connection, mid: str, recipient: str) -> sqlite3.Row | None:
@@ -230,9 +240,15 @@ def move_unread(conn: sqlite3.Connection, old_id: str, new_id: str) -> int:
                         (new_id, old_id)).rowcount
 
 
-def idle_watchers(conn: sqlite3.Connection, recipient: str) -> list[sqlite3.Row]:
-    return conn.execute("SELECT * FROM messages WHERE recipient = ? AND notify_when_idle = 1"
-                        " AND notified_at IS NULL", (recipient,)).fetchall()
+def idle_watchers(conn: sqlite3.Connection, recipient: str,
+                  back_since: float | None = None) -> list[sqlite3.Row]:
+    """The `--notify-when-idle` messages to `recipient` not yet notified; with `back_since` (it
+    went offline without a SessionEnd), not those sent while it was offline (2) unless it was
+    active after they were sent (it came back: `back_since` is its last activity)."""
+    extra = "" if back_since is None else " AND (notify_when_idle = 1 OR created_at < ?)"
+    return conn.execute("SELECT * FROM messages WHERE recipient = ? AND notify_when_idle > 0"
+                        f" AND notified_at IS NULL{extra}",
+                        (recipient, *(() if back_since is None else (back_since,)))).fetchall()
 
 
 def mark_notified(conn: sqlite3.Connection, mid: str, now: float) -> None:
@@ -250,7 +266,9 @@ def expire(conn: sqlite3.Connection, mid: str, now: float, why: str = EXPIRED_WH
                  f" {UNREAD}", (now, why, mid))
 
 
-def idle_watched(conn: sqlite3.Connection) -> list[str]:
-    """Recipients someone asked to hear about (`--notify-when-idle`), not yet told."""
+def idle_watched(conn: sqlite3.Connection, since: float = 0.0) -> list[str]:
+    """Recipients someone asked to hear about (`--notify-when-idle`) since `since`, not yet
+    told."""
     return [r[0] for r in conn.execute("SELECT DISTINCT recipient FROM messages WHERE"
-                                       " notify_when_idle = 1 AND notified_at IS NULL")]
+                                       " notify_when_idle > 0 AND notified_at IS NULL"
+                                       " AND created_at >= ?", (since,))]

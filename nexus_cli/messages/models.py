@@ -16,6 +16,7 @@ from ..core.models import (
     DeliveryMode,
     Epoch,
     MessageId,
+    NoWake,
     Page,
     PeerRef,
     RequestId,
@@ -34,7 +35,8 @@ class SendArgs(Args):
     # that looks idle may be mid-turn); `delegate` defaults to auto
     mode: DeliveryMode = Field("steer", description=DELIVERY)
     notify_when_idle: bool = Field(False, description="A notice when the recipient next goes "
-                                   "idle.")
+                                   "idle (if offline: once it is back).")
+    no_wake: bool = NoWake
     all_workspaces: bool = AllWorkspaces
 
 
@@ -89,7 +91,9 @@ class SendResult(Result):
                                             "recipient's next turn; steer: at its next tool call.")
     created_at: str | None = Stamp("When the message was stored")
     created_at_epoch: float | None = Epoch("When the message was stored")
-    outlook: str = Field(description="When the recipient will see it, given its status.")
+    wake: bool = Field(description="Whether it may wake its recipient (false: `--no-wake`).")
+    outlook: str = Field(description="When the recipient will see it, given its status (see "
+                         "peers: status, status_reason).")
 
 
 class Message(Result):
@@ -144,6 +148,8 @@ class AskResult(Result):
         description="The timeout asked for, when the face's time limit lowered it.")
     duplicate: bool = Field(description="True when this repeated an earlier request id: the "
                             "original question was waited on again, not asked twice.")
+    outlook: str = Field(description="When the recipient sees the question, given its status: an "
+                         "offline one is not waited for.")
     note: str | None
 
 

@@ -38,6 +38,9 @@ class ProfileArgs(Args):
                              description="New name: 1-48 of A-Z a-z 0-9 . _ @ # -, not starting "
                              "with s- or u- (handles), unique among live sessions.")
     note: str | None = Field(None, max_length=200, description="What you are doing (<= 200 chars).")
+    wake: Literal["on", "off"] | None = Field(
+        None, description="off: messages wait for your next prompt, never waking you (listen "
+        "mode still listens).")
 
 
 class StatusArgs(Args):
@@ -65,6 +68,9 @@ class WhoamiResult(Result):
                        "are scoped by it.")
     note: str
     store: str = Field(description="The store directory.")
+    subagent: str | None = Field(None, description="The Claude Code subagent (Task tool) this "
+                                 "MCP call came from: it acts as its main conversation, which "
+                                 "owns the inbox (tools that change anything are refused).")
 
 
 class PeersResult(Page):
@@ -83,7 +89,9 @@ class Pending(Result):
 
 class StatusResult(Result):
     session: Profile
-    state: Status
+    state: Status = Field(description="The session's status, as session.status (why: "
+                          "session.status_reason).")
+    outlook: str = Field(description="What a message sent to it now would do (as `send` says).")
     listen_mode: bool
     last_assistant_text: str | None = Field(description="Tail of its last assistant message "
                                             "(<= 5000 chars), as its Stop hook saw it.")

@@ -37,6 +37,7 @@ def whoami(ctx: Ctx, a: NoArgs) -> dict:
         "scope": me.key,
         "note": row["note"] if row else "",
         "store": ctx.store.root,
+        "subagent": me.agent or None,
     }
 
 
@@ -52,8 +53,8 @@ def peers(ctx: Ctx, a: PeersArgs) -> dict:
 
 
 def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
-    if a.name is None and a.note is None:
-        raise NexusError("invalid_argument", "profile", "give a name, a note, or both",
+    if a.name is None and a.note is None and a.wake is None:
+        raise NexusError("invalid_argument", "profile", "give a name, a note or --wake",
                          "e.g. `nexus profile --name reviewer --note 'reviewing auth'`")
     if a.name is not None:
         identity.check_name(a.name)
@@ -69,6 +70,8 @@ def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
             sessions.update(conn, me.id, name=a.name)
         if a.note is not None:
             sessions.update(conn, me.id, note=a.note)
+        if a.wake is not None:
+            sessions.update(conn, me.id, wake=int(a.wake == "on"))
         row = sessions.known(conn, me.id)
         return {"profile": sessions.profile(row, ctx.now, me.id)}
 
@@ -109,11 +112,14 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
         unread, unannounced = mailbox.depth(conn, row["id"])
         shown = sessions.profile(row, ctx.now, me.id, conn)
         held = [reservation(conn, r, me.id) for r in leases.held_by(conn, row["id"], ctx.now)]
-    state = sessions.effective_status(row, ctx.now)
+    from ..messages.direct import outlook
+
+    state = sessions.presence(row, ctx.now)
     seen = recent.fill_status(row)
     return {
         "session": shown,
-        "state": state,
+        "state": state.status,
+        "outlook": outlook(state),
         "listen_mode": bool(row["listening"]),
         "last_assistant_text": row["last_assistant"] or seen.get("last_assistant_text"),
         "last_user_text": row["last_prompt"],

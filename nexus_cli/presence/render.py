@@ -11,7 +11,7 @@ from ..core.text import block, one_line
 def peers(r: dict[str, Any]) -> list[Part] | str:
     if not r["items"]:
         return "no sessions in scope (try --include-offline or --all-workspaces)"
-    rows = [["*" if p["self"] else "", p["name"], p["handle"], p["client"], p["status"],
+    rows = [["*" if p["self"] else "", p["name"], p["handle"], p["client"], shown(p),
              ago(p["last_active_at_epoch"]), home_short(p["cwd"]),
              f"replaced by {p['successor']['handle']}" if p.get("successor") else p["note"]]
             for p in r["items"]]
@@ -20,10 +20,19 @@ def peers(r: dict[str, Any]) -> list[Part] | str:
     return [table, page_footer(r)]
 
 
+def shown(p: dict[str, Any]) -> str:
+    """A status as a table cell: what a sender must know at a glance (the reason: `status`)."""
+    if p["status"] == "waiting":
+        return "waiting"  # for a person: `nexus status` says what for
+    return p["status"] + (", no wake" if p.get("wakeable") is False else "")
+
+
 def profile(p: dict[str, Any]) -> str:
     return fields([("name", p["name"]), ("handle", p["handle"]), ("id", p["id"]),
-                   ("client", p["client"]), ("status", p["status"]), ("cwd", p["cwd"]),
-                   ("note", p["note"])])
+                   ("client", p["client"]), ("status", p["status"]),
+                   ("why", one_line(p["status_reason"]) if p.get("status_reason") else None),
+                   ("woken by messages", None if p.get("wake", True) else "no (--wake off)"),
+                   ("cwd", p["cwd"]), ("note", p["note"])])
 
 
 def whoami(r: dict[str, Any]) -> str:
@@ -33,7 +42,10 @@ def whoami(r: dict[str, Any]) -> str:
     return fields([("you are", f"{one_line(r['name'])} ({r['handle']})"), ("id", r["id"]),
                    ("known by", how.get(r["source"], r["source"])),
                    ("registered", "yes" if r["registered"] else "not yet (the first write "
-                    "registers you)"), ("status", r["status"]), ("project", r["project"]),
+                    "registers you)"), ("status", r["status"]),
+                   ("from a subagent", f"{one_line(r['subagent'])} (acting as its main "
+                    "conversation; tools that change anything are refused)"
+                    if r.get("subagent") else None), ("project", r["project"]),
                    ("scope", r["scope"] if r["scope"] != r["project"] else None),
                    ("store", r["store"])])
 
@@ -42,6 +54,9 @@ def status(r: dict[str, Any]) -> str:
     s = r["session"]
     head = f"{who(s)} is {r['state']}" + (" (listen mode on)" if r["listen_mode"] else "")
     body = fields([
+        ("why", one_line(s["status_reason"]) if s.get("status_reason") else None),
+        ("waiting for", one_line(s["waiting_for"]) if s.get("waiting_for") else None),
+        ("a message now", one_line(r["outlook"])),
         ("last prompt", ago(r["last_prompt_epoch"]) if r["last_prompt_epoch"] else None),
         ("last tool", (r["last_tool"] + (" (from the transcript)" if "last_tool" in
                                           r["transcript_fields"] else ""))

@@ -4,8 +4,12 @@ handoff."""
 from __future__ import annotations
 
 from ..core.registry import Tool, register
+from ..core.sessions import STATUS_HELP
 from ..core.settings import LISTEN_WAIT
 from . import handoff, presence, render
+
+STATUSES = ("Statuses, judged when read (the client process by pid and start time, Claude "
+            "Code's own registry file, the waiter): " + STATUS_HELP)
 
 register(Tool(
     name="whoami", group="sessions", title="Who am I",
@@ -17,14 +21,16 @@ register(Tool(
     name="peers", group="sessions", title="List peer sessions",
     description="Sessions in your project, most recently active first.",
     details="--all-workspaces widens to every project; --include-offline adds sessions that "
-    "ended in the last 24 h. Read-only: it never wakes anyone.",
+    "ended in the last 24 h. Read-only: it never wakes anyone. " + STATUSES,
     args="PeersArgs", result="PeersResult", run=presence.peers, render=render.peers,
     positional=("query",), read_only=True, idempotent=True,
 ))
 register(Tool(
     name="profile", group="sessions", title="Set my name and note",
     description="Set your display name and/or a note on what you are doing.",
-    details="Names are unique among live sessions.",
+    details="Names are unique among live sessions. --wake off: no message wakes you or holds "
+    "your turn open (they wait for your next prompt; listen mode, if on, still listens); "
+    "`nexus config set wake 0` makes that every session's default.",
     args="ProfileArgs", result="ProfileResult", run=presence.set_profile,
     render=lambda r: render.profile(r["profile"]), destructive=True, idempotent=True,
 ))
@@ -33,7 +39,8 @@ register(Tool(
     description="What a session is doing (state, last answer, last tool, inbox), "
     "without waking it.",
     details="A finished turn is not a finished task: only a report (or a reply) says the work "
-    "is done. A name reaches offline sessions of the last 24 h too.",
+    "is done. A name reaches offline sessions of the last 24 h too. It says why the session has "
+    "its status and what a message sent now would meet. " + STATUSES,
     args="StatusArgs", result="StatusResult", run=presence.status, render=render.status,
     positional=("target",), read_only=True, idempotent=True,
 ))

@@ -46,9 +46,10 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
                 "verified, what is still open>\"")
         mid = mailbox.insert(conn, sender=me.id, recipient=to["id"], text=text, now=ctx.now,
                              kind="task", target=a.target, task_id=task_id,
-                             defer=mode == "queue")
+                             defer=mode == "queue", wake=not a.no_wake)
         ledger.change(conn, task_id, ctx.now, status="dispatched", message_id=mid)
-        ctx.wake_later(to["id"])
+        if not a.no_wake:
+            ctx.wake_later(to["id"])
         return record(conn, known(conn, task_id))
 
 

@@ -15,6 +15,7 @@ from ..core.models import (
     DeliveryMode,
     Epoch,
     JsonObject,
+    NoWake,
     Page,
     PeerRef,
     RequestId,
@@ -35,6 +36,7 @@ class DelegateArgs(Args):
     mode: DeliveryMode = Delivery
     all_workspaces: bool = AllWorkspaces
     spawn: bool = Field(False, description="TARGET is claude or codex: start a new run for it.")
+    no_wake: bool = NoWake
 
 
 class ReportArgs(Args):

@@ -8,10 +8,19 @@
   name). Hooks run through `/bin/sh -c` with `CLAUDE_PID` set to it.
 - An idle session wakes when an `asyncRewake` Stop hook exits 2 (its stderr becomes the prompt);
   unattended `claude -p` runs (`CLAUDE_CODE_SESSION_ATTENDED=0`) wait for such hooks, so the
-  idle wait must return at once there."""
+  idle wait must return at once there.
+- Each running process keeps `<config dir>/sessions/<pid>.json` (what `claude agents --json`
+  lists): `pid`, `sessionId` (the conversation it runs now), `procStart` (field 22 of
+  /proc/<pid>/stat: the start time nexus records), `status` (`busy`, `idle`, `waiting`; the
+  idle one written about a second after the turn ends), `waitingFor` (`permission prompt`,
+  `dialog open`) and `statusUpdatedAt` (ms). A process killed with -9 leaves its file behind.
+- A subagent's (Task tool's) hook events carry `agent_id` and `agent_type`; the commands its
+  Bash tool runs see the very environment of the main conversation's."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
 
 from ...core.proctable import Proc, is_shell
@@ -62,3 +71,35 @@ def meta_tier(meta: Mapping[str, object]) -> str | None:
 
 def unattended(env: Mapping[str, str]) -> bool:
     return env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0"
+
+
+def config_dir(transcript: str | None) -> str:
+    """The Claude Code configuration folder a session's client uses: the one its transcript
+    (`<dir>/projects/<slug>/<id>.jsonl`) lives in, else `$CLAUDE_CONFIG_DIR`, else ~/.claude."""
+    if transcript:
+        projects = os.path.dirname(os.path.dirname(transcript))
+        if os.path.basename(projects) == "projects":
+            return os.path.dirname(projects)
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+
+
+def live(row: Mapping) -> tuple[str, str | None, float] | None:
+    """(status, what it waits for, when that was said) as the running client says it of itself in
+    its registry file, when that file is its very process's (pid and start time) and names this
+    conversation; None when there is none to believe (nexus then goes by its hooks)."""
+    pid = row["client_pid"]
+    path = os.path.join(config_dir(row["transcript_path"]), "sessions", f"{pid}.json")
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(1 << 16))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("pid") != pid \
+            or data.get("sessionId") != row["id"].partition(":")[2] \
+            or str(data.get("procStart")) != row["client_start"]:
+        return None
+    status, at = data.get("status"), data.get("statusUpdatedAt") or data.get("updatedAt")
+    if not isinstance(status, str) or not isinstance(at, int | float) or isinstance(at, bool):
+        return None
+    waiting = data.get("waitingFor")
+    return status, " ".join(waiting.split())[:200] if isinstance(waiting, str) else None, at / 1000

@@ -8,7 +8,10 @@
 - The client process is the native `codex` binary (below a `node codex.js` launcher); it runs
   hooks and the shell tool directly.
 - An idle thread wakes through `codex queue --thread <id> --message <text>`, picked up by the
-  running app at its next poll."""
+  running app at its next poll.
+- It keeps no live status of a running process (its `state_5.sqlite` threads and the rollout
+  say nothing of a pending approval): a permission prompt is known from its PermissionRequest
+  hook, which fires when the prompt shows, and its end from the rollout growing again."""
 
 from __future__ import annotations
 
@@ -64,6 +67,10 @@ def meta_tier(meta: Mapping[str, object]) -> str | None:
 
 def unattended(env: Mapping[str, str]) -> bool:
     return False
+
+
+def live(row: Mapping) -> None:
+    return None  # nothing the running client says of itself (see above)
 
 
 def binary(client_pid: int | None) -> str:

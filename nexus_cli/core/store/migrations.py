@@ -691,6 +691,26 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        27,
+        "presence that means \"can answer now\": what a session waiting for a person waits for "
+        "(its client's permission prompt), whether it accepts being woken (NULL: the `wake` "
+        "setting), whether a message may wake its recipient (`send --no-wake`: 0), which "
+        "Claude Code subagent (Task tool) a bound tool use came from; `--notify-when-idle` 2 "
+        "(sent while its recipient was offline) is watched as 1 is",
+        """
+        ALTER TABLE sessions ADD COLUMN waiting_for TEXT;
+        ALTER TABLE sessions ADD COLUMN wake INTEGER;
+        ALTER TABLE messages ADD COLUMN wake INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE tool_uses ADD COLUMN agent TEXT;
+        DROP INDEX messages_idle_watch;
+        CREATE INDEX messages_idle_watch ON messages (recipient)
+            WHERE notify_when_idle > 0 AND notified_at IS NULL;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 
 def statements(script: str) -> list[str]:

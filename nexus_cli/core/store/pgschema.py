@@ -479,4 +479,13 @@ END $$""",
         "ALTER TABLE sessions ADD COLUMN offered_at DOUBLE PRECISION",
     ),
     26: ('ALTER TABLE tool_uses ADD COLUMN tier TEXT COLLATE "C"',),
+    27: (
+        'ALTER TABLE sessions ADD COLUMN waiting_for TEXT COLLATE "C"',
+        "ALTER TABLE sessions ADD COLUMN wake BIGINT",
+        "ALTER TABLE messages ADD COLUMN wake BIGINT NOT NULL DEFAULT 1",
+        'ALTER TABLE tool_uses ADD COLUMN agent TEXT COLLATE "C"',
+        "DROP INDEX messages_idle_watch",
+        "CREATE INDEX messages_idle_watch ON messages (recipient)"
+        " WHERE notify_when_idle > 0 AND notified_at IS NULL",
+    ),
 }

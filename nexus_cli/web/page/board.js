@@ -94,7 +94,7 @@ function sessions(st) {
       x.title ? h("span", {class: "title", text: x.title}) : null),
     h("td", {"data-label": "client", class: "tight", text: x.client}),
     h("td", {"data-label": "status", class: "tight"}, h("span",
-      {class: `badge st-${token(x.status)}`, text: x.status})),
+      {class: `badge st-${token(x.status)}`, text: x.status, title: x.status_reason || null})),
     h("td", {"data-label": "doing", class: "tight", text: x.doing}),
     h("td", {"data-label": "inbox", class: x.unread ? "num tight hot" : "num tight",
       text: x.unread}),
