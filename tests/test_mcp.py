@@ -11,11 +11,8 @@ from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.shared.exceptions import MCPError as McpError
 
-from helpers import call, raw_db, sid, store_env, tree_bytes
+from helpers import call, raw_db, sid, store_env, tables_read, tree_bytes, until
 from standin import client_wrapper, hook_events
 
 pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
@@ -24,6 +21,35 @@ A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
 SERVER = [sys.executable, "-m", "nexus_cli", "mcp"]
+# where the SDK copies a server's stderr: the stream as it is while modules are collected (a
+# test's capsys replaces sys.stderr for that test only, and the SDK would keep writing there)
+ERRLOG = sys.stderr
+
+
+def sdk():  # type: ignore[no-untyped-def]
+    """The official MCP SDK, imported at first use: importing it takes seconds, which every
+    test worker would otherwise pay while collecting."""
+    import mcp
+    import mcp.client.stdio
+    import mcp.shared.exceptions
+
+    return mcp
+
+
+@pytest.fixture(autouse=True)
+def _through_the_table_chosen(process_table, home):
+    """The servers' stand-in clients ran their hooks through the process table the test chose
+    (told by the start times the sessions recorded)."""
+    yield
+    if process_table is None or not (os.environ.get("NEXUS_DATABASE_URL")
+                                     or (home / "nexus.db").exists()):
+        return
+    conn = raw_db(home)
+    try:
+        starts = [r[0] for r in conn.execute("SELECT client_start FROM sessions")]
+    finally:
+        conn.close()
+    assert tables_read(starts) <= {process_table}, starts
 
 
 def work(home) -> str:
@@ -31,24 +57,27 @@ def work(home) -> str:
 
 
 def server_params(home, as_: str | None = None, args: tuple = (),
-                  bind: tuple[str, ...] = ()) -> StdioServerParameters:
+                  bind: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
     """The server as a client starts it: `as_` (claude:<id> / codex:<id>) names the session of a
     stand-in client process that registers itself through the real hooks, then starts the server
     below it; without it, the server runs below no client (as the Inspector or a shell starts
     it)."""
     env = {"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path), **store_env()}
     if as_ is None:
-        return StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=env)
+        return sdk().StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args],
+                                           env=env)
     client, session_id = as_.split(":", 1)
     wrapper = client_wrapper(str(home.parent), client)
     env["STANDIN_HOOKS"] = hook_events(client, session_id, work(home), bind)
-    return StdioServerParameters(command=wrapper, args=[*SERVER, *args], env=env)
+    return sdk().StdioServerParameters(command=wrapper, args=[*SERVER, *args], env=env)
 
 
 @asynccontextmanager
 async def session(home, as_=None, args=(), bind=()):
-    async with (stdio_client(server_params(home, as_, args, bind)) as (read, write),
-                ClientSession(read, write) as s):
+    mcp = sdk()
+    async with (mcp.client.stdio.stdio_client(server_params(home, as_, args, bind),
+                                              errlog=ERRLOG) as (read, write),
+                mcp.ClientSession(read, write) as s):
         await s.initialize()
         yield s
 
@@ -165,7 +194,7 @@ def test_error_text_shows_control_characters_escaped(home, pair):
 def test_unknown_tool_is_a_protocol_error(home):
     async def go():
         async with session(home) as s:
-            with pytest.raises(McpError) as err:
+            with pytest.raises(sdk().shared.exceptions.MCPError) as err:
                 await s.call_tool("no_such_tool", {})
             return err.value
 
@@ -463,12 +492,36 @@ def test_a_stdout_that_fails_or_is_closed_ends_the_server_cleanly(home, shell):
     assert done.returncode == 74 and "Traceback" not in done.stderr, done.stderr
 
 
+def write_lock_held(home) -> bool:
+    """Whether another process holds the store's write lock now (a probe that takes it lets go
+    at once)."""
+    if os.environ.get("NEXUS_DATABASE_URL"):
+        from nexus_cli.core.store import migrations
+
+        conn = raw_db(home)
+        try:
+            return conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND"
+                                " granted AND classid::bigint = ? AND pid <> pg_backend_pid()",
+                                (migrations.APPLICATION_ID,)).fetchone()[0] > 0
+        finally:
+            conn.close()
+    import sqlite3
+
+    conn = sqlite3.connect(str(home / "nexus.db"), timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:  # database is locked
+        return True
+    finally:
+        conn.close()
+
+
 def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
     """A consuming answer is written inside its transaction, holding the store's write lock: a
     client that stops reading a large one must not stall every other writer. The server gives
     up after ANSWER_WAIT (5 s, under the 10 s busy timeout), rolls back, and stops."""
-    import time
-
     env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),
            "STANDIN_HOOKS": hook_events("claude", sid(1), work(home))}
     for var in ("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "CODEX_SESSION_ID", "CODEX_THREAD_ID"):
@@ -485,7 +538,7 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
     proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                                   "params": {"name": "read", "arguments": {}}}) + "\n").encode())
     proc.stdin.flush()  # ... and the client reads no more
-    time.sleep(1)
+    until(lambda: write_lock_held(home), 60, "the server to hold the store for its answer")
     other = subprocess.run([*SERVER[:-1], "send", A_ID, "another writer"], env=env,
                            capture_output=True, text=True, cwd=work(home), timeout=60)
     assert other.returncode == 0, other.stderr  # it waited for the lock (not 10 s), then wrote

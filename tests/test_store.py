@@ -14,6 +14,8 @@ from helpers import claude_env, sid, tree_bytes
 from nexus_cli.core.store import migrations, paths
 from nexus_cli.core.store.db import Store
 
+pytestmark = pytest.mark.migrate  # the store's own making, by the migrations (not a template copy)
+
 READ_ONLY = [("whoami",), ("peers",), ("message", "status", "m-123"), ("tasks", "--open"),
              ("tasks", "--self"), ("handoff", "status"), ("meeting", "list"), ("doc", "list"),
              ("find", "anything"), ("project", "topology")]
@@ -161,13 +163,20 @@ def test_concurrent_creation_yields_one_store(home):
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(4) as pool:
-        list(pool.map(_open, [str(home)] * 8))
-    assert sorted(os.listdir(home)) == ["nexus.db"] or "nexus.db" in os.listdir(home)
-    assert not [p for p in os.listdir(home) if ".new-" in p]
+        opened = set(pool.map(_open, [str(home)] * 8))
+    db = os.stat(paths.db_path(str(home)))
+    assert opened == {(db.st_dev, db.st_ino)}  # every process wrote to the one file left
+    assert sorted(os.listdir(home)) == ["nexus.db"]  # no temporary file, no second store
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    assert [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")] == \
+        [m[0] for m in migrations.MIGRATIONS]  # migrated once
 
 
-def _open(root: str) -> None:
-    Store(root).open_write().close()
+def _open(root: str) -> tuple[int, int]:
+    store = Store(root)
+    store.open_write().close()
+    assert store._ident is not None
+    return store._ident
 
 
 def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, home, chdir_work):
