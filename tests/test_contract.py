@@ -53,8 +53,13 @@ def test_the_readme_exit_code_table_is_the_program_s():
         assert f"{code} " in out
 
 
-SCHEMAS = {t["name"]: t["outputSchema"] for t in
-           json.loads((ROOT / "contract" / "tools.json").read_text())["tools"]}
+def tools_json() -> dict[str, dict]:
+    """contract/tools.json by tool name."""
+    return {t["name"]: t for t in json.loads((ROOT / "contract" / "tools.json").read_text())
+            ["tools"]}
+
+
+SCHEMAS = {name: t["outputSchema"] for name, t in tools_json().items()}
 
 
 def validate(tool: str, data: dict) -> None:
@@ -205,12 +210,21 @@ def test_golden_output_for_people(nx, hook, chdir_work):
         "`nexus peers --include-offline --all-workspaces` and use a handle)\n")
 
 
+# The tools that may reach beyond nexus and this machine (MCP's openWorldHint), and why: every
+# other tool works on the store and the local files only.
+OPEN_WORLD = {
+    "run": "it starts Claude Code or Codex, which reach their model and act with their own tools",
+    "delegate": "with spawn it starts a run for the task",
+}
+
+
 @pytest.mark.parametrize("tool", sorted(load()))
 def test_tools_have_honest_annotations(tool):
     t = load()[tool]
     if t.read_only:
         assert not t.destructive
-    assert t.annotations["openWorldHint"] is False
+    assert t.annotations["openWorldHint"] is (tool in OPEN_WORLD), OPEN_WORLD.get(tool)
+    assert tools_json()[tool]["annotations"] == t.annotations  # what clients are told
 
 
 def test_the_readme_carries_the_security_model_word_for_word():

@@ -23,6 +23,8 @@ if REASON and os.environ.get("NEXUS_REQUIRE_REALCLIENT"):
 if REASON:
     pytestmark = [pytestmark, pytest.mark.skip(reason=REASON)]
 
+# a tool call that runs until the test has done its part (touched `sent`): no guess how long
+HELD = "touch started; until [ -e sent ]; do sleep 0.05; done"
 FIRST_ID = (f"{PY} -c 'import json,sys; "
             "print(json.load(sys.stdin)[\"messages\"][0][\"message_id\"])'")
 
@@ -110,7 +112,7 @@ def test_a_message_sent_during_a_turn_arrives_after_the_next_tool_call(world, cl
     """Tool calls start Python only when there is news: a message sent while the turn runs
     reaches the model after the tool call that was running, not at the turn's end."""
     peer = start(world, "codex" if client == "claude" else "claude", "p1")
-    world.script(m1=[{"shell": "echo busy"}, {"shell": "touch started; sleep 3"},
+    world.script(m1=[{"shell": "echo busy"}, {"shell": HELD},
                      {"shell": "echo more work"}, {"shell": "echo and more"}, {"text": "done"}])
     proc = world.claude("m1", "work", session_id=str(uuid.uuid4()), background=True) \
         if client == "claude" else world.codex("m1", "work", background=True)
@@ -118,11 +120,12 @@ def test_a_message_sent_during_a_turn_arrives_after_the_next_tool_call(world, cl
     me = next(s["id"] for s in world.sessions() if s["client"] == client and s["id"] != peer)
     assert not world.reached("m1", "[nexus] 1 unread")  # quiet calls announced nothing
     world.nexus("send", me, "news in the middle of the turn")
+    (world.work / "sent").touch()  # the held tool call ends only now
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     seen = [i for i, r in enumerate(world.requests("m1"))
             if "news in the middle of the turn" in json.dumps(r["body"])]
-    assert seen and seen[0] <= 3, seen  # right after the sleeping call, before the turn ended
+    assert seen and seen[0] <= 3, seen  # right after the held call, before the turn ended
     assert not list((world.store / "news").iterdir())  # announced: no process has news left
 
 
@@ -696,7 +699,7 @@ def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_wo
     lets the call through and the hook asks the database (one round trip when nothing is new),
     so the message reaches the model after the running tool call, not at the turn's end."""
     world = team_world
-    world.script(m1=[{"shell": "echo busy"}, {"shell": "touch started; sleep 3"},
+    world.script(m1=[{"shell": "echo busy"}, {"shell": HELD},
                      {"shell": "echo more work"}, {"shell": "echo and more"}, {"text": "done"}])
     proc = world.claude("m1", "work", session_id=str(uuid.uuid4()), background=True) \
         if client == "claude" else world.codex("m1", "work", background=True)
@@ -705,11 +708,12 @@ def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_wo
     assert not world.reached("m1", "[nexus] 1 unread")
     world.nexus("send", me, "news from the laptop", "--all-workspaces",
                 env=other_machine(world))
+    (world.work / "sent").touch()  # the held tool call ends only now
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     seen = [i for i, r in enumerate(world.requests("m1"))
             if "news from the laptop" in json.dumps(r["body"])]
-    assert seen and seen[0] <= 3, seen  # right after the sleeping call, before the turn ended
+    assert seen and seen[0] <= 3, seen  # right after the held call, before the turn ended
     assert not (world.store / "news").exists() or not list((world.store / "news").iterdir())
     assert not (world.store / "nexus.db").exists()  # everything went to the team database
 

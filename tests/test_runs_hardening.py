@@ -446,7 +446,9 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
                                                                        monkeypatch, home):
     import signal
 
-    from test_runs import of_run, until
+    from test_runs import of_run
+
+    from helpers import until
 
     monkeypatch.setenv("FAKE_SLEEP", "60")
     monkeypatch.setenv("FAKE_CHILD", "1")
@@ -482,8 +484,7 @@ def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(
     import sqlite3
     import time
 
-    from test_runs import until
-
+    from helpers import until
     from nexus_cli.runs import procs
 
     monkeypatch.setenv("FAKE_TEXT", "THE ANSWER")

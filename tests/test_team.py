@@ -13,7 +13,7 @@ import time
 import psycopg
 import pytest
 
-from helpers import claude_env, codex_env, sid
+from helpers import claude_env, codex_env, sid, until
 
 A = claude_env(sid(1))
 B = codex_env(sid(2))
@@ -330,13 +330,8 @@ def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_pat
                              env=env, cwd=chdir_work, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            got = nx("read", "--json", env=B).json["messages"]
-            if got:
-                break
-            assert time.monotonic() < deadline, "the question never arrived"
-            time.sleep(0.05)
+        got = until(lambda: nx("read", "--json", env=B).json["messages"], 60,
+                    "the question to arrive")
         nx("reply", got[0]["message_id"], "yes", env=B)
         out, err = asker.communicate(timeout=120)
     finally:

@@ -8,12 +8,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import psycopg
 from test_team import schema
 
-from helpers import claude_env, codex_env, sid
+from helpers import claude_env, codex_env, sid, until
 
 A = claude_env(sid(1))
 B = codex_env(sid(2))
@@ -172,11 +171,11 @@ def test_a_migration_killed_half_way_is_finished_by_the_next_run(
     child = subprocess.Popen([sys.executable, "-c", KILLER], env=env, cwd=chdir_work,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while not ready.exists():
+        def reached() -> bool:
             assert child.poll() is None, child.communicate()
-            assert time.monotonic() < deadline, "the copy never reached its third batch"
-            time.sleep(0.05)
+            return ready.exists()
+
+        until(reached, 120, "the copy to reach its third batch")
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=60)
     finally:
