@@ -240,6 +240,15 @@ def chdir_work(hook, monkeypatch: pytest.MonkeyPatch) -> str:
     return hook.cwd
 
 
+@pytest.fixture
+def pair(hook, chdir_work, fake: FakeTable) -> int:
+    """Two sessions started in the work folder, as their hooks register them: A (Claude Code,
+    helpers.A) and B (Codex, helpers.B). Returns the fake client process of A."""
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    return fake.client_of(f"claude:{sid(1)}")
+
+
 os.environ.setdefault("COLUMNS", "100")
 
 

@@ -39,6 +39,12 @@ def codex_env(session: str) -> dict[str, str]:
     return {"CODEX_SESSION_ID": session, "CODEX_THREAD_ID": session}
 
 
+# the sessions most tests talk between: a Claude Code session, a Codex one and a second Claude
+# Code one, as their client environments and as their nexus ids
+A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
+A_ID, B_ID, C_ID = f"claude:{sid(1)}", f"codex:{sid(2)}", f"claude:{sid(3)}"
+
+
 def env_session(env: Mapping[str, str | None]) -> str | None:
     """The nexus id a client environment names (the nearest client's variables win)."""
     for name, adapter in clients.ADAPTERS.items():

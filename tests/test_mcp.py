@@ -12,12 +12,11 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 
-from helpers import call, raw_db, sid, store_env, tables_read, tree_bytes, until
+from helpers import A_ID, B_ID, call, raw_db, sid, store_env, tables_read, tree_bytes, until
 from standin import client_wrapper, hook_events
 
 pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
 
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
 SERVER = [sys.executable, "-m", "nexus_cli", "mcp"]
@@ -87,9 +86,8 @@ def run(coro_fn):
 
 
 @pytest.fixture
-def pair(hook):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+def pair(pair, hook):
+    """The conftest's pair, A's MCP call toolu_A1 bound to A by its PreToolUse hook."""
     hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_A1")
 
 

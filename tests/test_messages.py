@@ -8,16 +8,7 @@ import threading
 
 import pytest
 
-from helpers import call, claude_env, codex_env, sid, store_env, tree_bytes, until
-
-A, B = claude_env(sid(1)), codex_env(sid(2))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
-
-
-@pytest.fixture
-def pair(hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+from helpers import A_ID, B_ID, A, B, call, codex_env, sid, store_env, tree_bytes, until
 
 
 @pytest.mark.parametrize("target", [B_ID, "s-000000020000", "codex@work", "codex"])

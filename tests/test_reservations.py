@@ -19,14 +19,13 @@ import pytest
 from test_mcp import run as arun  # imported before any test captures stderr (the SDK's errlog)
 from test_mcp import session
 
-from helpers import call, claude_env, codex_env, ctx_for, raw_db, sid, store_env, until
+from helpers import A, B, C, call, claude_env, ctx_for, raw_db, sid, store_env, until
 from nexus_cli.catalog import load
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store import paths
 from nexus_cli.reservations import marker, patterns, reserve
 
-A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
 GOLDEN = Path(__file__).parent / "golden" / "reservations.txt"
 
 

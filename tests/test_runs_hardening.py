@@ -59,9 +59,7 @@ def test_every_python_nexus_starts_is_isolated():
 
 # -- 2, 6, 7, 16. files: code-running places, secrets, roots, non-regular files, links --------
 
-from helpers import claude_env, sid  # noqa: E402
-
-A = claude_env(sid(1))
+from helpers import A, claude_env, sid  # noqa: E402
 
 
 def _project(hook, root: str) -> str:

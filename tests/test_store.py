@@ -475,3 +475,18 @@ def test_a_wake_folder_planted_as_a_link_is_the_store_s_error_not_stdout_s(nx, h
     (home / "wake").symlink_to(tmp_path)
     r = nx("watch", "--timeout", "0.5")
     assert r.code == 6 and "store_insecure" in r.err and "wake folder" in r.err, r.err
+
+
+def test_an_in_list_of_any_length_is_read_a_chunk_at_a_time(home):
+    """Lookups by a list of values (transcripts' titles here) bind at most inlist.SIZE at once
+    and read every row all the same."""
+    from nexus_cli.core.store import inlist
+    from nexus_cli.insight import index
+
+    ids = [f"claude:{sid(n)}" for n in range(2 * inlist.SIZE + 7)]
+    with Store(str(home)).write() as conn:
+        for n, session in enumerate(ids):
+            index.set_title(conn, session, f"title {n}", "test", 0.0)
+        found = index.titles(conn, [*ids, "claude:unknown"])
+    assert sorted(found) == sorted(ids)
+    assert [len(part) for part in inlist.chunked(ids)] == [inlist.SIZE, inlist.SIZE, 7]

@@ -13,11 +13,7 @@ import time
 import psycopg
 import pytest
 
-from helpers import claude_env, codex_env, sid, until
-
-A = claude_env(sid(1))
-B = codex_env(sid(2))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+from helpers import A_ID, B_ID, A, B, claude_env, sid, until
 
 
 def schema(cluster, migrate: bool = False) -> tuple[str, str]:
@@ -34,11 +30,6 @@ def schema(cluster, migrate: bool = False) -> tuple[str, str]:
         conn.close()
     return name, url
 
-
-@pytest.fixture
-def pair(hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
 
 
 @pytest.fixture(params=["wire", "psycopg"])

@@ -12,11 +12,7 @@ import sys
 import psycopg
 from test_team import schema
 
-from helpers import claude_env, codex_env, sid, until
-
-A = claude_env(sid(1))
-B = codex_env(sid(2))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+from helpers import A_ID, B_ID, A, B, sid, until
 
 # every table of the schema is either copied or named, with its reason, as left behind
 COUNTED = ("sessions", "messages", "tasks", "events", "ws_docs", "ws_strategy", "ws_meetings",

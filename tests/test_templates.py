@@ -12,11 +12,9 @@ import subprocess
 import pytest
 
 import templates
-from helpers import call, claude_env, codex_env, sid
+from helpers import A, B, call, sid
 from nexus_cli.core.store import migrations, paths
 from nexus_cli.core.store.db import LocalStore, Store
-
-A, B = claude_env(sid(1)), codex_env(sid(2))
 
 
 def sqlite_image(conn: sqlite3.Connection) -> list[str]:
