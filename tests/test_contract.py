@@ -140,6 +140,7 @@ def test_every_json_output_matches_its_schema(nx, hook, chdir_work, tmp_path, mo
     validate("ask", r.json)
     seen.add("ask")
     run("path", "path")
+    run("version", "version")
     run("install", "install", "claude", "--dry-run")
     run("uninstall", "uninstall", "codex", "--dry-run")
     run("doctor", "doctor", "--quick")
@@ -287,3 +288,74 @@ def test_the_readme_names_every_command_without_json():
     line = next(x for x in re.split(r"(?<=\.)\s", (ROOT / "README.md").read_text().replace(
         "\n", " ")) if "are not tools and have no `--json`" in x)
     assert set(re.findall(r"`([a-z]+)`", line.split("are not tools")[0])) == without
+
+
+# -- which shapes a program reads (contract/README.md) -----------------------------------------
+
+
+def test_a_program_reads_the_contract_version_from_the_nexus_it_runs(nx):
+    from nexus_cli import __version__
+    from nexus_cli.gen.contract import CONTRACT_VERSION
+
+    r = nx("version", "--json")
+    assert r.code == 0 and r.json == {"version": __version__,
+                                      "contract_version": CONTRACT_VERSION}
+    validate("version", r.json)
+    assert nx("version").out == f"nexus {__version__} (contract {CONTRACT_VERSION})\n"
+    for name in ("tools.json", "errors.json", "hook.json"):
+        assert json.loads((ROOT / "contract" / name).read_text())["contract_version"] \
+            == CONTRACT_VERSION
+    import subprocess
+    import sys
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}
+    done = subprocess.run([sys.executable, "-m", "nexus_cli", "mcp"], capture_output=True,
+                          input=json.dumps(init) + "\n", text=True, timeout=60)
+    result = json.loads(done.stdout.splitlines()[0])["result"]
+    assert result["_meta"] == {"nexus/contract_version": CONTRACT_VERSION}
+    assert result["serverInfo"]["version"] == __version__
+
+
+def test_within_a_contract_version_the_shapes_only_gain():
+    """The shapes recorded for this contract_version (tests/data/contract-v<N>.json) are all
+    still here, as they were: a change that is not additive needs a new contract_version."""
+    import shapes
+
+    current = shapes.shapes()
+    recorded = shapes.recorded_path(current["contract_version"])
+    assert recorded.exists(), (f"contract_version {current['contract_version']} has no recorded "
+                               "shapes: run `python tests/shapes.py` (and say in CHANGELOG.md "
+                               "what changed)")
+    assert shapes.breaks(json.loads(recorded.read_text()), current) == []
+
+
+def test_the_compatibility_check_tells_growth_from_breakage():
+    import copy
+
+    import shapes
+
+    old = shapes.shapes()
+    assert shapes.breaks(old, old) == []
+    grown = copy.deepcopy(old)
+    grown["tools"]["send"]["output"][".extra"] = {"type": ["string"], "required": True}
+    grown["tools"]["send"]["input"][".extra"] = {"type": ["string"], "required": False}
+    grown["tools"]["brand_new"] = {"input": {}, "output": {}}
+    grown["errors"].append("brand_new_error")
+    assert shapes.breaks(old, grown) == []
+    cases = {
+        "tool send removed": lambda s: s["tools"].pop("send"),
+        "send: result field .message_id removed":
+            lambda s: s["tools"]["send"]["output"].pop(".message_id"),
+        "send: result field .message_id may now be ['null', 'string']":
+            lambda s: s["tools"]["send"]["output"][".message_id"].update(type=["null", "string"]),
+        "send: argument .text removed": lambda s: s["tools"]["send"]["input"].pop(".text"),
+        "send: new required argument .urgent": lambda s: s["tools"]["send"]["input"].update(
+            {".urgent": {"type": ["boolean"], "required": True}}),
+        "error code invalid_argument removed": lambda s: s["errors"].remove("invalid_argument"),
+    }
+    for expected, change in cases.items():
+        broken = copy.deepcopy(old)
+        change(broken)
+        assert shapes.breaks(old, broken) == [expected]

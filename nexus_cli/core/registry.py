@@ -81,14 +81,23 @@ def register(tool: Tool) -> Tool:
 
 
 _SPECS: dict[str, dict[str, Any]] = {}
+_CONTRACT: list[int] = []
 
 
 def specs() -> dict[str, dict[str, Any]]:
     """contract/tools.json by tool name (read once per process)."""
     if not _SPECS:
         with open(data.path("contract", "tools.json"), encoding="utf-8") as fh:
-            _SPECS.update({t["name"]: t for t in json.load(fh)["tools"]})
+            doc = json.load(fh)
+        _SPECS.update({t["name"]: t for t in doc["tools"]})
+        _CONTRACT[:] = [doc["contract_version"]]
     return _SPECS
+
+
+def contract_version() -> int:
+    """The version of the shapes this nexus reads and writes (contract/README.md)."""
+    specs()
+    return _CONTRACT[0]
 
 
 def spec(tool: Tool) -> dict[str, Any]:

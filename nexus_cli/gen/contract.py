@@ -13,8 +13,15 @@ from ..core.errors import CODES, Exit
 from ..core.registry import Tool
 from . import generated, hookspec
 
-CONTRACT_VERSION = 2
+CONTRACT_VERSION = 2  # contract/README.md: a change that is not additive is a new version
 MESSAGE_SHAPE = "<code>: <key> (<reason>; <next action>)"
+VERSIONING = {
+    "read_it": ["nexus version --json: contract_version",
+                "MCP initialize result: _meta[\"nexus/contract_version\"]"],
+    "rule": "Within one contract_version shapes only gain (tools, optional arguments, result "
+            "fields, error codes, enumerated values): ignore unknown fields, treat an unknown "
+            "value as other. Anything else is a new contract_version (contract/README.md).",
+}
 
 
 def model(tool: Tool, name: str) -> Any:
@@ -75,7 +82,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
 
 
 def tools_doc() -> dict[str, Any]:
-    return {"contract_version": CONTRACT_VERSION,
+    return {"contract_version": CONTRACT_VERSION, "versioning": VERSIONING,
             "tools": [tool_entry(t) for t in load().values()]}
 
 

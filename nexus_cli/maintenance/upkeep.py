@@ -1,4 +1,4 @@
-"""`nexus path` and `nexus maintenance`. Stdlib only."""
+"""`nexus path`, `nexus version` and `nexus maintenance`. Stdlib only."""
 
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ if TYPE_CHECKING:
 
 def store_path(ctx: Ctx, a: NoArgs) -> dict:
     return ctx.store.info()
+
+
+def version(ctx: Ctx, a: NoArgs) -> dict:
+    from .. import __version__
+    from ..core.registry import contract_version
+
+    return {"version": __version__, "contract_version": contract_version()}
 
 
 def maintenance(ctx: Ctx, a: NoArgs) -> dict:

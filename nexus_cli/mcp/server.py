@@ -218,6 +218,8 @@ class Server:
 
     def request(self, mid: Any, method: str, params: dict) -> None:
         if method == "initialize":
+            from ..core.registry import contract_version
+
             asked = params.get("protocolVersion")
             version = asked if asked in PROTOCOLS else PROTOCOLS[-1]
             self.result(mid, {
@@ -225,6 +227,7 @@ class Server:
                 "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": {"name": "nexus", "title": "nexus", "version": __version__},
                 "instructions": INSTRUCTIONS,
+                "_meta": {"nexus/contract_version": contract_version()},
             })
             self.initialized = True
             self.start_loading()
