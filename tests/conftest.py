@@ -51,17 +51,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames and metafunc.module.__name__ in BOTH_BACKENDS \
             and "sqlite_only" not in metafunc.definition.keywords:
         metafunc.parametrize("backend", ["sqlite", "pg"], indirect=True)
-    if {"realprocs", "realclient"} & set(metafunc.definition.keywords):
+    if "realprocs" in metafunc.definition.keywords:
         metafunc.parametrize("process_table", ["proc", "ps"], indirect=True)
 
 
 # Identity rests on the operating system's process table, read through /proc on Linux and
-# through ps(1) elsewhere (macOS, BSD; NEXUS_PROCESS_TABLE=ps forces it): every test that reads
-# the real table (marked realprocs or realclient) runs through both. Through `ps` it runs once
-# per combination of the parameters that say which client processes it starts (who sends, who is
-# nested in whom...): its variants that differ only in the store or in what they say and check
-# (a reply or a time-out, a version of the protocol) start the same processes, looked up the
-# same way, and run through /proc.
+# through ps(1) elsewhere (macOS, BSD; NEXUS_PROCESS_TABLE=ps forces it): every test marked
+# realprocs runs through both (the real-client tests so marked cover each way identity reaches
+# the table: hooks, an MCP call, an agent's shell command, a waiting hook, a nested agent, a
+# successor, team mode, runs and approvals; the others run through /proc). Through `ps` a test
+# runs once per combination of the parameters that say which client processes it starts (who
+# sends, who is nested in whom...): its variants that differ only in the store or in what they
+# say and check (a reply or a time-out, a version of the protocol) start the same processes,
+# looked up the same way, and run through /proc.
 CLIENT_ARGS = {"client", "sender", "recipient", "listener", "dispatcher", "worker", "outer",
                "inner", "holder", "editor"}
 

@@ -1,6 +1,7 @@
 """End to end with the real Claude Code and Codex CLIs (pinned, from npm) against a scripted fake
 model on 127.0.0.1: nexus installed into a throwaway HOME, sessions talking through hooks, the
-shell tool and MCP."""
+shell tool and MCP. The tests marked realprocs also run with the hooks reading the process table
+through ps(1) (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ def test_mcp_list_shows_nexus_after_install_and_nothing_after_uninstall(world):
                 if s["name"] == "nexus"]
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     r_id = start(world, recipient, "r1")
@@ -90,6 +92,7 @@ def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     assert world.reached("s3", "reviewed: all good")
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_mcp_send_and_read_carry_the_right_sender(world, sender, recipient):
     r_id = start(world, recipient, "r1")
@@ -155,6 +158,7 @@ def first_id_reply(text: str) -> str:
     return f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" '{text}'"
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("listener,sender", [("claude", "codex"), ("codex", "claude")])
 def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
     s_id = start(world, sender, "s1")
@@ -320,6 +324,7 @@ def test_an_ask_answered_after_its_timeout_wakes_the_asker(world):
     assert world.reached("a1", "late reply to your question") and world.reached("a1", "port 8080")
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("outer,inner", [("claude", "codex"), ("codex", "claude"),
                                          ("claude", "claude"), ("codex", "codex")])
 def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
@@ -359,6 +364,7 @@ def type_line(world: World, screen: str, text: str) -> None:
     world.tmux_keys(screen, "Enter")
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("client,command", [("claude", "/clear"), ("codex", "/new")])
 def test_the_conversation_after_clear_inherits_mail_and_obligations(world, client, command):
     """The person clears a conversation that has a message waiting and an obligation open: the
@@ -693,6 +699,7 @@ def other_machine(world: World) -> dict:
     return {"NEXUS_HOME": str(home), "NEXUS_MACHINE_ID": "laptop-machine-id"}
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_world, client):
     """No marker can be raised across machines: in team mode the installed PostToolUse guard
@@ -781,6 +788,7 @@ def as_person(world: World, *args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, timeout=120)
 
 
+@pytest.mark.realprocs
 def test_codex_runs_the_hooks_install_trust_recorded_and_skips_a_changed_one(world):
     """Without --dangerously-bypass-hook-trust, Codex runs nexus's hooks once `nexus install
     codex --trust` recorded their hashes (Codex itself reports every handler trusted), skips them

@@ -91,8 +91,13 @@ class World:
         return conn
 
     def install(self) -> None:
-        self.nexus("install", "claude")
-        self.nexus("install", "codex")
+        """`nexus install claude` and `nexus install codex`, in one process (one start-up)."""
+        done = subprocess.run(
+            [PY, "-c", "import sys; from nexus_cli.cli import main; "
+             "sys.exit(main(['install', 'claude']) or main(['install', 'codex']))"],
+            env=self.env, cwd=self.work, capture_output=True, text=True, timeout=60)
+        if done.returncode:
+            raise AssertionError(f"nexus install failed: {done.stderr}")
 
     def sessions(self) -> list[dict]:
         out = self.nexus("peers", "--all-workspaces", "--include-offline", "--json",
