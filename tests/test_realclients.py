@@ -358,9 +358,10 @@ def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
 
 
 def type_line(world: World, screen: str, text: str) -> None:
-    """What a person does: type a line (a slash command opens its menu first), press Enter."""
+    """What a person does: type a line, see it (a slash command with its menu), press Enter."""
     world.tmux_keys(screen, "-l", text)
-    time.sleep(0.8)
+    wait_until(lambda: text in world.tmux_screen(screen), 60,
+               lambda: f"{text!r} on the screen:\n{world.tmux_screen(screen)}")
     world.tmux_keys(screen, "Enter")
 
 
