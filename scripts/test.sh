@@ -41,19 +41,23 @@ export NEXUS_REQUIRE_BROWSER=${NEXUS_REQUIRE_BROWSER:-1}
 export NEXUS_REQUIRE_PG=${NEXUS_REQUIRE_PG:-1}
 # the tests run without a network: the first-run test installs nexus the documented way
 # (scripts/install.sh through pipx) from a local wheelhouse made here, while the index is reachable
-.venv/bin/python -m pip wheel -q --disable-pip-version-check -w .wheels pipx pip setuptools wheel . \
-  || echo "test.sh: could not build the wheelhouse; the first-run install test will fail" >&2
+# (again only when pyproject.toml, and so what nexus depends on, changed)
+wheels="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
+if [ "$(cat .wheels/.complete 2>/dev/null)" != "$wheels" ]; then
+  if .venv/bin/python -m pip wheel -q --disable-pip-version-check -w .wheels \
+      pipx pip setuptools wheel .; then
+    echo "$wheels" > .wheels/.complete
+  else
+    echo "test.sh: could not build the wheelhouse; the first-run install test will fail" >&2
+  fi
+fi
 export NEXUS_WHEELHOUSE=$PWD/.wheels
 export NEXUS_REQUIRE_REALCLIENT=${NEXUS_REQUIRE_REALCLIENT:-1}
-# The whole suite; then, for a full run, everything whose identity comes from the operating
-# system's process table again through the portable `ps` backend (what macOS and BSD use).
-pytest=(.venv/bin/python -m pytest -n "${NEXUS_TEST_WORKERS:-auto}")
-script=("${pytest[@]}" "$@")
-if [ $# -eq 0 ]; then
-  printf -v both '%q ' "${pytest[@]}"
-  script=(sh -c "$both && echo 'test.sh: again with the ps process table' &&
-    NEXUS_PROCESS_TABLE=ps $both -m 'realprocs or realclient'")
-fi
+# The whole suite, in one run: the tests whose identity comes from the operating system's process
+# table run through /proc and again through the portable `ps` backend (what macOS and BSD use),
+# as tests/conftest.py parametrizes them. `--dist worksteal`: a worker that runs out of tests
+# takes some of another's, so the long real-client tests do not leave one worker idle at the end.
+script=(.venv/bin/python -m pytest -n "${NEXUS_TEST_WORKERS:-auto}" --dist worksteal "$@")
 if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
   exec unshare -n -- .venv/bin/python scripts/loopback.py "${script[@]}"
 fi

@@ -16,12 +16,19 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # standin.py
 
 import schemas
+import templates
 from helpers import CLIENT_ENV, RUN, WORKER, FakeTable, Run, env_session, fake_table, sid
 from nexus_cli.approvals import ledger
 from nexus_cli.cli import main as cli_main
 from nexus_cli.core import proctable
 from nexus_cli.core.store.db import Store
 from nexus_cli.hook import entry
+
+# pytest keeps each test module's rewritten bytecode in tests/__pycache__ (ignored by git), unless
+# bytecode writing is off (PYTHONDONTWRITEBYTECODE): then every worker of every run rewrites the
+# asserts of every module again, most of collecting's time. nexus_cli's own bytecode is written
+# up front by scripts/setup.sh for the same reason.
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +53,52 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames and metafunc.module.__name__ in BOTH_BACKENDS \
             and "sqlite_only" not in metafunc.definition.keywords:
         metafunc.parametrize("backend", ["sqlite", "pg"], indirect=True)
+    if "realprocs" in metafunc.definition.keywords:
+        metafunc.parametrize("process_table", ["proc", "ps"], indirect=True)
+
+
+# Identity rests on the operating system's process table, read through /proc on Linux and
+# through ps(1) elsewhere (macOS, BSD; NEXUS_PROCESS_TABLE=ps forces it): every test marked
+# realprocs runs through both (the real-client tests so marked cover each way identity reaches
+# the table: hooks, an MCP call, an agent's shell command, a waiting hook, a nested agent, a
+# successor, team mode, runs and approvals; the others run through /proc). Through `ps` a test
+# runs once per combination of the parameters that say which client processes it starts (who
+# sends, who is nested in whom...): its variants that differ only in the store or in what they
+# say and check (a reply or a time-out, a version of the protocol) start the same processes,
+# looked up the same way, and run through /proc.
+CLIENT_ARGS = {"client", "sender", "recipient", "listener", "dispatcher", "worker", "outer",
+               "inner", "holder", "editor"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seen: set[tuple] = set()
+    kept = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if params.get("process_table") == "ps":
+            key = (item.path, item.originalname,  # type: ignore[attr-defined]
+                   tuple(sorted((k, str(v)) for k, v in params.items() if k in CLIENT_ARGS)))
+            if key in seen or params.get("backend") == "pg":
+                continue
+            seen.add(key)
+        kept.append(item)
+    # the long tests first (real clients, then other slow ones): under xdist a worker that runs
+    # out of tests takes the last ones of another's queue, and short ones balance the two best
+    items[:] = sorted(kept, key=lambda i: 0 if "realclient" in i.keywords else
+                      1 if "slow" in i.keywords else 2)
+
+
+@pytest.fixture(autouse=True)
+def process_table(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """'proc' or 'ps' (NEXUS_PROCESS_TABLE, for the test's child processes: helpers.store_env
+    and the real clients' world carry it) in a test that reads the real table; else None."""
+    kind = getattr(request, "param", None)
+    if kind == "proc" and not os.path.exists("/proc/self/stat"):
+        pytest.skip("no /proc here")
+    monkeypatch.delenv("NEXUS_PROCESS_TABLE", raising=False)
+    if kind is not None:
+        monkeypatch.setenv("NEXUS_PROCESS_TABLE", kind)
+    return kind
 
 
 @pytest.fixture(scope="session")
@@ -62,22 +115,43 @@ def pg_cluster():
     cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def sqlite_templates(tmp_path_factory: pytest.TempPathFactory) -> templates.SqliteTemplates:
+    return templates.SqliteTemplates(tmp_path_factory.mktemp("templates"))
+
+
+@pytest.fixture(scope="session")
+def pg_schemas(pg_cluster):
+    pool = templates.PgSchemas(pg_cluster, new_schema)
+    yield pool
+    pool.close()
+
+
 @pytest.fixture(autouse=True)
-def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """'sqlite', or 'pg': NEXUS_DATABASE_URL names a fresh, migrated schema of its own."""
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+            sqlite_templates: templates.SqliteTemplates):
+    """'sqlite', or 'pg': NEXUS_DATABASE_URL names a migrated schema of its own. A new SQLite
+    store is a copy of one the migrations built (tests/templates.py), except in tests marked
+    `migrate`; a schema is one a test before used, emptied back to what the migrations left."""
     kind = getattr(request, "param", "sqlite")
     from nexus_cli.maintenance import expiry
 
     expiry.LAZY.not_before = 0.0  # a test that moved the clock ahead must not hold back the next
     monkeypatch.delenv("NEXUS_DATABASE_URL", raising=False)
-    if kind == "pg":
-        cluster = request.getfixturevalue("pg_cluster")
-        monkeypatch.setenv("NEXUS_DATABASE_URL", new_schema(cluster))
-    return kind
+    if "migrate" not in request.keywords:
+        sqlite_templates.install(monkeypatch)
+    if kind != "pg":
+        yield kind
+        return
+    pool = request.getfixturevalue("pg_schemas")
+    url = pool.take()
+    monkeypatch.setenv("NEXUS_DATABASE_URL", url)
+    yield kind
+    pool.give_back(url)
 
 
 def new_schema(cluster) -> str:  # type: ignore[no-untyped-def]
-    """A new, migrated schema in the cluster; returns its URL."""
+    """A new schema in the cluster, migrated; returns its URL."""
     import psycopg
 
     from nexus_cli.core.store import pg
@@ -169,6 +243,15 @@ def hook(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_pat
 def chdir_work(hook, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.chdir(hook.cwd)
     return hook.cwd
+
+
+@pytest.fixture
+def pair(hook, chdir_work, fake: FakeTable) -> int:
+    """Two sessions started in the work folder, as their hooks register them: A (Claude Code,
+    helpers.A) and B (Codex, helpers.B). Returns the fake client process of A."""
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("codex", "SessionStart", sid(2), source="startup")
+    return fake.client_of(f"claude:{sid(1)}")
 
 
 os.environ.setdefault("COLUMNS", "100")

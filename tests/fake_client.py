@@ -3,7 +3,8 @@ it prints the events the real clients print (their shapes as observed), and can 
 child, or fail. Installed as `claude`/`codex` scripts in a temporary PATH folder.
 
 FAKE_SLEEP=seconds (before the answer), FAKE_CHILD=1 (start a long `sleep` child first),
-FAKE_EXIT=code, FAKE_TEXT=the answer, FAKE_STARTED=a file to create at start (the bench)."""
+FAKE_EXIT=code, FAKE_TEXT=the answer, FAKE_STARTED=a file to create at start (the bench),
+FAKE_HOLD=a file to wait for before the answer (a test's barrier)."""
 
 import json
 import os
@@ -27,6 +28,12 @@ with open(os.environ.get("FAKE_ARGV_LOG", os.devnull), "a") as log:
                           "claude_sid": os.environ.get("CLAUDE_CODE_SESSION_ID")}) + "\n")
 
 
+def hold():
+    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    while os.environ.get("FAKE_HOLD") and not os.path.exists(os.environ["FAKE_HOLD"]):
+        time.sleep(0.01)
+
+
 def emit(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -38,7 +45,7 @@ if name == "claude":
     sid = args[args.index("--session-id") + 1] if "--session-id" in args else \
         args[args.index("--resume") + 1] if "--resume" in args else str(uuid.uuid4())
     emit({"type": "system", "subtype": "init", "session_id": sid, "cwd": os.getcwd()})
-    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    hold()
     emit({"type": "assistant", "session_id": sid, "message": {"content": [
         {"type": "tool_use", "id": "t1", "name": "Write",
          "input": {"file_path": "notes.md", "content": "x" * 5000}}]}})
@@ -54,7 +61,7 @@ else:
     thread = args[args.index("resume") + 1] if "resume" in args else str(uuid.uuid4())
     emit({"type": "thread.started", "thread_id": thread})
     emit({"type": "turn.started"})
-    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    hold()
     emit({"type": "item.started", "item": {"id": "i1", "type": "command_execution",
                                            "command": "ls", "status": "in_progress"}})
     emit({"type": "item.completed", "item": {"id": "i1", "type": "command_execution",

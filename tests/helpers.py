@@ -39,6 +39,12 @@ def codex_env(session: str) -> dict[str, str]:
     return {"CODEX_SESSION_ID": session, "CODEX_THREAD_ID": session}
 
 
+# the sessions most tests talk between: a Claude Code session, a Codex one and a second Claude
+# Code one, as their client environments and as their nexus ids
+A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
+A_ID, B_ID, C_ID = f"claude:{sid(1)}", f"codex:{sid(2)}", f"claude:{sid(3)}"
+
+
 def env_session(env: Mapping[str, str | None]) -> str | None:
     """The nexus id a client environment names (the nearest client's variables win)."""
     for name, adapter in clients.ADAPTERS.items():
@@ -205,19 +211,37 @@ def run_hook_in_thread(client: str, event: str, session: str, wait: bool = False
     return thread, box
 
 
-def wait_listening(nx, env, target_id, timeout=60.0):
+def until(check: Any, timeout: float = 60, what: Any = "", every: float = 0.02) -> Any:
+    """Poll `check` until it returns something true, and return that; fail after `timeout`
+    seconds naming `what` (a text, or a callable giving one). The limit is an outer one for a
+    real condition, never a guess of how long something takes."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        items = nx("peers", "--json", env=env).json["items"]
-        if any(p["id"] == target_id and p["status"] == "listening" for p in items):
-            return
-        time.sleep(0.02)
-    raise AssertionError("never listening")
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
+        time.sleep(every)
+
+
+def wait_listening(nx, env, target_id, timeout=60.0):
+    until(lambda: any(p["id"] == target_id and p["status"] == "listening"
+                      for p in nx("peers", "--json", env=env).json["items"]),
+          timeout, f"{target_id} to listen")
+
+
+def tables_read(starts: list[str | None]) -> set[str]:
+    """Which process table recorded these start times: 'proc' (/proc's clock ticks) or 'ps'
+    (ps(1)'s date and time); the synthetic table's (`t<pid>`) are left out."""
+    return {"proc" if s.isdigit() else "ps" for s in starts if s and not s.startswith("t")}
 
 
 def store_env() -> dict[str, str]:
-    """The variables that choose the store (the team database), for a child process's env."""
-    return {k: os.environ[k] for k in ("NEXUS_DATABASE_URL",) if k in os.environ}
+    """The variables that choose the store (the team database) and how the process table is read,
+    for a child process's env."""
+    return {k: os.environ[k] for k in ("NEXUS_DATABASE_URL", "NEXUS_PROCESS_TABLE")
+            if k in os.environ}
 
 
 def raw_db(home: Path | str):  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from helpers import RUN, WORKER, call, claude_env, codex_env, run_hook_in_thread, sid
+from helpers import RUN, WORKER, call, claude_env, codex_env, run_hook_in_thread, sid, until
 from nexus_cli.approvals import ledger
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store.db import Store
@@ -29,13 +29,8 @@ def pending(nx, env=None) -> dict:
 
 
 def wait_pending(nx, env=None, n=1) -> dict:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        got = pending(nx, env)
-        if got["pending"] >= n:
-            return got
-        time.sleep(0.02)
-    raise AssertionError("the request never showed up")
+    return until(lambda: (got := pending(nx, env))["pending"] >= n and got, 60,
+                 "the request to show up")
 
 
 def decision(box) -> dict:

@@ -28,7 +28,11 @@ VALID = {"target": "codex", "text": "hi", "task": "job", "message_id": "m-1", "t
 
 
 def valid(spec: dict[str, Any], name: str) -> str:
-    return VALID.get((spec["name"], name), VALID.get(name, "x"))
+    """A good value for an argument (a choice: one of its choices), so that the one bad value is
+    the only thing wrong."""
+    choices = spec["inputSchema"]["properties"][name].get("enum")
+    good = VALID.get((spec["name"], name), VALID.get(name, "x"))
+    return good if not choices or good in choices else choices[0]
 
 
 def kind(prop: dict[str, Any]) -> str:
@@ -95,7 +99,9 @@ def test_every_bad_argument_is_a_coded_error_and_writes_nothing(nx, hook, chdir_
     err = r.json["error"]
     assert err["code"] in ("invalid_argument", "usage_error"), err
     typed = dest(field).upper() if field in spec["cli"]["positional"] else flag(field)
-    assert err["key"].startswith(typed) or typed in err["reason"] or err["code"] == "usage_error"
+    # it names the argument as typed (a positional choice: quotes the value typed)
+    assert err["key"].startswith(typed) or typed in err["reason"] or (
+        field in spec["cli"]["positional"] and f"'{value}' is not one of" in err["reason"]), err
     assert "Traceback" not in r.err and r.err.startswith("nexus: ")
     after = tree_bytes(home)
     assert {k: v for k, v in after.items() if k.endswith("nexus.db")} == \

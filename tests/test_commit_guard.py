@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import claude_env, sid, tree_bytes
+from helpers import A, claude_env, sid, tree_bytes
 from nexus_cli.reservations import githook
 
-A = claude_env(sid(1))
 THEIRS = """#!/usr/bin/env python3
 import pathlib, sys
 pathlib.Path("chained-ran").write_text(" ".join(sys.argv[1:]) + "ran")

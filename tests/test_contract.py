@@ -13,7 +13,7 @@ from helpers import claude_env, codex_env, sid
 from nexus_cli.catalog import load
 from nexus_cli.cli import build
 from nexus_cli.gen import contract, docs, manpages
-from schemas import validate  # noqa: F401  (its old home: `from test_contract import validate`)
+from schemas import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,6 +136,7 @@ def test_every_tool_in_one_project(nx, hook, chdir_work, tmp_path, monkeypatch):
     r = nx("ask", "codex", "anyone?", "--timeout", "0", "--json", env=a)
     assert r.code == 7
     run("path")
+    run("version")
     run("install", "claude", "--dry-run")
     run("uninstall", "codex", "--dry-run")
     run("doctor", "--quick")
@@ -202,12 +203,27 @@ def test_golden_output_for_people(nx, hook, chdir_work):
         "`nexus peers --include-offline --all-workspaces` and use a handle)\n")
 
 
+# The tools that may reach beyond nexus and this machine (MCP's openWorldHint), and why: every
+# other tool works on the store and the local files only.
+OPEN_WORLD = {
+    "run": "it starts Claude Code or Codex, which reach their model and act with their own tools",
+    "delegate": "with spawn it starts a run for the task",
+}
+
+
+def tools_json() -> dict[str, dict]:
+    """contract/tools.json by tool name."""
+    return {t["name"]: t for t in json.loads((ROOT / "contract" / "tools.json").read_text())
+            ["tools"]}
+
+
 @pytest.mark.parametrize("tool", sorted(load()))
 def test_tools_have_honest_annotations(tool):
     t = load()[tool]
     if t.read_only:
         assert not t.destructive
-    assert t.annotations["openWorldHint"] is False
+    assert t.annotations["openWorldHint"] is (tool in OPEN_WORLD), OPEN_WORLD.get(tool)
+    assert tools_json()[tool]["annotations"] == t.annotations  # what clients are told
 
 
 def test_the_readme_carries_the_security_model_word_for_word():
@@ -301,3 +317,73 @@ def test_the_readme_maps_every_tool_of_every_seed():
     missing = {seed: sorted(set(names) - mapped) for seed, names in seed_tools().items()
                if set(names) - mapped}
     assert not missing, f"add these to the README's mapping table: {missing}"
+
+
+# -- which shapes a program reads (contract/README.md) -----------------------------------------
+
+
+def test_a_program_reads_the_contract_version_from_the_nexus_it_runs(nx):
+    from nexus_cli import CONTRACT_VERSION, __version__
+
+    r = nx("version", "--json")
+    assert r.code == 0 and r.json == {"version": __version__,
+                                      "contract_version": CONTRACT_VERSION}
+    validate("version", r.json)
+    assert nx("version").out == f"nexus {__version__} (contract {CONTRACT_VERSION})\n"
+    for name in ("tools.json", "errors.json", "hook.json"):
+        assert json.loads((ROOT / "contract" / name).read_text())["contract_version"] \
+            == CONTRACT_VERSION
+    import subprocess
+    import sys
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}
+    done = subprocess.run([sys.executable, "-m", "nexus_cli", "mcp"], capture_output=True,
+                          input=json.dumps(init) + "\n", text=True, timeout=60)
+    result = json.loads(done.stdout.splitlines()[0])["result"]
+    assert result["_meta"] == {"nexus/contract_version": CONTRACT_VERSION}
+    assert result["serverInfo"]["version"] == __version__
+
+
+def test_within_a_contract_version_the_shapes_only_gain():
+    """The shapes recorded for this contract_version (tests/data/contract-v<N>.json) are all
+    still here, as they were: a change that is not additive needs a new contract_version."""
+    import shapes
+
+    current = shapes.shapes()
+    recorded = shapes.recorded_path(current["contract_version"])
+    assert recorded.exists(), (f"contract_version {current['contract_version']} has no recorded "
+                               "shapes: run `python tests/shapes.py` (and say in CHANGELOG.md "
+                               "what changed)")
+    assert shapes.breaks(json.loads(recorded.read_text()), current) == []
+
+
+def test_the_compatibility_check_tells_growth_from_breakage():
+    import copy
+
+    import shapes
+
+    old = shapes.shapes()
+    assert shapes.breaks(old, old) == []
+    grown = copy.deepcopy(old)
+    grown["tools"]["send"]["output"][".extra"] = {"type": ["string"], "required": True}
+    grown["tools"]["send"]["input"][".extra"] = {"type": ["string"], "required": False}
+    grown["tools"]["brand_new"] = {"input": {}, "output": {}}
+    grown["errors"].append("brand_new_error")
+    assert shapes.breaks(old, grown) == []
+    cases = {
+        "tool send removed": lambda s: s["tools"].pop("send"),
+        "send: result field .message_id removed":
+            lambda s: s["tools"]["send"]["output"].pop(".message_id"),
+        "send: result field .message_id may now be ['null', 'string']":
+            lambda s: s["tools"]["send"]["output"][".message_id"].update(type=["null", "string"]),
+        "send: argument .text removed": lambda s: s["tools"]["send"]["input"].pop(".text"),
+        "send: new required argument .urgent": lambda s: s["tools"]["send"]["input"].update(
+            {".urgent": {"type": ["boolean"], "required": True}}),
+        "error code invalid_argument removed": lambda s: s["errors"].remove("invalid_argument"),
+    }
+    for expected, change in cases.items():
+        broken = copy.deepcopy(old)
+        change(broken)
+        assert shapes.breaks(old, broken) == [expected]

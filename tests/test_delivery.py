@@ -10,8 +10,10 @@ import time
 import pytest
 
 from helpers import (
-    claude_env,
-    codex_env,
+    A_ID,
+    B_ID,
+    A,
+    B,
     raw_db,
     run_hook_in_thread,
     sid,
@@ -21,15 +23,6 @@ from helpers import (
 from nexus_cli.core import settings
 from nexus_cli.core.store.db import Store
 from nexus_cli.maintenance import expiry
-
-A, B = claude_env(sid(1)), codex_env(sid(2))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
-
-
-@pytest.fixture
-def pair(hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
 
 
 def context_of(run) -> str:

@@ -138,7 +138,8 @@ FILL = script("""
 """)
 
 
-@pytest.mark.realprocs
+# (not marked realprocs: what it checks is the store's; the test above runs the same hooks and
+# commands through the `ps` process table too)
 def test_a_full_disk_loses_nothing_acknowledged_and_the_store_recovers_by_itself(tmp_path):
     """Fill the disk, send until refused, free the space: every message acknowledged before is
     read, and the store takes new ones, with no command in between."""

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from helpers import claude_env, codex_env, sid
+from helpers import A, claude_env, codex_env, sid
 
 pytestmark = pytest.mark.usefixtures("terminal")  # the person at a terminal
 
@@ -26,7 +26,6 @@ def work(hook, chdir_work):
     return root
 
 
-A = claude_env(sid(1))
 
 
 def read(path: str) -> str:

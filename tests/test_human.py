@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import claude_env, codex_env, sid
+from helpers import A, B, claude_env, sid
 
 GOLDEN = Path(__file__).parent / "golden" / "human.txt"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
-A, B = claude_env(sid(1)), codex_env(sid(2))
 
 
 def normalise(text: str, home: str, work: str) -> str:
@@ -30,11 +29,6 @@ def normalise(text: str, home: str, work: str) -> str:
     text = re.sub(r"user:[\w.-]+|u-[0-9a-f]{12}", "<user>", text)
     return re.sub(r" {2,}", "  ", text)  # column widths follow the (normalised) path lengths
 
-
-@pytest.fixture
-def pair(hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
 
 
 def test_golden_transcript_of_every_command(nx, hook, pair, home, monkeypatch):

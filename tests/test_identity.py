@@ -11,12 +11,11 @@ import sys
 
 import pytest
 
-from helpers import call, claude_env, codex_env, raw_db, sid
+from helpers import A_ID, B_ID, call, claude_env, codex_env, raw_db, sid
 from nexus_cli.core import caller, identity
 from standin import StandIn
 
 A, B, C = sid(1), sid(2), sid(3)
-A_ID, B_ID = f"claude:{A}", f"codex:{B}"
 
 
 def db(home) -> sqlite3.Connection:
@@ -28,11 +27,6 @@ def security_events(home) -> list[str]:
     return [r["action"] for r in db(home).execute("SELECT action FROM events ORDER BY seq")
             if r["action"].startswith("security.")]
 
-
-@pytest.fixture
-def pair(hook, chdir_work):
-    hook("claude", "SessionStart", A, source="startup")
-    hook("codex", "SessionStart", B, source="startup")
 
 
 

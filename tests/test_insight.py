@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_mcp import run, session  # the official SDK client (imported before capture starts)
 
-from helpers import claude_env, codex_env, sid
+from helpers import A, B, sid
 from nexus_cli.clients import transcript as common
 from nexus_cli.clients.claude import transcript as claude_t
 from nexus_cli.clients.codex import transcript as codex_t
@@ -24,7 +24,6 @@ from nexus_cli.insight.stats import aggregate
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE_MAIN = "20ed5f5a-0370-4cb7-94d4-707818a77a78"  # the session id inside claude-main.jsonl
-A, B = claude_env(sid(1)), codex_env(sid(2))
 
 
 @pytest.fixture

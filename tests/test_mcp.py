@@ -13,19 +13,44 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.shared.exceptions import MCPError as McpError
 
-from helpers import call, raw_db, sid, store_env, tree_bytes
+from helpers import A_ID, B_ID, call, raw_db, sid, store_env, tables_read, tree_bytes, until
 from standin import client_wrapper, hook_events
 
 pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
 
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
 SERVER = [sys.executable, "-m", "nexus_cli", "mcp"]
+# where the SDK copies a server's stderr: the stream as it is while modules are collected (a
+# test's capsys replaces sys.stderr for that test only, and the SDK would keep writing there)
+ERRLOG = sys.stderr
+
+
+def sdk():  # type: ignore[no-untyped-def]
+    """The official MCP SDK, imported at first use: importing it takes seconds, which every
+    test worker would otherwise pay while collecting."""
+    import mcp
+    import mcp.client.stdio
+    import mcp.shared.exceptions
+
+    return mcp
+
+
+@pytest.fixture(autouse=True)
+def _through_the_table_chosen(process_table, home):
+    """The servers' stand-in clients ran their hooks through the process table the test chose
+    (told by the start times the sessions recorded)."""
+    yield
+    if process_table is None or not (os.environ.get("NEXUS_DATABASE_URL")
+                                     or (home / "nexus.db").exists()):
+        return
+    conn = raw_db(home)
+    try:
+        starts = [r[0] for r in conn.execute("SELECT client_start FROM sessions")]
+    finally:
+        conn.close()
+    assert tables_read(starts) <= {process_table}, starts
 
 
 def work(home) -> str:
@@ -33,24 +58,27 @@ def work(home) -> str:
 
 
 def server_params(home, as_: str | None = None, args: tuple = (),
-                  bind: tuple[str, ...] = ()) -> StdioServerParameters:
+                  bind: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
     """The server as a client starts it: `as_` (claude:<id> / codex:<id>) names the session of a
     stand-in client process that registers itself through the real hooks, then starts the server
     below it; without it, the server runs below no client (as the Inspector or a shell starts
     it)."""
     env = {"NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path), **store_env()}
     if as_ is None:
-        return StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=env)
+        return sdk().StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args],
+                                           env=env)
     client, session_id = as_.split(":", 1)
     wrapper = client_wrapper(str(home.parent), client)
     env["STANDIN_HOOKS"] = hook_events(client, session_id, work(home), bind)
-    return StdioServerParameters(command=wrapper, args=[*SERVER, *args], env=env)
+    return sdk().StdioServerParameters(command=wrapper, args=[*SERVER, *args], env=env)
 
 
 @asynccontextmanager
 async def session(home, as_=None, args=(), bind=()):
-    async with (stdio_client(server_params(home, as_, args, bind)) as (read, write),
-                ClientSession(read, write) as s):
+    mcp = sdk()
+    async with (mcp.client.stdio.stdio_client(server_params(home, as_, args, bind),
+                                              errlog=ERRLOG) as (read, write),
+                mcp.ClientSession(read, write) as s):
         await s.initialize()
         yield s
 
@@ -60,9 +88,8 @@ def run(coro_fn):
 
 
 @pytest.fixture
-def pair(hook):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+def pair(pair, hook):
+    """The conftest's pair, A's MCP call toolu_A1 bound to A by its PreToolUse hook."""
     hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__send", tool_use_id="toolu_A1")
 
 
@@ -181,7 +208,7 @@ def test_error_text_shows_control_characters_escaped(home, pair):
 def test_unknown_tool_is_a_protocol_error(home):
     async def go():
         async with session(home) as s:
-            with pytest.raises(McpError) as err:
+            with pytest.raises(sdk().shared.exceptions.MCPError) as err:
                 await s.call_tool("no_such_tool", {})
             return err.value
 
@@ -524,8 +551,6 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
     """A consuming answer is written once its transaction has committed: a client that stops
     reading a large one stalls no other writer, and what the answer consumed is put back when
     the server gives up (after ANSWER_WAIT, 5 s, or when the client's end closes) and stops."""
-    import time
-
     env = {**os.environ, "NEXUS_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path),
            "STANDIN_HOOKS": hook_events("claude", sid(1), work(home))}
     for var in ("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "CODEX_SESSION_ID", "CODEX_THREAD_ID"):
@@ -542,7 +567,15 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
     proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                                   "params": {"name": "read", "arguments": {}}}) + "\n").encode())
     proc.stdin.flush()  # ... and the client reads no more
-    time.sleep(1)
+    def taken() -> bool:  # committed: the server is now writing an answer nobody reads
+        conn = raw_db(home)
+        try:
+            return conn.execute("SELECT count(*) FROM messages WHERE read_at IS NOT NULL AND"
+                                " length(text) > 30000").fetchone()[0] == 6
+        finally:
+            conn.close()
+
+    until(taken, 60, "the server to commit the read it is answering")
     other = subprocess.run([*SERVER[:-1], "send", A_ID, "another writer"], env=env,
                            capture_output=True, text=True, cwd=work(home), timeout=60)
     assert other.returncode == 0, other.stderr  # no lock was held meanwhile

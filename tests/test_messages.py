@@ -8,16 +8,19 @@ import threading
 
 import pytest
 
-from helpers import call, claude_env, codex_env, faked, sid, store_env, tree_bytes
-
-A, B = claude_env(sid(1)), codex_env(sid(2))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
-
-
-@pytest.fixture
-def pair(hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+from helpers import (
+    A_ID,
+    B_ID,
+    A,
+    B,
+    call,
+    codex_env,
+    faked,
+    sid,
+    store_env,
+    tree_bytes,
+    until,
+)
 
 
 @pytest.mark.parametrize("target", [B_ID, "s-000000020000", "codex@work", "codex"])
@@ -253,26 +256,27 @@ def test_ask_times_out_and_the_late_reply_points_back(nx, pair):
 
 
 def test_watch_follows_the_inbox_and_shows_listening(nx, pair):
-    import time
+    def person() -> dict | None:
+        found = as_b("peers", {"query": "user:", "all_workspaces": True})["items"]
+        return found[0] if found else None
 
     def later():
-        time.sleep(0.5)
+        # the watcher shows as listening (a check of its own), then the messages go
+        me = until(lambda: (p := person()) and p["status"] == "listening" and p, 60,
+                   "the watching person to show as listening")
         for text in ("first for the human", "second for the human"):
-            me = as_b("peers", {"query": "user:", "all_workspaces": True})["items"]
-            status.append(me[0]["status"] if me else None)
-            as_b("send", {"target": me[0]["id"], "text": text, "all_workspaces": True})
+            as_b("send", {"target": me["id"], "text": text, "all_workspaces": True})
 
-    status: list = []
     nx("send", "codex", "register me first")  # the person at the shell becomes a session
+    assert person()["status"] != "listening"  # (before the watch)
     helper = threading.Thread(target=later)
     helper.start()
-    r = nx("watch", "--timeout", "2", "--json")
+    r = nx("watch", "--timeout", "3", "--json")  # 3 s without a message: it ends
     helper.join()
     assert r.code == 0, r.err  # it ended by its time-out, having shown messages
     got = [json.loads(line) for line in r.out.splitlines()]
     assert [m["text"] for m in got] == ["first for the human", "second for the human"]
-    assert status[0] == "listening"
-    assert r.err.startswith("watching messages to ") and "until 2 s pass" in r.err
+    assert r.err.startswith("watching messages to ") and "until 3 s pass" in r.err
     assert nx("watch", "--timeout", "0.2").code == 7  # nothing came: timed out
 
 
@@ -359,27 +363,20 @@ def test_a_person_reading_in_a_pager_does_not_hold_the_store(nx, pair, home, tmp
 def test_an_ask_whose_answer_cannot_be_printed_leaves_the_answer_unread(nx, pair, home, fake):
     import subprocess
     import sys
-    import time
 
-    me = nx("whoami", "--json").json["id"]
+    assert nx("whoami", "--json").json["id"].startswith("user:")
     nx("send", "claude", "registering the person")
     env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home), **store_env(),
            "PYTHONPATH": os.pathsep.join(sys.path)}
     asker = subprocess.Popen(["sh", "-c", f"{faked(fake)} ask claude 'ready?' "
                               "--timeout 120 > /dev/full"], env=env, stderr=subprocess.PIPE,
                              text=True)
-    deadline = time.monotonic() + 60
-    while True:
-        got = [m for m in call(None, "read", {}, env=A)["messages"] if m["text"] == "ready?"]
-        if got:
-            call(None, "reply", {"message_id": got[0]["message_id"], "text": "yes"}, env=A)
-            break
-        assert time.monotonic() < deadline, "the question never arrived"
-        time.sleep(0.05)
+    got = until(lambda: [m for m in call(None, "read", {}, env=A)["messages"]
+                         if m["text"] == "ready?"], 60, "the question to arrive")
+    call(None, "reply", {"message_id": got[0]["message_id"], "text": "yes"}, env=A)
     _, err = asker.communicate(timeout=120)
     assert asker.returncode == 74 and "output_failed" in err, err
     assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["yes"]
-    assert me
 
 
 def test_inbox_looks_back_both_ways_without_consuming(nx, pair):

@@ -11,20 +11,11 @@ import threading
 
 import pytest
 
-from helpers import codex_env, sid
+from helpers import B, sid
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store import news
 from nexus_cli.core.store.db import Store
 from nexus_cli.messages import mailbox
-
-B = codex_env(sid(2))
-
-
-@pytest.fixture
-def pair(hook, chdir_work, fake):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
-    return fake.client_of(f"claude:{sid(1)}")
 
 
 def marker(home, pid: int):

@@ -94,7 +94,7 @@ def ctx(store: Store, sid: str) -> Ctx:
 A, B, C = f"claude:{sid(1)}", f"codex:{sid(2)}", f"codex:{sid(3)}"
 
 
-def pair(store: Store) -> None:
+def three_sessions(store: Store) -> None:
     now = time.time()
     with store.write() as conn:
         for sid, name in ((A, "alpha"), (B, "beta"), (C, "gamma")):
@@ -106,7 +106,7 @@ def pair(store: Store) -> None:
                 min_size=1, max_size=10))
 def test_request_ids_make_retries_idempotent(sends):
     with fresh_store() as store:
-        pair(store)
+        three_sessions(store)
         first: dict[str, str] = {}
         for rid, text in sends:
             try:
@@ -132,7 +132,7 @@ def test_request_ids_make_retries_idempotent(sends):
                           st.sampled_from(["r1", "r2"])), min_size=1, max_size=8))
 def test_the_first_final_report_by_the_assignee_wins(attempts):
     with fresh_store() as store:
-        pair(store)
+        three_sessions(store)
         task = invoke(TOOLS["delegate"], ctx(store, A), {"target": B, "task": "job"})["id"]
         final = None
         for who, status, result in attempts:

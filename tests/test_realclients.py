@@ -1,6 +1,7 @@
 """End to end with the real Claude Code and Codex CLIs (pinned, from npm) against a scripted fake
 model on 127.0.0.1: nexus installed into a throwaway HOME, sessions talking through hooks, the
-shell tool and MCP."""
+shell tool and MCP. The tests marked realprocs also run with the hooks reading the process table
+through ps(1) (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ if REASON and os.environ.get("NEXUS_REQUIRE_REALCLIENT"):
 if REASON:
     pytestmark = [pytestmark, pytest.mark.skip(reason=REASON)]
 
+# a tool call that runs until the test has done its part (touched `sent`): no guess how long
+HELD = "touch started; until [ -e sent ]; do sleep 0.05; done"
 FIRST_ID = (f"{PY} -c 'import json,sys; "
             "print(json.load(sys.stdin)[\"messages\"][0][\"message_id\"])'")
 
@@ -68,6 +71,7 @@ def test_mcp_list_shows_nexus_after_install_and_nothing_after_uninstall(world):
                 if s["name"] == "nexus"]
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     r_id = start(world, recipient, "r1")
@@ -90,6 +94,7 @@ def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     assert world.reached("s3", "reviewed: all good")
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_mcp_send_and_read_carry_the_right_sender(world, sender, recipient):
     r_id = start(world, recipient, "r1")
@@ -112,7 +117,7 @@ def test_a_message_sent_during_a_turn_arrives_after_the_next_tool_call(world, cl
     """Tool calls start Python only when there is news: a message sent while the turn runs
     reaches the model after the tool call that was running, not at the turn's end."""
     peer = start(world, "codex" if client == "claude" else "claude", "p1")
-    world.script(m1=[{"shell": "echo busy"}, {"shell": "touch started; sleep 3"},
+    world.script(m1=[{"shell": "echo busy"}, {"shell": HELD},
                      {"shell": "echo more work"}, {"shell": "echo and more"}, {"text": "done"}])
     proc = world.claude("m1", "work", session_id=str(uuid.uuid4()), background=True) \
         if client == "claude" else world.codex("m1", "work", background=True)
@@ -120,11 +125,12 @@ def test_a_message_sent_during_a_turn_arrives_after_the_next_tool_call(world, cl
     me = next(s["id"] for s in world.sessions() if s["client"] == client and s["id"] != peer)
     assert not world.reached("m1", "[nexus] 1 unread")  # quiet calls announced nothing
     world.nexus("send", me, "news in the middle of the turn")
+    (world.work / "sent").touch()  # the held tool call ends only now
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     seen = [i for i, r in enumerate(world.requests("m1"))
             if "news in the middle of the turn" in json.dumps(r["body"])]
-    assert seen and seen[0] <= 3, seen  # right after the sleeping call, before the turn ended
+    assert seen and seen[0] <= 3, seen  # right after the held call, before the turn ended
     assert not list((world.store / "news").iterdir())  # announced: no process has news left
 
 
@@ -154,6 +160,7 @@ def first_id_reply(text: str) -> str:
     return f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" '{text}'"
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("listener,sender", [("claude", "codex"), ("codex", "claude")])
 def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
     s_id = start(world, sender, "s1")
@@ -319,6 +326,7 @@ def test_an_ask_answered_after_its_timeout_wakes_the_asker(world):
     assert world.reached("a1", "late reply to your question") and world.reached("a1", "port 8080")
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("outer,inner", [("claude", "codex"), ("codex", "claude"),
                                          ("claude", "claude"), ("codex", "codex")])
 def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
@@ -352,12 +360,14 @@ def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
 
 
 def type_line(world: World, screen: str, text: str) -> None:
-    """What a person does: type a line (a slash command opens its menu first), press Enter."""
+    """What a person does: type a line, see it (a slash command with its menu), press Enter."""
     world.tmux_keys(screen, "-l", text)
-    time.sleep(0.8)
+    wait_until(lambda: text in world.tmux_screen(screen), 60,
+               lambda: f"{text!r} on the screen:\n{world.tmux_screen(screen)}")
     world.tmux_keys(screen, "Enter")
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("client,command", [("claude", "/clear"), ("codex", "/new")])
 def test_the_conversation_after_clear_inherits_mail_and_obligations(world, client, command):
     """The person clears a conversation that has a message waiting and an obligation open: the
@@ -692,13 +702,14 @@ def other_machine(world: World) -> dict:
     return {"NEXUS_HOME": str(home), "NEXUS_MACHINE_ID": "laptop-machine-id"}
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_world, client):
     """No marker can be raised across machines: in team mode the installed PostToolUse guard
     lets the call through and the hook asks the database (one round trip when nothing is new),
     so the message reaches the model after the running tool call, not at the turn's end."""
     world = team_world
-    world.script(m1=[{"shell": "echo busy"}, {"shell": "touch started; sleep 3"},
+    world.script(m1=[{"shell": "echo busy"}, {"shell": HELD},
                      {"shell": "echo more work"}, {"shell": "echo and more"}, {"text": "done"}])
     proc = world.claude("m1", "work", session_id=str(uuid.uuid4()), background=True) \
         if client == "claude" else world.codex("m1", "work", background=True)
@@ -707,11 +718,12 @@ def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_wo
     assert not world.reached("m1", "[nexus] 1 unread")
     world.nexus("send", me, "news from the laptop", "--all-workspaces",
                 env=other_machine(world))
+    (world.work / "sent").touch()  # the held tool call ends only now
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     seen = [i for i, r in enumerate(world.requests("m1"))
             if "news from the laptop" in json.dumps(r["body"])]
-    assert seen and seen[0] <= 3, seen  # right after the sleeping call, before the turn ended
+    assert seen and seen[0] <= 3, seen  # right after the held call, before the turn ended
     assert not (world.store / "news").exists() or not list((world.store / "news").iterdir())
     assert not (world.store / "nexus.db").exists()  # everything went to the team database
 
@@ -779,6 +791,7 @@ def as_person(world: World, *args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, timeout=120)
 
 
+@pytest.mark.realprocs
 def test_codex_runs_the_hooks_install_trust_recorded_and_skips_a_changed_one(world):
     """Without --dangerously-bypass-hook-trust, Codex runs nexus's hooks once `nexus install
     codex --trust` recorded their hashes (Codex itself reports every handler trusted), skips them

@@ -60,6 +60,7 @@ def alive_with(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_a_run_returns_the_seed_result_shape_and_is_a_session(world, client):
     world.script(a1=[{"shell": "echo hi > made.txt && echo RAN"},
@@ -82,6 +83,7 @@ def test_a_run_returns_the_seed_result_shape_and_is_a_session(world, client):
     assert out["session_id"] in json.dumps(res["tool_results"])  # whoami named the run itself
 
 
+@pytest.mark.realprocs
 def test_a_detached_run_survives_its_caller_and_is_collected_later(world):
     world.script(d1=[{"shell": "touch begun; sleep 4; echo SLEPT"}, {"text": "finished"}])
     caller = subprocess.Popen([NEXUS, "run", "claude", "[run:d1] slow", "--sandbox",
@@ -97,6 +99,7 @@ def test_a_detached_run_survives_its_caller_and_is_collected_later(world):
     assert out["status"] == "done" and out["result"]["assistant_text"] == "finished"
 
 
+@pytest.mark.realprocs
 def test_cancel_kills_the_process_group_and_resume_continues_the_conversation(world):
     world.script(c1=[{"shell": "touch begun; sleep 301"}, {"text": "never"}],
                  c2=[{"text": "resumed"}])
@@ -167,6 +170,7 @@ def wait_request(world: World) -> dict:
     ("claude", {"shell": "echo RAN > marker.txt"}, "read-only"),
     ("codex", ESCALATE, "workspace-write"),  # an escalation: Codex asks (--approve-for-me)
 ])
+@pytest.mark.realprocs
 def test_allow_once_lets_the_call_run_and_only_one_responder_wins(world, client, step, sandbox):
     world.script(p1=[step, {"text": "after the call"}])
     out = run(world, client, "[run:p1] needs permission", "--sandbox", sandbox, "--approvals",

@@ -19,14 +19,13 @@ import pytest
 from test_mcp import run as arun  # imported before any test captures stderr (the SDK's errlog)
 from test_mcp import session
 
-from helpers import call, claude_env, codex_env, ctx_for, raw_db, sid, store_env
+from helpers import A, B, C, call, claude_env, ctx_for, raw_db, sid, store_env, until
 from nexus_cli.catalog import load
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store import paths
 from nexus_cli.reservations import marker, patterns, reserve
 
-A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
 GOLDEN = Path(__file__).parent / "golden" / "reservations.txt"
 
 
@@ -494,13 +493,9 @@ def reserve_in_thread(home: Path, env: dict, args: dict) -> tuple[threading.Thre
 
 def wait_for_channel(home: Path, timeout: float = 60) -> None:
     folder = Path(paths.wake_dir(str(home)))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if folder.exists() and any(p.name.startswith("nexus_reservations.") for p in
-                                   folder.iterdir()):
-            return
-        time.sleep(0.01)
-    raise AssertionError("the waiter never registered its channel")
+    until(lambda: folder.exists() and any(p.name.startswith("nexus_reservations.")
+                                          for p in folder.iterdir()),
+          timeout, "the waiter to register its channel", every=0.01)
 
 
 @pytest.mark.sqlite_only  # it looks for the FIFO channel; team mode: test_team_machines

@@ -53,15 +53,11 @@ def test_every_python_nexus_starts_is_isolated():
         for m in re.finditer(r"interp\.argv\(", text):
             around = text[m.start() - 300: m.start() + 300]
             assert "SAFE_CWD" in around, f"{path}: interp.argv without cwd=interp.SAFE_CWD"
-    assert json  # imported for later tests
-    assert os
 
 
 # -- 2, 6, 7, 16. files: code-running places, secrets, roots, non-regular files, links --------
 
-from helpers import claude_env, sid  # noqa: E402
-
-A = claude_env(sid(1))
+from helpers import A, claude_env, sid  # noqa: E402
 
 
 def _project(hook, root: str) -> str:
@@ -446,7 +442,9 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
                                                                        monkeypatch, home):
     import signal
 
-    from test_runs import of_run, until
+    from test_runs import of_run
+
+    from helpers import until
 
     monkeypatch.setenv("FAKE_SLEEP", "60")
     monkeypatch.setenv("FAKE_CHILD", "1")
@@ -476,19 +474,28 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
     assert not clients.exists() or run_id not in clients.read_text()  # it never ran
 
 
+def in_a_write(pid: int, home) -> bool:
+    """Whether process `pid` holds the store's writers' queue (core/store/queue.py): it is inside
+    a write, which the test's own open transaction keeps from going on."""
+    queue = os.stat(home / "queue")
+    inode = f":{queue.st_ino}"
+    with open("/proc/locks") as fh:
+        return any(f" {pid} " in line and line.split()[5].endswith(inode) and "->" not in line
+                   for line in fh)
+
+
 def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(
-        nx, clients, chdir_work, monkeypatch, home):
+        nx, clients, chdir_work, monkeypatch, home, tmp_path):
     import signal
     import sqlite3
-    import time
 
-    from test_runs import until
-
+    from helpers import until
     from nexus_cli.runs import procs
 
     monkeypatch.setenv("FAKE_TEXT", "THE ANSWER")
     for client in ("claude", "codex"):
-        monkeypatch.setenv("FAKE_SLEEP", "1")
+        go = tmp_path / f"go-{client}"  # the client answers once the test holds the store
+        monkeypatch.setenv("FAKE_HOLD", str(go))
         run_id = nx("run", client, "x", "--detach", "--json").json["id"]
         conn = sqlite3.connect(str(home / "nexus.db"), isolation_level=None, timeout=30)
         until(lambda c=conn, r=run_id: c.execute(
@@ -497,8 +504,9 @@ def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(
         runner, pid, start = conn.execute("SELECT runner_pid, client_pid, client_start FROM runs"
                                           " WHERE id = ?", (run_id,)).fetchone()
         conn.execute("BEGIN IMMEDIATE")  # the runner's last write waits for this
+        go.touch()
         until(lambda p=pid, s=start: not procs.alive(p, s), 60, "the client to finish")
-        time.sleep(0.3)
+        until(lambda r=runner: in_a_write(r, home), 60, "the runner's last write")
         os.kill(runner, signal.SIGKILL)
         conn.execute("ROLLBACK")
         conn.close()

@@ -14,6 +14,8 @@ from helpers import claude_env, sid, tree_bytes
 from nexus_cli.core.store import migrations, paths
 from nexus_cli.core.store.db import Store
 
+pytestmark = pytest.mark.migrate  # the store's own making, by the migrations (not a template copy)
+
 READ_ONLY = [("whoami",), ("peers",), ("message", "status", "m-123"), ("tasks", "--open"),
              ("tasks", "--self"), ("handoff", "status"), ("meeting", "list"), ("doc", "list"),
              ("find", "anything"), ("project", "topology")]
@@ -161,13 +163,20 @@ def test_concurrent_creation_yields_one_store(home):
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(4) as pool:
-        list(pool.map(_open, [str(home)] * 8))
-    assert sorted(os.listdir(home)) == ["nexus.db"] or "nexus.db" in os.listdir(home)
-    assert not [p for p in os.listdir(home) if ".new-" in p]
+        opened = set(pool.map(_open, [str(home)] * 8))
+    db = os.stat(paths.db_path(str(home)))
+    assert opened == {(db.st_dev, db.st_ino)}  # every process wrote to the one file left
+    assert sorted(os.listdir(home)) == ["nexus.db"]  # no temporary file, no second store
+    conn = sqlite3.connect(paths.db_path(str(home)))
+    assert [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")] == \
+        [m[0] for m in migrations.MIGRATIONS]  # migrated once
 
 
-def _open(root: str) -> None:
-    Store(root).open_write().close()
+def _open(root: str) -> tuple[int, int]:
+    store = Store(root)
+    store.open_write().close()
+    assert store._ident is not None
+    return store._ident
 
 
 def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, home, chdir_work):
@@ -466,3 +475,18 @@ def test_a_wake_folder_planted_as_a_link_is_the_store_s_error_not_stdout_s(nx, h
     (home / "wake").symlink_to(tmp_path)
     r = nx("watch", "--timeout", "0.5")
     assert r.code == 6 and "store_insecure" in r.err and "wake folder" in r.err, r.err
+
+
+def test_an_in_list_of_any_length_is_read_a_chunk_at_a_time(home):
+    """Lookups by a list of values (transcripts' titles here) bind at most inlist.SIZE at once
+    and read every row all the same."""
+    from nexus_cli.core.store import inlist
+    from nexus_cli.insight import index
+
+    ids = [f"claude:{sid(n)}" for n in range(2 * inlist.SIZE + 7)]
+    with Store(str(home)).write() as conn:
+        for n, session in enumerate(ids):
+            index.set_title(conn, session, f"title {n}", "test", 0.0)
+        found = index.titles(conn, [*ids, "claude:unknown"])
+    assert sorted(found) == sorted(ids)
+    assert [len(part) for part in inlist.chunked(ids)] == [inlist.SIZE, inlist.SIZE, 7]

@@ -13,14 +13,23 @@ import textwrap
 
 import pytest
 
-from helpers import claude_env, codex_env, ctx_for, raw_db, run_hook_in_thread, sid, wait_listening
+from helpers import (
+    A_ID,
+    B_ID,
+    A,
+    B,
+    C,
+    claude_env,
+    ctx_for,
+    raw_db,
+    run_hook_in_thread,
+    sid,
+    wait_listening,
+)
 from nexus_cli.catalog import load
 from nexus_cli.core.registry import TOOLS, invoke
 from nexus_cli.core.store.db import Store
 from nexus_cli.tasks import ledger
-
-A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 
 
 @pytest.fixture

@@ -13,11 +13,7 @@ import time
 import psycopg
 import pytest
 
-from helpers import claude_env, codex_env, sid
-
-A = claude_env(sid(1))
-B = codex_env(sid(2))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+from helpers import A_ID, B_ID, A, B, claude_env, sid, until
 
 
 def schema(cluster, migrate: bool = False) -> tuple[str, str]:
@@ -34,11 +30,6 @@ def schema(cluster, migrate: bool = False) -> tuple[str, str]:
         conn.close()
     return name, url
 
-
-@pytest.fixture
-def pair(hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
 
 
 @pytest.fixture(params=["wire", "psycopg"])
@@ -332,13 +323,8 @@ def test_an_ask_wakes_across_two_homes(nx, hook, chdir_work, pg_cluster, tmp_pat
                              env=env, cwd=chdir_work, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            got = nx("read", "--json", env=B).json["messages"]
-            if got:
-                break
-            assert time.monotonic() < deadline, "the question never arrived"
-            time.sleep(0.05)
+        got = until(lambda: nx("read", "--json", env=B).json["messages"], 60,
+                    "the question to arrive")
         nx("reply", got[0]["message_id"], "yes", env=B)
         out, err = asker.communicate(timeout=120)
     finally:

@@ -12,9 +12,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
+
+import helpers
 
 pytestmark = pytest.mark.slow
 
@@ -88,13 +89,7 @@ class Machine:
 
 
 def until(check, what: str, limit: float = 90.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + limit
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < deadline, what
-        time.sleep(0.1)
+    return helpers.until(check, limit, what, every=0.1)
 
 
 @pytest.fixture

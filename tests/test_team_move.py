@@ -8,16 +8,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import psycopg
 from test_team import schema
 
-from helpers import claude_env, codex_env, sid
-
-A = claude_env(sid(1))
-B = codex_env(sid(2))
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
+from helpers import A_ID, B_ID, A, B, sid, until
 
 # every table of the schema is either copied or named, with its reason, as left behind
 COUNTED = ("sessions", "messages", "tasks", "events", "ws_docs", "ws_strategy", "ws_meetings",
@@ -172,11 +167,11 @@ def test_a_migration_killed_half_way_is_finished_by_the_next_run(
     child = subprocess.Popen([sys.executable, "-c", KILLER], env=env, cwd=chdir_work,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while not ready.exists():
+        def reached() -> bool:
             assert child.poll() is None, child.communicate()
-            assert time.monotonic() < deadline, "the copy never reached its third batch"
-            time.sleep(0.05)
+            return ready.exists()
+
+        until(reached, 120, "the copy to reach its third batch")
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=60)
     finally:

@@ -14,14 +14,11 @@ import sqlite3
 import pytest
 from test_mcp import run, session  # the official SDK client, as tests/test_mcp.py starts it
 
-from helpers import call, claude_env, codex_env, ctx_for, raw_db, sid
+from helpers import A_ID, B_ID, C_ID, A, B, C, call, ctx_for, raw_db, sid
 from nexus_cli.catalog import load
 from nexus_cli.core.errors import NexusError
 from nexus_cli.core.registry import invoke
 from nexus_cli.messages import mailbox
-
-A, B, C = claude_env(sid(1)), codex_env(sid(2)), claude_env(sid(3))
-A_ID, B_ID, C_ID = f"claude:{sid(1)}", f"codex:{sid(2)}", f"claude:{sid(3)}"
 
 
 @pytest.fixture

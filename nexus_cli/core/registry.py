@@ -36,6 +36,7 @@ class Tool:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
+    open_world: bool = False  # it may reach beyond nexus and this machine (an agent it starts)
     mcp: bool = True  # served over MCP (install, doctor, ... are CLI only)
     cli: bool = True  # a CLI command (a few MCP tools are another tool's flag there)
     needs_caller: bool = True  # the tool acts as (or for) the caller
@@ -60,7 +61,7 @@ class Tool:
             "readOnlyHint": self.read_only,
             "destructiveHint": self.destructive,
             "idempotentHint": self.idempotent,
-            "openWorldHint": False,
+            "openWorldHint": self.open_world,
         }
 
 

@@ -8,13 +8,20 @@ import importlib
 import json
 from typing import Any
 
+from .. import CONTRACT_VERSION
 from ..catalog import load
 from ..core.errors import CODES, Exit
 from ..core.registry import Tool
 from . import generated, hookspec
 
-CONTRACT_VERSION = 2
 MESSAGE_SHAPE = "<code>: <key> (<reason>; <next action>)"
+VERSIONING = {
+    "read_it": ["nexus version --json: contract_version",
+                "MCP initialize result: _meta[\"nexus/contract_version\"]"],
+    "rule": "Within one contract_version shapes only gain (tools, optional arguments, result "
+            "fields, error codes, enumerated values): ignore unknown fields, treat an unknown "
+            "value as other. Anything else is a new contract_version (contract/README.md).",
+}
 
 
 def model(tool: Tool, name: str) -> Any:
@@ -104,7 +111,7 @@ def mcp_doc() -> dict[str, Any]:
 
 
 def tools_doc() -> dict[str, Any]:
-    return {"contract_version": CONTRACT_VERSION, "mcp": mcp_doc(),
+    return {"contract_version": CONTRACT_VERSION, "versioning": VERSIONING, "mcp": mcp_doc(),
             "tools": [tool_entry(t) for t in load().values()]}
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clients import transcript as common
 from ..core.errors import NexusError
-from ..core.store import policy
+from ..core.store import inlist, policy
 from .locate import READERS
 
 if TYPE_CHECKING:
@@ -83,10 +83,9 @@ def files(conn: sqlite3.Connection, paths: list[str] | None = None,
         rows = conn.execute(f"SELECT {cols} FROM insight_files").fetchall()
     else:
         rows = []
-        for i in range(0, len(paths), 500):
-            part = paths[i:i + 500]
+        for part in inlist.chunked(paths):
             rows += conn.execute(f"SELECT {cols} FROM insight_files WHERE path IN "
-                                 f"({','.join('?' * len(part))})", part).fetchall()
+                                 f"({inlist.marks(part)})", part).fetchall()
     return {r["path"]: r for r in rows}
 
 
@@ -308,10 +307,9 @@ def titles(conn: sqlite3.Connection, ids: list[str] | None = None) -> dict[str, 
         rows = conn.execute("SELECT * FROM insight_titles").fetchall()
     else:
         rows = []
-        for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
+        for part in inlist.chunked(ids):
             rows += conn.execute(f"SELECT * FROM insight_titles WHERE session_id IN "
-                                 f"({','.join('?' * len(part))})", part).fetchall()
+                                 f"({inlist.marks(part)})", part).fetchall()
     return {r["session_id"]: r for r in rows}
 
 

@@ -15,7 +15,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.human import plural
 from ..core.settings import ASK_MCP_MAX, INDEX_BUDGET
-from ..core.store import fulltext
+from ..core.store import fulltext, inlist
 from . import catalogue, index, locate, regexwork
 
 if TYPE_CHECKING:
@@ -290,10 +290,9 @@ def _candidates(conn: Any, query: str, ids: list[int]) -> Iterable[tuple]:
         match, args = "", []
     out: list[tuple] = []
     ids = sorted(ids)
-    for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        out += conn.execute(f"{chunks} WHERE c.file_id IN ({','.join('?' * len(part))})"
-                            f"{match}{order}", [*part, *args]).fetchall()
+    for part in inlist.chunked(ids):
+        out += conn.execute(f"{chunks} WHERE c.file_id IN ({inlist.marks(part)}){match}{order}",
+                            [*part, *args]).fetchall()
     return out
 
 

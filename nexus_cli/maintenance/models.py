@@ -18,6 +18,13 @@ class PathResult(Result):
     schema_current: int
 
 
+class VersionResult(Result):
+    version: str = Field(description="nexus's own version.")
+    contract_version: int = Field(description="The version of the JSON shapes this nexus reads "
+                                  "and writes (contract/tools.json): within one, shapes only "
+                                  "gain (contract/README.md).")
+
+
 class MaintenanceResult(Result):
     expired: int = Field(description="Unread messages expired (their senders got notices).")
     tasks_expired: int = Field(description="Open tasks failed for their TTL.")

@@ -11,6 +11,10 @@ def path(r: dict[str, Any]) -> str:
     return r["home"]
 
 
+def version(r: dict[str, Any]) -> str:
+    return f"nexus {r['version']} (contract {r['contract_version']})"
+
+
 def maintenance(r: dict[str, Any]) -> str:
     return fields([("messages expired", r["expired"]), ("tasks failed (TTL)", r["tasks_expired"]),
                    ("sessions gone offline", r["sessions_retired"]),

@@ -13,6 +13,15 @@ register(Tool(
     read_only=True, idempotent=True, mcp=False, needs_caller=False,
 ))
 register(Tool(
+    name="version", group="store", title="Versions",
+    description="Print nexus's version and the version of its JSON shapes (contract_version): "
+    "what a program reading `--json` output checks first.",
+    details="The MCP server says the same in its `initialize` result: serverInfo.version and "
+    "_meta[\"nexus/contract_version\"].",
+    args="NoArgs", result="VersionResult", run=upkeep.version, render=render.version,
+    read_only=True, idempotent=True, mcp=False, needs_caller=False,
+))
+register(Tool(
     name="maintenance", group="store", title="Run maintenance now",
     description="Expire unread messages older than 24 h (notifying their senders), record "
     "sessions whose client process exited as offline, clear sessions stuck listening after their "

@@ -1,4 +1,4 @@
-"""`nexus path` and `nexus maintenance`. Stdlib only."""
+"""`nexus path`, `nexus version` and `nexus maintenance`. Stdlib only."""
 
 from __future__ import annotations
 
@@ -16,6 +16,12 @@ if TYPE_CHECKING:
 
 def store_path(ctx: Ctx, a: NoArgs) -> dict:
     return ctx.store.info()
+
+
+def version(ctx: Ctx, a: NoArgs) -> dict:
+    from .. import CONTRACT_VERSION, __version__
+
+    return {"version": __version__, "contract_version": CONTRACT_VERSION}
 
 
 def maintenance(ctx: Ctx, a: NoArgs) -> dict:

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 
-from .. import __version__
+from .. import CONTRACT_VERSION, __version__
 from ..core import jsonstrict
 
 TYPE_CHECKING = False  # typing itself costs the start a fifth of its imports
@@ -311,6 +311,7 @@ class Server:
                 "capabilities": CAPABILITIES,
                 "serverInfo": SERVER_INFO,
                 "instructions": INSTRUCTIONS,
+                "_meta": {"nexus/contract_version": CONTRACT_VERSION},
             })
             self.initialized = True
         elif method == "ping":

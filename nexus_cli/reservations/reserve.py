@@ -14,6 +14,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
 from ..core.settings import ASK_MCP_MAX
+from ..core.store import inlist
 from ..core.text import one_line
 from ..core.timefmt import human_duration
 from . import leases, marker, patterns
@@ -258,10 +259,9 @@ def guard(ctx: Ctx, a: GuardArgs) -> dict:
             *(patterns.locate(os.path.join(top, n), "/", follow=False) for n in names)]
         }.values())
         anchors = list(dict.fromkeys(x for _, above, _ in located for x in above))
-        rows = [r for i in range(0, len(anchors), 500)
-                for r in leases.under(conn, anchors[i : i + 500], ctx.now,
-                                      [real for real, _, _ in located])]
-        nexus = shellcmd.name(conn)
+        rows = [r for part in inlist.chunked(anchors)
+                for r in leases.under(conn, list(part), ctx.now, [real for real, _, _ in located])]
+        nexus = shellcmd.name(conn) if rows else "nexus"
         for real, _, _ in located:
             held = leases.exclusive_holder(conn, me.id, rows, real, ctx.now)
             if held is not None:

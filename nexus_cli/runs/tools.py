@@ -17,7 +17,7 @@ register(Tool(
     "nexus (permission requests wait for `nexus approve`) choose how it runs. The other run "
     "commands: `nexus run result ID`, `nexus run list`, `nexus run cancel ID`.",
     args="RunArgs", result="RunResult", run=runs.start, render=render.run,
-    positional=("client", "task"), stdin=("task",),
+    positional=("client", "task"), stdin=("task",), open_world=True,
 ))
 register(Tool(
     name="run_result", group="runs", title="A run's result",

@@ -12,7 +12,7 @@ register(Tool(
     details="The task record and its message are committed together and announced to the "
     "target as a task; the report wakes you.",
     args="DelegateArgs", result="TaskRecord", run=delegation.delegate, render=render.task,
-    positional=("target", "task"), stdin=("task",),
+    positional=("target", "task"), stdin=("task",), open_world=True,  # --spawn starts a run
 ))
 register(Tool(
     name="report", group="tasks", title="Report a task",

@@ -14,8 +14,10 @@ in its latest tagged user message; each request that offers tools takes that run
     {"text": "..."}                    a final answer
 
 A run whose steps are used up answers "done"; requests without tools (titles, summaries) get
-"OK". Every request is appended to the log as one JSON line `{"run", "path", "body"}`, so a test
-can ask what reached the model.
+"OK". A Codex command still running when its shell tool yields (after 10 s) is waited for as a
+model waits for it, polling its session (`write_stdin`) until it ends, before the next step.
+Every request is appended to the log as one JSON line `{"run", "path", "body"}`, so a test can ask
+what reached the model.
 
 Usage: fake_model.py SCRIPT LOG PORTFILE   (binds an ephemeral port and writes it to PORTFILE)
 """
@@ -65,6 +67,19 @@ def run_of(body: dict) -> str:
     return ""
 
 
+RUNNING = re.compile(r"Process running with session ID (\d+)")
+
+
+def still_running(body: dict) -> int | None:
+    """The session of a Codex command that the latest tool output says is still running."""
+    items = body.get("input") or []
+    last = items[-1] if isinstance(items, list) and items else None
+    if isinstance(last, dict) and last.get("type") == "function_call_output":
+        found = RUNNING.search(str(last.get("output")))
+        return int(found.group(1)) if found else None
+    return None
+
+
 def next_step(run: str) -> dict:
     with lock:
         with open(SCRIPT) as fh:
@@ -109,7 +124,12 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(size) or b"{}")
         path = self.path.split("?")[0]
         run = run_of(body)
-        step = next_step(run) if body.get("tools") and run else {"text": "OK"}
+        session = still_running(body) if path.endswith("/responses") else None
+        if session is not None:  # wait for it (up to 30 s a poll), taking no step
+            step = {"tool": "write_stdin", "input": {"session_id": session, "chars": "",
+                                                     "yield_time_ms": 30000}}
+        else:
+            step = next_step(run) if body.get("tools") and run else {"text": "OK"}
         with lock, open(LOG, "a") as fh:
             fh.write(json.dumps({"t": time.time(), "run": run, "path": path, "step": step,
                                  "body": body}) + "\n")

@@ -10,9 +10,10 @@ import shlex
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
+
+from helpers import tables_read, until
 
 ROOT = Path(__file__).resolve().parents[2]
 NEXUS = str(Path(sys.executable).with_name("nexus"))
@@ -42,11 +43,7 @@ class World:
         portfile = root / "port"
         self.fake = subprocess.Popen([PY, str(Path(__file__).with_name("fake_model.py")),
                                       str(self.script_path), str(self.log_path), str(portfile)])
-        deadline = time.monotonic() + 10
-        while not portfile.exists():
-            if time.monotonic() > deadline:
-                raise RuntimeError("fake model did not start")
-            time.sleep(0.02)
+        until(portfile.exists, 60, "the fake model to start")
         self.port = int(portfile.read_text())
         self.claude_bin, self.codex_bin = client_bin("claude"), client_bin("codex")
         self.env = {
@@ -60,6 +57,8 @@ class World:
             "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "ENABLE_TOOL_SEARCH": "false",
             "IS_SANDBOX": "1", "NO_COLOR": "1", "TERM": "xterm-256color", "LANG": "C.UTF-8",
+            # how nexus reads the process table (the conftest runs these tests through both)
+            **{k: os.environ[k] for k in ("NEXUS_PROCESS_TABLE",) if k in os.environ},
         }
         codex_home = self.home / ".codex"
         codex_home.mkdir()
@@ -92,8 +91,13 @@ class World:
         return conn
 
     def install(self) -> None:
-        self.nexus("install", "claude")
-        self.nexus("install", "codex")
+        """`nexus install claude` and `nexus install codex`, in one process (one start-up)."""
+        done = subprocess.run(
+            [PY, "-c", "import sys; from nexus_cli.cli import main; "
+             "sys.exit(main(['install', 'claude']) or main(['install', 'codex']))"],
+            env=self.env, cwd=self.work, capture_output=True, text=True, timeout=60)
+        if done.returncode:
+            raise AssertionError(f"nexus install failed: {done.stderr}")
 
     def sessions(self) -> list[dict]:
         out = self.nexus("peers", "--all-workspaces", "--include-offline", "--json",
@@ -108,13 +112,9 @@ class World:
         raise AssertionError(f"no {client} session {status or ''}: {self.sessions()}")
 
     def wait_status(self, sid: str, status: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(s["id"] == sid and s["status"] == status for s in self.sessions()):
-                return
-            time.sleep(0.1)
-        screens = "\n".join(self.tmux_screen(t) for t in self.tmux)
-        raise AssertionError(f"{sid} never became {status}: {self.sessions()}\n{screens}")
+        until(lambda: any(s["id"] == sid and s["status"] == status for s in self.sessions()),
+              timeout, lambda: f"{sid} to become {status}: {self.sessions()}\n"
+              + "\n".join(self.tmux_screen(t) for t in self.tmux), every=0.1)
 
     # -- the fake model ---------------------------------------------------------------------------
 
@@ -205,11 +205,28 @@ class World:
         return subprocess.run(["tmux", "-S", self.tmux_socket, "capture-pane", "-p", "-t", session],
                               capture_output=True, text=True).stdout
 
+    def process_tables(self) -> set[str]:
+        """Which process table the hooks read the client processes from, by the start times they
+        recorded: 'proc' (/proc's clock ticks) or 'ps' (ps(1)'s date and time)."""
+        if not (self.store / "nexus.db").exists():
+            return set()
+        conn = self.db()
+        try:
+            starts = [r[0] for r in conn.execute(
+                "SELECT client_start FROM sessions WHERE client_start IS NOT NULL")]
+        finally:
+            conn.close()
+        return tables_read(starts)
+
     def close(self) -> None:
         if self.tmux:
             subprocess.run(["tmux", "-S", self.tmux_socket, "kill-server"], capture_output=True)
         self.fake.kill()
         self.fake.wait()
+        wanted = self.env.get("NEXUS_PROCESS_TABLE") or "proc"
+        seen = self.process_tables()
+        if seen - {wanted}:  # the clients' hooks did not read the table they were meant to
+            raise AssertionError(f"the hooks read the process table through {seen}, not {wanted}")
 
 
 def available() -> str | None:
@@ -224,12 +241,7 @@ def available() -> str | None:
 
 def wait_until(predicate, timeout: float = 60, what=None) -> None:
     """Poll `predicate`; on time-out fail with `what` (a text, or a callable giving one)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
+    until(predicate, timeout, what, every=0.1)
 
 
 

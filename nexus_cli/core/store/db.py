@@ -270,17 +270,7 @@ class Store:
         tmp = f"{self.path}.new-{os.getpid()}-{time.monotonic_ns()}"
         try:
             os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            conn = self._connect(tmp)
-            try:
-                # built with a rollback journal, so a full disk fails the COMMIT itself (a WAL
-                # checkpoint at close would fail silently); switched to WAL once complete
-                conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
-                conn.execute("BEGIN IMMEDIATE")
-                migrations.apply(conn, time.time())
-                conn.execute("COMMIT")
-                conn.execute("PRAGMA journal_mode = WAL")
-            finally:
-                conn.close()
+            self._build(tmp)
             self._check_complete(tmp)
             try:
                 os.link(tmp, self.path)
@@ -294,6 +284,26 @@ class Store:
                     os.unlink(leftover)
                 except OSError:
                     pass
+
+    def _build(self, tmp: str) -> None:
+        """Fill the new, empty file `tmp` with a store at CURRENT: every migration, in order."""
+        conn = self._connect(tmp)
+        try:
+            # built with a rollback journal, so a full disk fails the COMMIT itself (a WAL
+            # checkpoint at close would fail silently); switched to WAL once complete
+            conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
+            conn.execute("BEGIN IMMEDIATE")
+            migrations.apply(conn, time.time())
+            conn.execute("COMMIT")
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
+
+    def _empty(self) -> sqlite3.Connection:
+        """What a read sees before any store exists: an empty one at CURRENT, in memory."""
+        conn = self._connect(":memory:")
+        migrations.apply(conn, time.time())
+        return conn
 
     @staticmethod
     def _check_complete(tmp: str) -> None:
@@ -362,9 +372,7 @@ class Store:
     def open_read(self) -> sqlite3.Connection:
         """A read-only connection; an empty in-memory store when none exists yet."""
         if not (self.check_dir() and self.check_file()):
-            conn = self._connect(":memory:")
-            migrations.apply(conn, time.time())
-            return conn
+            return self._empty()
         cached = self._cached("read")
         if cached is not None:
             return cached
