@@ -7,6 +7,7 @@ tests/test_team_machines.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -111,7 +112,13 @@ def _alice_run(team, run_id: str = "r-alicerun0001", **fields: object) -> None:
 
 def test_a_member_neither_reads_nor_cancels_another_members_runs(team, nx):
     """Item 2: a run's task, context and result are its dispatcher's role's alone."""
-    _alice_run(team, status="done", result='{"text": "sk-SECRET"}')
+    from nexus_cli.runs import result
+
+    tokens = dict.fromkeys(("input", "output", "cache_read", "cache_write", "reasoning"), 0)
+    output = result.build({"texts": ["sk-SECRET"], "calls": [], "results": [], "changes": [],
+                           "tokens": tokens, "first_at": None, "turns": 1, "steps": 1},
+                          "/", 0.0, 1.0, None, None)  # a result as a run records it
+    _alice_run(team, status="done", result=json.dumps(output))
     with team.sql(team.bob) as conn:
         assert conn.execute("SELECT task, context FROM runs").fetchall() == []
         assert conn.execute("UPDATE runs SET status = 'cancelled'").rowcount == 0
