@@ -169,7 +169,7 @@ def new_schema(cluster) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
-def fake() -> FakeTable:
+def fake(process_table: str | None) -> FakeTable:  # after it: real pids go by the chosen table
     table = FakeTable()
     proctable.use(table)
     yield table

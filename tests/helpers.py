@@ -82,7 +82,7 @@ class FakeTable(ProcTable):
         self.procs: dict[int, Proc] = {}
         self.by_session: dict[str, int] = {}
         self.exes: dict[int, str] = {}
-        self.real = proctable.ProcFS()
+        self.real = proctable.chosen()  # the table the test chose (its process_table)
         self._local = threading.local()  # hooks run in threads each sit under their own client
 
     @property

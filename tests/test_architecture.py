@@ -215,9 +215,9 @@ def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):
 
 
 def test_the_mcp_server_answers_before_it_loads_what_the_tools_need(tmp_path):
-    """`initialize` and `server/discover` are answered by the server module alone (no typing,
-    no registry, no feature); `tools/list` needs the contract only; a call loads its own tool's
-    feature and no other."""
+    """`initialize` and `server/discover` are answered by the server module and its strict JSON
+    parser alone (no typing, no registry, no feature); `tools/list` needs the contract only; a
+    call loads its own tool's feature and no other."""
     probe = """
 import io, json, os, sys
 from nexus_cli.mcp.server import Server
@@ -247,7 +247,9 @@ os._exit(0)
                           timeout=60)
     assert done.returncode == 0 and done.stdout, done.stderr
     (answered, typing_loaded), listed, called = json.loads(done.stdout)
-    assert answered == ["nexus_cli", "nexus_cli.mcp", "nexus_cli.mcp.server"] and not typing_loaded
+    # the server module and the strict JSON it parses every message with (stdlib json alone)
+    assert answered == ["nexus_cli", "nexus_cli.core", "nexus_cli.core.jsonstrict", "nexus_cli.mcp",
+                        "nexus_cli.mcp.server"] and not typing_loaded
     features = {m.split(".")[1] for m in listed if m.endswith(".tools") and m.count(".") == 2}
     assert "nexus_cli.core.registry" in listed and features <= {"maintenance", "mcp"}, listed
     called_features = {m.split(".")[1] for m in called if m.endswith(".tools")}

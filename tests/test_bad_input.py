@@ -228,4 +228,4 @@ def test_an_mcp_call_whose_commit_fails_gets_the_error_alone(monkeypatch, home):
     tool = load()["read"]
     got = mcp_tools.run_tool(tool, {}, {}, {}, [], threading.Event(), replies.append)
     assert replies == [] and got is not None and got["isError"] is True
-    assert got["structuredContent"]["error"]["code"] == "store_full"
+    assert got["_meta"][mcp_tools.ERROR_META]["code"] == "store_full"

@@ -273,7 +273,7 @@ def test_a_subagents_call_acts_as_its_session_and_may_only_read(home, pair, hook
     who, sent, main = run(go)
     assert who.structured_content["id"] == A_ID
     assert who.structured_content["subagent"] == "a83042e2320015815"
-    assert sent.is_error and sent.structured_content["error"]["code"] == "subagent_refused"
+    assert sent.is_error and sent.meta["nexus/error"]["code"] == "subagent_refused"
     assert "owns the inbox" in sent.content[0].text
     assert main.structured_content["subagent"] is None
     conn = raw_db(home)

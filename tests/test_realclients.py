@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -359,12 +360,22 @@ def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
     assert parent.fetchone()["parent"] == o_id
 
 
-def type_line(world: World, screen: str, text: str) -> None:
-    """What a person does: type a line, see it (a slash command with its menu), press Enter."""
+def type_line(world: World, screen: str, text: str, took: Callable[[], object]) -> None:
+    """What a person does: type a line, see it (a slash command with its menu), press Enter, and
+    press it again while the line has not taken effect (`took()`, a real condition: a TUI still
+    settling, as after /new, drops an Enter; one more on a line already sent is an empty one)."""
     world.tmux_keys(screen, "-l", text)
     wait_until(lambda: text in world.tmux_screen(screen), 60,
                lambda: f"{text!r} on the screen:\n{world.tmux_screen(screen)}")
-    world.tmux_keys(screen, "Enter")
+    deadline = time.monotonic() + 90
+    while True:
+        world.tmux_keys(screen, "Enter")
+        try:
+            wait_until(took, timeout=5, what="")
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never took effect:\n{world.tmux_screen(screen)}")
 
 
 @pytest.mark.realprocs
@@ -393,8 +404,9 @@ def test_the_conversation_after_clear_inherits_mail_and_obligations(world, clien
                            for s in world.sessions()), what="the first turn's end")
     world.nexus("send", old, "the waiting message")
     task = json.loads(world.nexus("delegate", old, "review auth.py", "--json").stdout)["id"]
-    type_line(world, screen, command)
-    type_line(world, screen, "[run:h2] carry on")
+    type_line(world, screen, command, lambda: any(
+        s["id"] == old and s["status"] == "offline" for s in world.sessions()))
+    type_line(world, screen, "[run:h2] carry on", lambda: world.requests("h2"))
     wait_until(lambda: world.reached("h2", "reviewed by the successor"), timeout=90,
                what=lambda: f"the successor's turn:\n{world.tmux_screen(screen)}\n"
                             f"{world.sessions()}")
@@ -520,7 +532,7 @@ def test_an_edit_of_a_reserved_file_is_refused_until_it_is_released(world, holde
     assert world.reached("e1", f"src/parser.py is reserved by {who['name']} ({who['handle']})")
     assert world.reached("e1", '\\"refactor parser\\"; ask it with')
     world.script(h2=[{"shell": f"{NEXUS} release src/parser.py"}, {"text": "released"}])
-    type_line(world, screen, "[run:h2] release it")
+    type_line(world, screen, "[run:h2] release it", lambda: world.requests("h2"))
     wait_until(lambda: not reserved(world), timeout=90,
                what=lambda: f"the release; screen:\n{world.tmux_screen(screen)}")
     edit_parser(world, editor, "e2", session)  # the same conversation, the same edit
@@ -549,7 +561,7 @@ def test_a_codex_patch_of_a_reserved_file_is_refused_in_every_form_codex_applies
     assert parser.read_text() == PARSER
     assert world.reached("e1", f"src/parser.py is reserved by {who['name']} ({who['handle']})")
     world.script(h2=[{"shell": f"{NEXUS} release src/parser.py"}, {"text": "released"}])
-    type_line(world, screen, "[run:h2] release it")
+    type_line(world, screen, "[run:h2] release it", lambda: world.requests("h2"))
     wait_until(lambda: not reserved(world), timeout=90,
                what=lambda: f"the release; screen:\n{world.tmux_screen(screen)}")
     world.script(e2=[step, {"text": "edited"}])
@@ -749,34 +761,36 @@ def codex_hooks_list(world: World) -> dict[str, str]:
     """Codex's own view of its hooks (app-server `hooks/list`): key -> trust status."""
     import select
 
-    proc = subprocess.Popen([world.codex_bin, "app-server"], env=world.env, cwd=world.work,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    try:
-        assert proc.stdin and proc.stdout
-        for message in ({"id": 1, "method": "initialize",
-                         "params": {"clientInfo": {"name": "nexus-test", "version": "1"}}},
-                        {"method": "initialized"},
-                        {"id": 2, "method": "hooks/list", "params": {"cwds": [str(world.work)]}}):
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-        proc.stdin.flush()
-        fd, pending = proc.stdout.fileno(), b""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if not select.select([fd], [], [], 1)[0]:
-                continue
-            chunk = os.read(fd, 1 << 16)
-            assert chunk, "codex app-server ended before answering hooks/list"
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                reply = json.loads(line)
-                if reply.get("id") == 2:
-                    return {h["key"]: h["trustStatus"]
-                            for h in reply["result"]["data"][0]["hooks"]}
-        raise AssertionError("codex app-server did not answer hooks/list")
-    finally:
-        proc.kill()
-        proc.wait()
+    with subprocess.Popen([world.codex_bin, "app-server"], env=world.env, cwd=world.work,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as proc:
+        try:
+            assert proc.stdin and proc.stdout
+            for message in ({"id": 1, "method": "initialize",
+                             "params": {"clientInfo": {"name": "nexus-test", "version": "1"}}},
+                            {"method": "initialized"},
+                            {"id": 2, "method": "hooks/list",
+                             "params": {"cwds": [str(world.work)]}}):
+                proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            fd, pending = proc.stdout.fileno(), b""
+            poller = select.poll()  # not select(): a worker's descriptors may be past 1023
+            poller.register(fd, select.POLLIN)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if not poller.poll(1000):
+                    continue
+                chunk = os.read(fd, 1 << 16)
+                assert chunk, "codex app-server ended before answering hooks/list"
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    reply = json.loads(line)
+                    if reply.get("id") == 2:
+                        return {h["key"]: h["trustStatus"]
+                                for h in reply["result"]["data"][0]["hooks"]}
+            raise AssertionError("codex app-server did not answer hooks/list")
+        finally:
+            proc.kill()
 
 
 def codex_reviewed(world: World, run: str) -> None:
@@ -906,7 +920,7 @@ def test_a_permission_prompt_left_unanswered_is_waiting(world, client):
         world.script(p2=[{"tool": "exec_command", "input": {
             "cmd": f"touch {target}", "sandbox_permissions": "require_escalated",
             "justification": "write the file"}}, {"text": "touched"}])
-    type_line(world, screen, "[run:p2] touch it")
+    type_line(world, screen, "[run:p2] touch it", lambda: world.requests("p2"))
     world.wait_status(sid, "waiting")
     waiting = shown(world, sid)
     assert waiting["waiting_for"].startswith("a permission prompt: Bash touch "), waiting

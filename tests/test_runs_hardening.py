@@ -656,12 +656,12 @@ def mcp_call(fake, client: str, session: str, tool: str, args: dict, meta: dict)
     """One MCP tool call, in-process, from the MCP server of `session`'s client process."""
     import threading
 
+    from nexus_cli.catalog import load
     from nexus_cli.mcp import tools as mcp_tools
 
     pid = fake.client_of(f"{client}:{session}")
-    spec = mcp_tools.served(["all"])[tool]
     mcp_tools._STORE.clear()  # a server's one store: this test's (NEXUS_HOME), not the last one
-    return mcp_tools.run_tool(spec, args, meta, {}, [fake.get(pid)], threading.Event(),
+    return mcp_tools.run_tool(load()[tool], args, meta, {}, [fake.get(pid)], threading.Event(),
                               lambda done: None)
 
 
@@ -680,7 +680,7 @@ def test_a_read_only_session_starts_no_wider_run_over_mcp(nx, hook, clients, chd
             "detach": True}
     got = mcp_call(fake, "codex", sid(2), "run", wide, codex_meta(sid(2), "read-only"))
     assert got["isError"], got
-    error = got["structuredContent"]["error"]
+    error = got["_meta"]["nexus/error"]
     assert error["code"] == "impersonation_refused" and "wider sandbox tier" in error["reason"]
     plain = {"client": "claude", "task": "look", "detach": True}
     got = mcp_call(fake, "codex", sid(2), "run", plain, codex_meta(sid(2), "read-only"))
@@ -704,7 +704,7 @@ def test_a_claude_session_in_plan_mode_starts_no_writing_run(nx, hook, clients, 
          permission_mode="plan", tool_input={})
     args = {"client": "codex", "task": "edit it", "sandbox": "workspace-write", "detach": True}
     got = mcp_call(fake, "claude", sid(1), "run", args, {"claudecode/toolUseId": "toolu_P"})
-    assert got["isError"] and "wider sandbox tier" in got["structuredContent"]["error"]["reason"]
+    assert got["isError"] and "wider sandbox tier" in got["_meta"]["nexus/error"]["reason"]
     hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__run", tool_use_id="toolu_Q",
          permission_mode="acceptEdits", tool_input={})
     got = mcp_call(fake, "claude", sid(1), "run", args, {"claudecode/toolUseId": "toolu_Q"})

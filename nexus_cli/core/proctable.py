@@ -198,7 +198,8 @@ def is_shell(pid: int) -> bool:
     return SHELL.match(os.path.basename(real)) is not None
 
 
-def _choose() -> ProcTable:
+def chosen() -> ProcTable:
+    """A new table of the kind this system (or `NEXUS_PROCESS_TABLE`) calls for."""
     wanted = os.environ.get("NEXUS_PROCESS_TABLE", "")
     if wanted == "ps" or (wanted != "proc" and not os.path.exists("/proc/self/stat")):
         return PsTable()
@@ -210,7 +211,7 @@ _TABLE: list[ProcTable] = []
 
 def table() -> ProcTable:
     if not _TABLE:
-        _TABLE.append(_choose())
+        _TABLE.append(chosen())
     return _TABLE[0]
 
 

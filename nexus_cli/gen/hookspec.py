@@ -146,9 +146,10 @@ LIFECYCLE = {
         "exit": "SessionEnd(prompt_input_exit), or other on SIGHUP and at the end of claude -p",
     },
     "codex": {
-        "/new, /clear": "nothing at the time; SessionStart(source startup for /new, clear for "
-                        "/clear, new id) just before the next prompt, while the old thread is "
-                        "still idle: a handoff",
+        "/new, /clear": "at most SessionEnd(reason other, old id), some time after; "
+                        "SessionStart(source startup for /new, clear for /clear, new id) just "
+                        "before the next prompt, the old thread still idle or just ended: a "
+                        "handoff",
         "/compact and auto-compaction": "PreCompact, PostCompact, then SessionStart(source "
                                         "compact, same id) at the next prompt: the same "
                                         "conversation",

@@ -27,9 +27,12 @@ def transfer(conn: sqlite3.Connection, old_id: str, new_id: str, now: float) -> 
 
 
 # A Claude Code /clear ends the old conversation (SessionEnd, reason `clear`) and starts the new
-# one (SessionStart, source `clear`) from the same process within ~0.1 s; an end this recent
-# still pairs with the next start (generous: the SessionEnd hook itself may be slow).
+# one (SessionStart, source `clear`) from the same process within ~0.1 s; Codex may end the old
+# thread (reason `other`) after /new, before the next prompt starts the new one. An end this
+# recent still pairs with the next start from the same, still running, process (generous: the
+# SessionEnd hook itself may be slow). `other` is also an exit's: a process gone starts nothing.
 CLEAR_PAIRING = 60.0
+PAIRED_ENDS = ("clear", "other")
 # sources of a SessionStart that begin a new conversation in a running client: Claude Code
 # /clear; Codex /clear (`clear`) and /new (`startup`, from a process that already ran one)
 SUCCEEDS = ("clear", "startup")
@@ -43,9 +46,9 @@ def on_session_start(conn: sqlite3.Connection, sid: str, source: object, proc: P
     predecessor and hands over, unless handoff is off. Returns the predecessor's id.
 
     Observed (contract/hook.json): Claude Code /clear sends SessionEnd(clear) for the old id,
-    then SessionStart(clear); Codex /new and /clear send nothing until the next prompt, then
-    SessionStart(startup|clear) while the old thread is still idle; /resume in either switches
-    to an existing id. Another process's sessions are never touched."""
+    then SessionStart(clear); Codex /new and /clear send at most SessionEnd(other) for the old
+    thread, then at the next prompt SessionStart(startup|clear); /resume in either switches to
+    an existing id. Another process's sessions are never touched."""
     if source == "compact":
         return None
     prev = None
@@ -55,10 +58,10 @@ def on_session_start(conn: sqlite3.Connection, sid: str, source: object, proc: P
         state = sessions.effective_status(row, now)
         if source == "startup" and state == "working":
             continue  # a thread still at work beside this one (an app server): not replaced
-        just_cleared = row["end_reason"] == "clear" and now - row["last_active"] <= CLEAR_PAIRING
+        just_ended = row["end_reason"] in PAIRED_ENDS and now - row["last_active"] <= CLEAR_PAIRING
         if state != "offline":
             sessions.update(conn, row["id"], status="offline")
-        elif not just_cleared:
+        elif not just_ended:
             continue
         prev = prev or row
     if prev is None or source not in SUCCEEDS:

@@ -98,6 +98,13 @@ class World:
             env=self.env, cwd=self.work, capture_output=True, text=True, timeout=60)
         if done.returncode:
             raise AssertionError(f"nexus install failed: {done.stderr}")
+        if "NEXUS_PROCESS_TABLE" in self.env:
+            # Codex starts its MCP servers with a few variables of its own only: it passes on the
+            # ones `env_vars` names (a machine has one kind of table; this test forces one)
+            config = self.home / ".codex" / "config.toml"
+            header = "[mcp_servers.nexus]\n"
+            config.write_text(config.read_text().replace(
+                header, header + 'env_vars = ["NEXUS_PROCESS_TABLE"]\n', 1))
 
     def sessions(self) -> list[dict]:
         out = self.nexus("peers", "--all-workspaces", "--include-offline", "--json",
