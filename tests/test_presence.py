@@ -14,7 +14,15 @@ import time
 
 import pytest
 
-from helpers import claude_env, codex_env, raw_db, run_hook_in_thread, sid, wait_listening
+from helpers import (
+    claude_env,
+    codex_env,
+    raw_db,
+    run_hook_in_thread,
+    sid,
+    store_env,
+    wait_listening,
+)
 from nexus_cli.core import settings
 from nexus_cli.core.proctable import Proc
 from nexus_cli.maintenance import expiry
@@ -363,7 +371,7 @@ def test_a_stand_in_client_killed_with_9_is_offline_at_the_next_look(nx, home, t
     nexus = os.path.join(os.path.dirname(sys.executable), "nexus")
     env = {"PATH": os.environ["PATH"], "NEXUS_HOME": str(home),
            "PYTHONPATH": os.pathsep.join(sys.path),
-           **{k: v for k, v in os.environ.items() if k == "NEXUS_DATABASE_URL"}}
+           **store_env()}
     client = StandIn("codex", str(tmp_path / "bin"))
     try:
         for event in ({"hook_event_name": "SessionStart", "source": "startup"},
