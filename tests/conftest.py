@@ -169,6 +169,24 @@ def new_schema(cluster) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
+def _store_descriptors_closed():
+    """A store this process opened keeps a descriptor or two for the process's life (db's header
+    descriptor, this thread's queue file: closing one sooner would drop its POSIX locks): the
+    ones a test opened are closed after it, or a worker that ran a thousand tests would hold
+    thousands (past select()'s 1024, past a low `ulimit -n`)."""
+    from nexus_cli.core.store import db, queue
+
+    headers = set(db._HEADER_FDS)
+    queues = set(getattr(queue._mine, "files", {}))
+    yield
+    for ident in set(db._HEADER_FDS) - headers:
+        os.close(db._HEADER_FDS.pop(ident))
+    mine = getattr(queue._mine, "files", {})
+    for path in set(mine) - queues:
+        del mine[path]  # its _Held closes it
+
+
+@pytest.fixture(autouse=True)
 def fake(process_table: str | None) -> FakeTable:  # after it: real pids go by the chosen table
     table = FakeTable()
     proctable.use(table)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import claude_env, sid, tree_bytes
+from nexus_cli.core.errors import NexusError
 from nexus_cli.core.store import migrations, paths
 from nexus_cli.core.store.db import Store
 
@@ -141,6 +142,39 @@ def test_unreadable_store_is_refused_by_name_and_left_untouched(nx, hook, home, 
         after = tree_bytes(home)
         assert {k: after[k] for k in before} == before  # every byte of what was there
         assert all(k.endswith(("-wal", "-shm")) for k in set(after) - set(before))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+@pytest.mark.parametrize("case", ["newer", "corrupt"])
+def test_a_refused_store_leaves_no_descriptor_open(home, case):
+    """A long-lived process (the MCP server, the web board) asked again and again of a store it
+    must refuse keeps no connection of each refusal open, even with no garbage collection."""
+    import gc
+
+    with Store(str(home)).write():
+        pass
+    if case == "newer":
+        conn = sqlite3.connect(home / "nexus.db")
+        conn.execute(f"PRAGMA user_version = {migrations.CURRENT + 1}")
+        conn.close()
+    else:
+        with open(home / "nexus.db", "r+b") as fh:
+            fh.write(b"not a database" * 100)
+
+    def refuse_all() -> None:
+        for open_ in (lambda: Store(str(home)).read(), lambda: Store(str(home)).write()):
+            with pytest.raises(NexusError), open_():
+                pass
+
+    refuse_all()  # the first one may open what a store keeps (its header, its queue)
+    gc.disable()
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(10):
+            refuse_all()
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()
 
 
 def test_insecure_directory_is_refused(nx, home, chdir_work):

@@ -257,8 +257,21 @@ class Store:
                                uri=uri, check_same_thread=False, factory=Connection)
         conn.local_root = self.root if target != ":memory:" else None
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            conn.execute("PRAGMA synchronous = NORMAL")  # a corrupt file fails here, at the first
+        except BaseException:
+            conn.close()  # closed now: a refused store leaves nothing for the garbage collector
+            raise
         return conn
+
+    def _opened(self, target: str, uri: bool = False) -> tuple[sqlite3.Connection, int]:
+        """A connection and the schema version it reads, closed again when either fails."""
+        conn = self._connect(target, uri)
+        try:
+            return conn, self._version(conn)
+        except BaseException:
+            conn.close()
+            raise
 
     def _create(self) -> None:
         """Build a complete store in a temporary file, then link it into place (no clobber)."""
@@ -355,19 +368,26 @@ class Store:
         if cached is not None:
             return cached
         try:
-            conn = self._connect(self.path)
-            if self._version(conn) < migrations.CURRENT:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    if self._version(conn) < migrations.CURRENT:
-                        migrations.apply(conn, time.time())
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
+            conn, version = self._opened(self.path)
+            try:
+                if version < migrations.CURRENT:
+                    self._migrate(conn)
+            except BaseException:
+                conn.close()
+                raise
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from None
         return self._keep("write", conn)
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self._version(conn) < migrations.CURRENT:  # another process may have, meanwhile
+                migrations.apply(conn, time.time())
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def open_read(self) -> sqlite3.Connection:
         """A read-only connection; an empty in-memory store when none exists yet."""
@@ -378,15 +398,13 @@ class Store:
             return cached
         try:
             try:
-                conn = self._connect(f"file:{self.path}?mode=ro", uri=True)
-                version = self._version(conn)
+                conn, version = self._opened(f"file:{self.path}?mode=ro", uri=True)
             except sqlite3.OperationalError:
                 if not os.statvfs(self.root).f_flag & os.ST_RDONLY:
                     raise
                 # read-only media: the WAL index cannot be opened for writing; nobody can write
                 # there either, so reading the file as immutable is exact
-                conn = self._connect(f"file:{self.path}?immutable=1", uri=True)
-                version = self._version(conn)
+                conn, version = self._opened(f"file:{self.path}?immutable=1", uri=True)
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from None
         if version < migrations.CURRENT:
