@@ -404,8 +404,7 @@ def test_the_conversation_after_clear_inherits_mail_and_obligations(world, clien
                            for s in world.sessions()), what="the first turn's end")
     world.nexus("send", old, "the waiting message")
     task = json.loads(world.nexus("delegate", old, "review auth.py", "--json").stdout)["id"]
-    type_line(world, screen, command, lambda: any(
-        s["id"] == old and s["status"] == "offline" for s in world.sessions()))
+    type_line(world, screen, command, lambda: "first turn done" not in world.tmux_screen(screen))
     type_line(world, screen, "[run:h2] carry on", lambda: world.requests("h2"))
     wait_until(lambda: world.reached("h2", "reviewed by the successor"), timeout=90,
                what=lambda: f"the successor's turn:\n{world.tmux_screen(screen)}\n"
