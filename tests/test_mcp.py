@@ -819,7 +819,7 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
     accepts: no structuredContent, the code in `_meta`)."""
     from contextlib import AsyncExitStack
 
-    from every_tool import AS_B, B_META, STEPS, failing, resolve
+    from every_tool import AS_B, B_META, failing, resolve, steps
 
     from nexus_cli.core.specs import served
 
@@ -836,7 +836,7 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
         async with AsyncExitStack() as stack:
             a, b = await connect(stack, A_ID), await connect(stack, B_ID)
             every_tool_world()
-            for label, tool, args in STEPS:
+            for label, tool, args in steps():
                 on, meta = (b, B_META) if tool in AS_B else (a, None)
                 r = await on.call_tool(tool, resolve(args, results, chdir_work), meta=meta)
                 if r.is_error:
@@ -860,7 +860,7 @@ def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, eve
     """The same steps with the TypeScript SDK's client, which validates structuredContent
     against the output schema even on an error result (as the Inspector does). `auto` probes
     with server/discover and goes stateless; `legacy` opens with initialize."""
-    from every_tool import AS_B, B_META, STEPS, failing
+    from every_tool import AS_B, B_META, failing, steps
 
     from e2e.harness import ROOT
 
@@ -878,7 +878,7 @@ def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, eve
         return {"command": params.command, "args": params.args,
                 "env": {**os.environ, **params.env}, "cwd": chdir_work}
 
-    plan = {"steps": STEPS, "as_b": sorted(AS_B), "b_meta": B_META, "work": chdir_work,
+    plan = {"steps": steps(), "as_b": sorted(AS_B), "b_meta": B_META, "work": chdir_work,
             "failing": failing(""), "mode": mode, "servers": {"A": server(A_ID), "B": server(B_ID)}}
     node = subprocess.Popen(["node", str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
@@ -895,5 +895,5 @@ def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, eve
     assert out, node.stderr.read() if node.stderr else ""
     got = json.loads(out)
     assert not got["problems"], "\n".join(got["problems"])
-    assert set(got["called"]) == {label for label, *_ in STEPS}
+    assert set(got["called"]) == {label for label, *_ in steps()}
     assert got["version"] == ("2025-11-25" if mode == "legacy" else "2026-07-28")
