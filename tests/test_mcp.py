@@ -489,7 +489,7 @@ def test_any_malformed_line_gets_its_json_rpc_answer_and_the_server_lives_on(hom
     assert by_id[7]["result"] == {} and by_id[8]["result"] == {}  # still serving
 
 
-BUDGET_BYTES = 8000  # 2,000 tokens at ~4 bytes a token: README, "Tool groups"
+BUDGET_BYTES = 8000  # 2,000 tokens at ~4 bytes a token: docs/mcp.md, "Tool groups"
 
 
 def test_the_default_tools_fit_the_context_budget():
