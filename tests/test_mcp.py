@@ -696,10 +696,14 @@ def test_read_says_how_much_open_work_the_reader_owns(home, pair):
 # -- the stateless revision (2026-07-28), with the SDK's modern client ----------------------
 
 
-def modern_client(home, as_=None, mode="2026-07-28", bind=()):
+def modern_client(home, as_=None, mode="2026-07-28", bind=(), args=()):
+    """The SDK's modern client over stdio, copying the server's stderr to ERRLOG as the legacy
+    session does (given the bare parameters, the SDK would use the sys.stderr of the moment it
+    was first imported: in a test with capsys, a stream with no file descriptor)."""
     from mcp.client.client import Client
+    from mcp.client.stdio import stdio_client
 
-    return Client(server_params(home, as_, bind=bind), mode=mode)
+    return Client(stdio_client(server_params(home, as_, args, bind), errlog=ERRLOG), mode=mode)
 
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "auto"])
@@ -826,10 +830,8 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
     async def connect(stack, as_):
         if era == "legacy":
             return await stack.enter_async_context(session(home, as_, ("--tools", "all")))
-        from mcp.client.client import Client
-
         return await stack.enter_async_context(
-            Client(server_params(home, as_, ("--tools", "all")), mode=era))
+            modern_client(home, as_, era, args=("--tools", "all")))
 
     async def go():
         results, problems = {}, []
