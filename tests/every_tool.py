@@ -113,12 +113,15 @@ def steps() -> list[tuple[str, str, dict[str, Any]]]:
     has none here fails with the line to add."""
     from nexus_cli.core.specs import served
 
-    stepped = {tool for _, tool, _ in STEPS}
-    unstepped = [name for name in served(("all",)) if name not in stepped]
-    needing = [name for name in unstepped if served(("all",))[name]["inputSchema"].get("required")]
+    tools, stepped = served(("all",)), {tool for _, tool, _ in STEPS}
+    unstepped = [name for name in tools if name not in stepped]
+    needing = {name: required for name in unstepped
+               if (required := tools[name]["inputSchema"].get("required"))}
     assert not needing, "tests/every_tool.py has no step for " + ", ".join(needing) + (
         ": add (label, tool, {arguments that work}) to STEPS, after the steps whose results "
-        "it needs (\"$label.field\" reads one), e.g. " + repr((needing[0], needing[0], {})))
+        "it needs (\"$label.field\" reads one): " + "; ".join(
+            f'("{name}", "{name}", {{{", ".join(f"{a!r}: ..." for a in required)}}})'
+            for name, required in needing.items()))
     return [*STEPS, *((name, name, {}) for name in unstepped)]
 
 

@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from helpers import A_ID, B_ID, call, raw_db, sid, store_env, tables_read, tree_bytes, until
+from schemas import validate
 from standin import client_wrapper, hook_events
 
 pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
@@ -845,6 +846,7 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
                     problems.append(f"{tool}: {r.content[0].text}")
                     continue
                 results[label] = r.structured_content
+                validate(tool, r.structured_content)  # and counted as checked (tests/schemas.py)
                 bad = await on.call_tool(tool, failing(tool), meta=meta)
                 if not (bad.is_error and bad.structured_content is None
                         and bad.meta["nexus/error"]["code"] == "invalid_argument"):
