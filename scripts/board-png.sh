@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Make docs/board.png, the README's picture of the web board, again: the showcase test of
-# tests/test_web.py (a deadlock, a permission request, a reservation, mail) writes it from
-# Debian's Chromium at 1280 px wide. As root it runs where only loopback exists, as the suite does.
+# Make docs/board.png, the picture of the web board in the README and docs/insight.md, again:
+# the showcase test of tests/test_web.py (a deadlock, a permission request, a reservation, mail)
+# writes it from Debian's Chromium at 1280 px wide. As root it runs where only loopback exists, as
+# the suite does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$PWD/docs/board.png

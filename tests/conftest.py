@@ -347,8 +347,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         missing = schemas.unchecked(schemas.CHECKED)
         if missing:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            print(f"\nno test checked the --json output of: {', '.join(missing)} "
-                  "(tests/schemas.py)", file=sys.stderr)
+            print(f"\nno test checked the --json output of: {', '.join(missing)}: give each a "
+                  "test in tests/test_<feature>.py that runs it through the nx fixture with "
+                  "--json (or passes a result to schemas.validate); tests/schemas.py",
+                  file=sys.stderr)
 
 
 @pytest.hookimpl(optionalhook=True)

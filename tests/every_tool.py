@@ -5,9 +5,9 @@ on) run the same steps, and both validate every result against the tool's output
 
 A step is (label, tool, arguments); a string argument "$label.path" is a field of an earlier
 step's result (dots go into objects, digits into lists), and "{work}" in one is the project
-folder. The caller is the session the server
-was started for (claude, A); B is a codex session beside it; a run A dispatched (WORKER) waits for
-an approval."""
+folder; `steps()` adds a call of each tool that needs no arguments and has no step. The caller is
+the session the server was started for (claude, A); B is a codex session beside it; a run A
+dispatched (WORKER) waits for an approval."""
 
 from __future__ import annotations
 
@@ -105,6 +105,26 @@ STEPS: list[tuple[str, str, dict[str, Any]]] = [
     ("report", "report", {"task_id": "$delegate.id", "status": "completed", "result": "done"}),
     ("reply", "reply", {"message_id": "$ask.message_id", "text": "late answer"}),
 ]
+
+
+def steps() -> list[tuple[str, str, dict[str, Any]]]:
+    """STEPS, then one call with no arguments of each served tool that needs none and has no step
+    of its own: a new tool of that kind needs no line here. A new tool that needs arguments and
+    has none here fails with the line to add."""
+    from nexus_cli.core.specs import served
+
+    tools, stepped = served(("all",)), {tool for _, tool, _ in STEPS}
+    unstepped = [name for name in tools if name not in stepped]
+    needing = {name: required for name in unstepped
+               if (required := tools[name]["inputSchema"].get("required"))}
+    assert not needing, "tests/every_tool.py has no step for " + ", ".join(needing) + (
+        ": add (label, tool, {arguments that work}) to STEPS, after the steps whose results "
+        "it needs (\"$label.field\" reads one): " + "; ".join(
+            f'("{name}", "{name}", {{{", ".join(f"{a!r}: ..." for a in required)}}})'
+            for name, required in needing.items()))
+    return [*STEPS, *((name, name, {}) for name in unstepped)]
+
+
 # the steps B takes, on a server of its own (the codex session's), with its _meta
 AS_B = {"report", "reply", "preset_set"}
 B_META = {"sessionId": sid(2), "threadId": sid(2)}

@@ -1,7 +1,8 @@
 """Every `--json` output a test produces through `nx` is checked against its tool's published
 schema (contract/tools.json), and the tools so checked are counted: a whole run of the suite
 fails when a tool's output was never checked (tests/conftest.py). So a new tool's schema is
-proved by its own tests, with no list of tools to keep anywhere."""
+proved by its own tests, or for a tool served over MCP by the call tests/every_tool.py makes of
+it, with no list of tools to keep anywhere."""
 
 from __future__ import annotations
 

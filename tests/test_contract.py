@@ -57,10 +57,10 @@ def test_every_command_has_help_that_runs(nx):
         assert done.returncode == 0 and done.stdout.startswith("Usage: nexus "), (args, done)
 
 
-def test_the_readme_exit_code_table_is_the_program_s():
+def test_the_documented_exit_code_table_is_the_program_s():
     from nexus_cli.core.errors import Exit
 
-    table = re.findall(r"^\| (\d+) \| (.+) \|$", (ROOT / "README.md").read_text(), re.M)
+    table = re.findall(r"^\| (\d+) \| (.+) \|$", (ROOT / "docs" / "output.md").read_text(), re.M)
     assert [int(code) for code, _ in table] == [*(int(e) for e in Exit), 130]
     out = build().get_help(__import__("click").Context(build()))
     for code, _ in table:
@@ -226,18 +226,20 @@ def test_tools_have_honest_annotations(tool):
     assert tools_json()[tool]["annotations"] == t.annotations  # what clients are told
 
 
-def test_the_readme_carries_the_security_model_word_for_word():
+def test_the_security_model_doc_carries_it_word_for_word():
+    """docs/security.md says what the man page says (nexus_cli/gen/prose.py holds it once)."""
     from nexus_cli.gen import prose
 
-    assert prose.SECURITY in (ROOT / "README.md").read_text()
+    assert prose.SECURITY in (ROOT / "docs" / "security.md").read_text()
 
 
 COMMAND_SPAN = re.compile(r"`(nexus [^`\n]+)`")
 
 
 def test_every_command_a_text_points_to_exists():
-    """What an error, a help text or the README tells people to run (`nexus ...` in backticks)
-    is a command nexus has, with options that command takes (an error said `nexus task list`)."""
+    """What an error, a help text, the README or a doc tells people to run (`nexus ...` in
+    backticks) is a command nexus has, with options that command takes (an error said
+    `nexus task list`)."""
     import click
 
     root = build()
@@ -275,7 +277,7 @@ def test_every_command_a_text_points_to_exists():
     assert faults == []
 
 
-def test_the_readme_names_every_command_without_json():
+def test_the_docs_name_every_command_without_json():
     import click
 
     from nexus_cli.cli import EXTRA
@@ -284,7 +286,7 @@ def test_the_readme_names_every_command_without_json():
     ctx = click.Context(root)
     without = {name for name in EXTRA
                if "--json" not in {o for p in root.get_command(ctx, name).params for o in p.opts}}
-    line = next(x for x in re.split(r"(?<=\.)\s", (ROOT / "README.md").read_text().replace(
+    line = next(x for x in re.split(r"(?<=\.)\s", (ROOT / "docs" / "output.md").read_text().replace(
         "\n", " ")) if "are not tools and have no `--json`" in x)
     assert set(re.findall(r"`([a-z]+)`", line.split("are not tools")[0])) == without
 
@@ -305,18 +307,17 @@ def seed_tools() -> dict[str, list[str]]:
     return copied
 
 
-def test_the_readme_maps_every_tool_of_every_seed():
-    """The README's table "The seed systems, mapped" names every seed tool (in its first column)
-    with what answers it here."""
+def test_the_docs_map_every_tool_of_every_seed():
+    """docs/seeds.md's table names every seed tool (in its first column) with what answers it
+    here."""
     import re
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The seed systems, mapped", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "seeds.md").read_text(encoding="utf-8")
     mapped = {name for line in section.splitlines() if line.startswith("| ")
               for name in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
     missing = {seed: sorted(set(names) - mapped) for seed, names in seed_tools().items()
                if set(names) - mapped}
-    assert not missing, f"add these to the README's mapping table: {missing}"
+    assert not missing, f"add these to the mapping table of docs/seeds.md: {missing}"
 
 
 # -- which shapes a program reads (contract/README.md) -----------------------------------------

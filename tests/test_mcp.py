@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from helpers import A_ID, B_ID, call, raw_db, sid, store_env, tables_read, tree_bytes, until
+from schemas import validate
 from standin import client_wrapper, hook_events
 
 pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
@@ -489,7 +490,7 @@ def test_any_malformed_line_gets_its_json_rpc_answer_and_the_server_lives_on(hom
     assert by_id[7]["result"] == {} and by_id[8]["result"] == {}  # still serving
 
 
-BUDGET_BYTES = 8000  # 2,000 tokens at ~4 bytes a token: README, "Tool groups"
+BUDGET_BYTES = 8000  # 2,000 tokens at ~4 bytes a token: docs/mcp.md, "Tool groups"
 
 
 def test_the_default_tools_fit_the_context_budget():
@@ -696,10 +697,14 @@ def test_read_says_how_much_open_work_the_reader_owns(home, pair):
 # -- the stateless revision (2026-07-28), with the SDK's modern client ----------------------
 
 
-def modern_client(home, as_=None, mode="2026-07-28", bind=()):
+def modern_client(home, as_=None, mode="2026-07-28", bind=(), args=()):
+    """The SDK's modern client over stdio, copying the server's stderr to ERRLOG as the legacy
+    session does (given the bare parameters, the SDK would use the sys.stderr of the moment it
+    was first imported: in a test with capsys, a stream with no file descriptor)."""
     from mcp.client.client import Client
+    from mcp.client.stdio import stdio_client
 
-    return Client(server_params(home, as_, bind=bind), mode=mode)
+    return Client(stdio_client(server_params(home, as_, args, bind), errlog=ERRLOG), mode=mode)
 
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "auto"])
@@ -819,30 +824,29 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
     accepts: no structuredContent, the code in `_meta`)."""
     from contextlib import AsyncExitStack
 
-    from every_tool import AS_B, B_META, STEPS, failing, resolve
+    from every_tool import AS_B, B_META, failing, resolve, steps
 
     from nexus_cli.core.specs import served
 
     async def connect(stack, as_):
         if era == "legacy":
             return await stack.enter_async_context(session(home, as_, ("--tools", "all")))
-        from mcp.client.client import Client
-
         return await stack.enter_async_context(
-            Client(server_params(home, as_, ("--tools", "all")), mode=era))
+            modern_client(home, as_, era, args=("--tools", "all")))
 
     async def go():
         results, problems = {}, []
         async with AsyncExitStack() as stack:
             a, b = await connect(stack, A_ID), await connect(stack, B_ID)
             every_tool_world()
-            for label, tool, args in STEPS:
+            for label, tool, args in steps():
                 on, meta = (b, B_META) if tool in AS_B else (a, None)
                 r = await on.call_tool(tool, resolve(args, results, chdir_work), meta=meta)
                 if r.is_error:
                     problems.append(f"{tool}: {r.content[0].text}")
                     continue
                 results[label] = r.structured_content
+                validate(tool, r.structured_content)  # and counted as checked (tests/schemas.py)
                 bad = await on.call_tool(tool, failing(tool), meta=meta)
                 if not (bad.is_error and bad.structured_content is None
                         and bad.meta["nexus/error"]["code"] == "invalid_argument"):
@@ -860,7 +864,7 @@ def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, eve
     """The same steps with the TypeScript SDK's client, which validates structuredContent
     against the output schema even on an error result (as the Inspector does). `auto` probes
     with server/discover and goes stateless; `legacy` opens with initialize."""
-    from every_tool import AS_B, B_META, STEPS, failing
+    from every_tool import AS_B, B_META, failing, steps
 
     from e2e.harness import ROOT
 
@@ -878,7 +882,7 @@ def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, eve
         return {"command": params.command, "args": params.args,
                 "env": {**os.environ, **params.env}, "cwd": chdir_work}
 
-    plan = {"steps": STEPS, "as_b": sorted(AS_B), "b_meta": B_META, "work": chdir_work,
+    plan = {"steps": steps(), "as_b": sorted(AS_B), "b_meta": B_META, "work": chdir_work,
             "failing": failing(""), "mode": mode, "servers": {"A": server(A_ID), "B": server(B_ID)}}
     node = subprocess.Popen(["node", str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
@@ -895,5 +899,5 @@ def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, eve
     assert out, node.stderr.read() if node.stderr else ""
     got = json.loads(out)
     assert not got["problems"], "\n".join(got["problems"])
-    assert set(got["called"]) == {label for label, *_ in STEPS}
+    assert set(got["called"]) == {label for label, *_ in steps()}
     assert got["version"] == ("2025-11-25" if mode == "legacy" else "2026-07-28")

@@ -352,8 +352,9 @@ def test_releasing_what_another_session_holds_says_who_holds_it(nx, trio):
     assert nx("release", "docs/none.md", env=B).out.strip() == "not held: docs/none.md"
 
 
-def test_the_person_ends_an_agents_stale_reservation_as_the_readme_says(nx, trio, monkeypatch):
-    """README: `nexus release --as HANDLE --all` from a terminal ends an agent's reservations."""
+def test_the_person_ends_an_agents_stale_reservation_as_the_docs_say(nx, trio, monkeypatch):
+    """docs/reservations.md: `nexus release --as HANDLE --all` from a terminal ends an agent's
+    reservations."""
     from nexus_cli.core import caller
 
     nx("reserve", "src/parser.py", env=A)

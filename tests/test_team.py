@@ -303,7 +303,7 @@ def test_find_matches_on_postgresql_what_fts5_matches(pg_cluster, home):
             for query in FTS_QUERIES:
                 expected = answer(local, query)
                 if query in ("NEAR(alpha beta)", "title:alpha", "^alpha", "alpha + beta"):
-                    continue  # FTS5 syntax team mode takes as plain words (README)
+                    continue  # FTS5 syntax team mode takes as plain words (docs/team.md)
                 assert answer(team, query) == expected, query
     finally:
         team.close()

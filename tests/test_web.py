@@ -4,7 +4,8 @@ sessions and redraws by itself when the store changes, draws the wait graph with
 in colour and in words, answers a permission request so the waiting run goes on, sends a
 message and releases a reservation as the CLI would; every peer text stays text. Requests
 without the token, with a wrong one, from a foreign Host or without the page's nonce are
-refused. The screenshots are looked at (`NEXUS_BOARD_PNG=docs/board.png` writes the README's)."""
+refused. The screenshots are looked at (`NEXUS_BOARD_PNG=docs/board.png` writes the picture the
+README and docs/insight.md show)."""
 
 from __future__ import annotations
 
@@ -165,7 +166,8 @@ def test_the_deadlock_is_drawn_in_colour_and_in_words(nx, hook, web, page, tmp_p
 def test_an_approval_answered_on_the_page_lets_the_run_go_on(nx, hook, web, page, routed,
                                                              tmp_path, monkeypatch):
     """The showcase: a deadlock, a reservation, mail and a waiting permission request; the
-    screenshot taken here is the README's (NEXUS_BOARD_PNG names where to write it)."""
+    screenshot taken here is docs/board.png, the README's and docs/insight.md's picture
+    (NEXUS_BOARD_PNG names where to write it)."""
     monkeypatch.setenv("HOME", str(tmp_path))  # the project shows as ~/work
     hook("claude", "SessionStart", sid(3), source="startup")
     for n, client, said in ((1, "claude", "Split auth.py into session.py and tokens.py; asked "

@@ -112,7 +112,7 @@ def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
             if timeout is not None and time.monotonic() - started >= timeout:
                 break
         if timeout is not None and not shown:
-            sys.exit(int(Exit.TIMEOUT))  # nothing came before the time-out (README: 7)
+            sys.exit(int(Exit.TIMEOUT))  # nothing came before the time-out (docs/output.md: 7)
     except NexusError as exc:
         output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))

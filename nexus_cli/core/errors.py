@@ -10,7 +10,7 @@ from enum import IntEnum
 
 
 class Exit(IntEnum):
-    """Process exit codes, documented in README and contract/errors.json."""
+    """Process exit codes, documented in docs/output.md and contract/errors.json."""
 
     OK = 0
     # a check failed (doctor), or a hook could not do its job (non-blocking for clients)

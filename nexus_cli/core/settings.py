@@ -1,7 +1,7 @@
 """Every limit, wait and expiry nexus applies, in one place, and the user's settings file.
 
-Help texts, the README's tables and the man pages quote these values; `tests/test_docs.py` checks
-that they agree. Stdlib only (the hooks read it)."""
+Help texts, the docs and the man pages quote these values (no test checks that they agree: change
+them together). Stdlib only (the hooks read it)."""
 
 from __future__ import annotations
 

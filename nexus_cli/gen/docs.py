@@ -4,6 +4,9 @@ fails on drift). The other files of docs/ are prose, written by hand."""
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import click
 
 from ..catalog import load
@@ -39,6 +42,31 @@ def _parameters(cmd: click.Command) -> list[str]:
     return out + ([f"Also {' and '.join(common)}.", ""] if common else [])
 
 
+def _help(cmd: click.Command) -> str:
+    return inspect.cleandoc(cmd.help or "")
+
+
+def _gist(cmd: click.Command) -> str:
+    """The first paragraph of a command's help (a tool's description), or of a long one its
+    first sentence."""
+    first = " ".join(_help(cmd).split("\n\n")[0].split())
+    return first if len(first) <= 200 else re.split(r"(?<=\.)\s+", first)[0]
+
+
+def _at_a_glance(groups: dict[str, list[tuple[str, click.Command]]]) -> list[str]:
+    """One row a command: its usage without the options, linked to its section, and its gist."""
+    out = ["## At a glance", ""]
+    for group, members in sorted(groups.items()):
+        out += [f"[{group}](#{group}): {GROUP_TITLES[group]}", "", "| command | what it does |",
+                "|---|---|"]
+        for path, cmd in members:
+            usage = _usage(path, cmd).replace(" [OPTIONS]", "")
+            anchor = "nexus-" + path.replace(" ", "-")
+            out.append(f"| [`{cell(usage)}`](#{anchor}) | {cell(_gist(cmd))} |")
+        out.append("")
+    return out
+
+
 def commands(root: click.Group) -> str:
     groups: dict[str, list[tuple[str, click.Command]]] = {}
     for path, cmd in _commands(root):
@@ -47,14 +75,13 @@ def commands(root: click.Group) -> str:
            "Each command's `--help` says the same; `nexus man COMMAND` shows its manual page. "
            "`--json` prints a tool command's result in the stable shape of "
            "`contract/tools.json`; `--as SESSION` acts as that session: yourself, or, from an "
-           "interactive terminal, a session you speak for.", ""]
-    out += [f"- [{group}](#{group}): {GROUP_TITLES[group]}" for group in sorted(groups)]
+           "interactive terminal, a session you speak for.", "", *_at_a_glance(groups)]
     for group, members in sorted(groups.items()):
         title = GROUP_TITLES[group]
         out += ["", f"## {group}", "", title[:1].upper() + title[1:] + ".", ""]
         for path, cmd in members:
             out += [f"### nexus {path}", "", "```", _usage(path, cmd), "```", "",
-                    (cmd.help or "").strip(), "", *_parameters(cmd)]
+                    _help(cmd), "", *_parameters(cmd)]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -74,7 +101,12 @@ def tools() -> str:
     out = [HEAD.format(what="registry") + "# Every MCP tool", "",
            "`nexus mcp` serves these, by group: the groups marked default unless the client was "
            "installed with `--tools GROUPS` (`default`, `all`, or a list). Every tool is also a "
-           "command (see [commands.md](commands.md)); the annotations are the MCP hints.", ""]
+           "command (see [commands.md](commands.md)); the annotations are the MCP hints.", "",
+           "| group | tools | default |", "|---|---|---|"]
+    out += [f"| [{g}](#{g}{'-default' if g in DEFAULT_GROUPS else ''}) | "
+            + ", ".join(f"`{s['name']}`" for s in served if s["group"] == g)
+            + f" | {'yes' if g in DEFAULT_GROUPS else ''} |" for g in groups]
+    out.append("")
     for group in groups:
         mark = " (default)" if group in DEFAULT_GROUPS else ""
         out += [f"## {group}{mark}", "", "| tool | command | what it does | hints |",

@@ -64,6 +64,9 @@ def _commands(root: click.Group) -> list[tuple[str, click.Command]]:
         for name in group.list_commands(ctx):
             cmd = group.get_command(ctx, name)
             if isinstance(cmd, click.Group):
+                tool = getattr(cmd, "tool", None)  # a tool that is also a group: `nexus run`
+                if isinstance(tool, click.Command):
+                    found.append((" ".join([*prefix, name]), tool))
                 walk(cmd, [*prefix, name])
             elif cmd is not None:
                 found.append((" ".join([*prefix, name]), cmd))

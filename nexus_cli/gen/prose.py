@@ -1,5 +1,5 @@
-"""Prose that appears both in the README and in the man pages, kept once here (a test checks
-that the README carries it word for word)."""
+"""Prose that appears both in docs/ and in the man pages, kept once here (a test checks that
+docs/security.md carries the security model word for word)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,9 @@ ENVIRONMENT = [
 
 FILES = [
     ("$NEXUS_HOME/nexus.db", "The store (SQLite, WAL mode, 0600), with its -wal and -shm files."),
-    ("$NEXUS_HOME/settings.json", "Settings, e.g. `{\"maxAutoTurns\": 8}` (read, never written)."),
+    ("$NEXUS_HOME/config.toml, else ~/.config/nexus/config.toml", "Settings (`nexus config`); "
+     "`$XDG_CONFIG_HOME` moves the second. A settings.json beside the store (nexus 0.1) is "
+     "still read; config.toml wins."),
     ("$NEXUS_HOME/wake/", "The wake channels (FIFOs) of waiting hooks."),
     ("~/.claude/settings.json, ~/.claude.json", "Where `nexus install claude` puts the hooks and "
                                                 "the MCP server."),

@@ -1,7 +1,7 @@
 """Paths and globs of reservations: one syntax, one normal form, one way to match a file and to
 tell whether two patterns can name the same file. Stdlib only (the PreToolUse hook matches).
 
-Syntax (README, "File reservations"):
+Syntax (docs/reservations.md, "Paths and globs"):
 - a path without `*`, `?` or `[...]` names one file; a directory, or a path ending in `/`,
   names everything under it (`src/` is `src/**`);
 - `*` matches any run of characters inside one path component (dotfiles too), `?` one

@@ -69,7 +69,7 @@ TABLES: tuple[Spec, ...] = (
     ("approvals", ("id",), None, None),  # row-level security: the approvals of own sessions
 )
 
-# what stays behind, and why (`nexus team migrate --help` and the README say the same)
+# what stays behind, and why (`nexus team migrate --help` and docs/team.md say the same)
 SKIPPED = {
     "meta": "the store's own bookkeeping (maintenance time, store id)",
     "migrations": "each store's schema history",

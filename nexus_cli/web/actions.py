@@ -2,8 +2,8 @@
 reservation. Each is the registry's tool, run through `registry.invoke` exactly as the CLI runs
 it, by the same caller (the person at the terminal that started the board) under the same rules:
 `approve` as the person, `send` from the person, and a reservation another session holds
-released the way the README tells the person to (`nexus release --as HOLDER PATTERN`, which the
-activity log records as the person acting for it)."""
+released the way docs/insight.md tells the person to (`nexus release --as HOLDER PATTERN`, which
+the activity log records as the person acting for it)."""
 
 from __future__ import annotations
 
