@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "nexus_cli"
 
 # bottom to top; a module may import its own layer and the ones below, never above
 LAYERS = [
-    ("infra", ["core.errors", "core.timefmt", "core.text", "core.settings", "core.proctable",
-               "core.data", "core.store"]),
+    ("infra", ["core.errors", "core.record", "core.timefmt", "core.text", "core.settings",
+               "core.proctable", "core.data", "core.store"]),
     ("client runtime", ["clients", "clients.claude", "clients.codex", "clients.claude.runtime",
                         "clients.codex.runtime", "clients.claude.headless",
                         "clients.codex.headless"]),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import claude_env, sid, tree_bytes
-from nexus_cli.core.store import migrations, paths
+from nexus_cli.core.store import APPLICATION_ID, SCHEMA, migrations, paths
 from nexus_cli.core.store.db import Store
 
 pytestmark = pytest.mark.migrate  # the store's own making, by the migrations (not a template copy)
@@ -36,8 +36,9 @@ def test_new_store_is_private_wal_and_migrated(home):
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA application_id").fetchone()[0] == migrations.APPLICATION_ID
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.CURRENT
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    # the version every open compares with, kept apart from the migrations: their last one
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == migrations.CURRENT
     recorded = [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")]
     assert recorded == [m[0] for m in migrations.MIGRATIONS]
     assert not [p for p in os.listdir(home) if ".new-" in p]  # no temporary file left
@@ -186,7 +187,7 @@ def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, h
     home.mkdir(mode=0o700)
     db = Path(paths.db_path(str(home)))
     conn = sqlite3.connect(db)
-    conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                  " applied_at REAL NOT NULL)")
@@ -204,7 +205,8 @@ def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, h
     assert nx("peers").code == 6  # read-only: refuses, does not migrate
     assert hook("codex", "SessionStart", sid(9), source="startup").code == 0
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.CURRENT
+    # the version every open compares with, kept apart from the migrations: their last one
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == migrations.CURRENT
     assert [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")] == \
         [m[0] for m in migrations.MIGRATIONS]
     assert conn.execute("SELECT text, defer FROM messages WHERE id = 'm-old'").fetchone() == (

@@ -26,18 +26,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections import namedtuple
 from collections.abc import Mapping, Sequence
 
 from .. import clients
 from . import identity, sessions
 from .errors import NexusError
 from .proctable import Proc, table
+from .record import Record
 from .sessions import Caller
 
 
-class Found(namedtuple("Found", "proc client depth current hosted")):
-    __slots__ = ()
+class Found(Record):
+    _fields = __slots__ = ("proc", "client", "depth", "current", "hosted")
     proc: Proc  # the nearest client process above us
     client: str  # its kind
     depth: int  # its place in the ancestry (0: our parent)

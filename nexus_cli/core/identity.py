@@ -48,7 +48,7 @@ def session_id(client: str, raw: str) -> str:
     adapter = clients.ADAPTERS.get(client)
     if adapter is None:
         raise bad_id(f"{client}:{raw}", f"{client!r} is not a client nexus knows")
-    if not isinstance(raw, str) or not adapter.ID_RE.match(raw):
+    if not isinstance(raw, str) or not adapter.is_id(raw):
         raise bad_id(f"{client}:{raw}", f"not a {client} session id (a lowercase UUID)")
     return f"{client}:{raw}"
 

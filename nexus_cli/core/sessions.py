@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections import namedtuple
 
 from . import identity
 from .errors import NexusError, invalid
 from .proctable import Proc, machine, table
+from .record import Record
 from .settings import (
     BINDING_PURGE,
     BINDING_TTL,
@@ -70,17 +70,23 @@ TEAM_TABLES = {
 }
 
 
-class Caller(namedtuple("Caller", "id cwd project source scope tier agent",
-                        defaults=("", None, ""))):
+class Caller(Record):
     """The participant a call acts as, its project root (a path), how it was established
     (`source`: option | env | ancestry | mcp | user | hook), its scope: the project as every
     machine names it (`identity.scope_of`; the root path on the local store), and `tier`: the
     sandbox tier its client states for this very call (Codex's turn `sandbox_mode`, Claude
     Code's permission mode), None when it states none, and `agent`: the Claude Code subagent
-    (Task tool) an MCP call came from, which acts as its session. A namedtuple: no dataclass
-    import on the hook path."""
+    (Task tool) an MCP call came from, which acts as its session."""
 
-    __slots__ = ()
+    _fields = __slots__ = ("id", "cwd", "project", "source", "scope", "tier", "agent")
+    _defaults = ("", None, "")
+    id: str
+    cwd: str
+    project: str
+    source: str
+    scope: str
+    tier: str | None
+    agent: str
 
     @property
     def key(self) -> str:
@@ -139,8 +145,7 @@ STATUS_HELP = ("working: in a turn (it sees a message after its next tool call);
                "its session ended or its client process is gone: mail waits for it to resume.")
 
 
-class Presence(namedtuple("Presence", "status reason waiting_for wakeable",
-                          defaults=(None, None, None))):
+class Presence(Record):
     """What a sender needs to know of a session, judged where it is read (never by a daemon):
 
     - `status`: working (in a turn), waiting (its client waits for a person: a permission
@@ -150,7 +155,8 @@ class Presence(namedtuple("Presence", "status reason waiting_for wakeable",
     - `waiting_for`: what a waiting session waits for, as its client says it;
     - `wakeable`: for idle and listening agents, whether a message now wakes it."""
 
-    __slots__ = ()
+    _fields = __slots__ = ("status", "reason", "waiting_for", "wakeable")
+    _defaults = (None, None, None)
     status: str
     reason: str | None
     waiting_for: str | None

@@ -5,11 +5,11 @@ wake after COMMIT, and whether a listening Stop should wait. Stdlib only."""
 from __future__ import annotations
 
 import sqlite3
-from collections import namedtuple
 from collections.abc import Callable
 
 from ..core import sessions
 from ..core.proctable import Proc
+from ..core.record import Record
 from ..maintenance import schedule
 from ..messages import mailbox
 from ..workspace import feed
@@ -18,8 +18,9 @@ from ..workspace import feed
 # path) with nothing to say loads mailbox and the chat feed only (announce: when it has news)
 
 
-class Event(namedtuple("Event", "client sid data me now root proc env", defaults=(None,))):
-    __slots__ = ()
+class Event(Record):
+    _fields = __slots__ = ("client", "sid", "data", "me", "now", "root", "proc", "env")
+    _defaults = (None,)
     client: str
     sid: str
     data: dict
@@ -30,8 +31,9 @@ class Event(namedtuple("Event", "client sid data me now root proc env", defaults
     env: dict | None  # the hook's environment (the client's)
 
 
-class Outcome(namedtuple("Outcome", "reply wake listen then", defaults=(None, (), False, None))):
-    __slots__ = ()
+class Outcome(Record):
+    _fields = __slots__ = ("reply", "wake", "listen", "then")
+    _defaults = (None, (), False, None)
     reply: dict | None
     wake: tuple[str, ...]
     listen: bool

@@ -133,7 +133,7 @@ def _id_parts(target: str) -> tuple[list[str], str] | None:
     client, sep, rest = target.partition(":")
     if sep and client in READERS:
         return [client], rest.lower()
-    if claude_transcript.ID_RE.match(target.lower()):
+    if claude_transcript.is_id(target.lower()):
         return list(READERS), target.lower()
     if target.startswith("s-") and len(target) >= 2 + identity.HANDLE_DIGITS and \
             all(c in "0123456789abcdef" for c in target[2:]):

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import NexusError
-from . import migrations, paths, pgwire, team, wake
+from . import APPLICATION_ID, migrations, paths, pgwire, team, wake
 from .sqltext import bound, placeholders
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
@@ -40,7 +40,7 @@ HOOK_BUDGET = 2.0  # a hook's every wait for the server, in all (pgwire.Deadline
 BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
 STATEMENT_MS = 30_000
 CHANNEL = "nexus"
-LOCK = f"SELECT pg_advisory_xact_lock({migrations.APPLICATION_ID}, hashtext(current_schema()))"
+LOCK = f"SELECT pg_advisory_xact_lock({APPLICATION_ID}, hashtext(current_schema()))"
 SETTINGS = (f"-c lock_timeout={BUSY_MS} -c statement_timeout={STATEMENT_MS}"
             " -c idle_in_transaction_session_timeout=60000")
 DRIVER_ENV = "NEXUS_PG_DRIVER"  # wire | psycopg: force one (tests, benchmarks)
