@@ -15,7 +15,7 @@ from ..core import identity, sessions
 from ..core.settings import ANNOUNCE_LISTED
 from ..core.store import news, policy
 from ..core.store.db import later, present
-from . import ANNOUNCEABLE, UNREAD
+from . import UNREAD
 
 SYSTEM = identity.SYSTEM_ID
 # team mode (core/store/policy.py): a message is read and its delivery state changed by its two
@@ -204,12 +204,6 @@ def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sql
     if len(rows) < ANNOUNCE_LISTED:
         return rows, len(rows)
     return rows, conn.execute(f"SELECT count(*) FROM messages WHERE {where}", (sid,)).fetchone()[0]
-
-
-def announceable(conn: sqlite3.Connection, sid: str) -> bool:
-    """Whether a tool call's hook would announce something to `sid` (what its news marker means)."""
-    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND {ANNOUNCEABLE} LIMIT 1",
-                        (sid,)).fetchone() is not None
 
 
 def has_news(conn: sqlite3.Connection, sid: str) -> bool:
