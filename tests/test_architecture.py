@@ -223,7 +223,7 @@ def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):
 EVERY_EVENT = {"__future__", "fcntl", *(f"nexus_cli{m}" for m in (
     "", ".__main__", ".hook", ".hook.entry", ".hook.handlers", ".clients", ".clients.claude",
     ".clients.claude.runtime", ".core", ".core.errors", ".core.record", ".core.identity",
-    ".core.proctable", ".core.settings", ".core.jsonstrict", ".core.sessions", ".core.admission",
+    ".core.proctable", ".core.settings", ".core.jsonstrict", ".core.sessions",
     ".core.store", ".core.store.paths", ".core.store.team", ".core.store.policy",
     ".core.store.queue", ".core.store.wake", ".core.store.db", ".core.store.news",
     ".messages"))}

@@ -1,4 +1,4 @@
-"""Who is calling. Stdlib only. (Whether a hook event may be believed: core/admission.py.)
+"""Who is calling. Stdlib only. (Whether a hook event may be believed: core/sessions.py.)
 
 The process tree decides. A command, an MCP server or a hook runs below some client process
 (Claude Code, Codex); the nearest one is who it belongs to:
@@ -22,10 +22,9 @@ from collections.abc import Mapping, Sequence
 
 from .. import clients
 from . import identity, sessions
-from .admission import Found, hosted, kind_of, nearest_client
 from .errors import NexusError
 from .proctable import Proc, table
-from .sessions import Caller
+from .sessions import Caller, Found, hosted, kind_of, nearest_client
 
 
 def env_claims(env: Mapping[str, str]) -> list[tuple[str, str, str]]:

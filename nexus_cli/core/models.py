@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from . import jsonstrict
-from .sessions import STATUS_HELP
+from .availability import STATUS_HELP
 from .settings import METADATA_BYTES, METADATA_DEPTH, TASK_MAX, TEXT_MAX  # noqa: F401
 
 

@@ -29,6 +29,7 @@ class Proc(Record):
 
 class ProcTable:
     backend = "none"
+    _own: tuple[int, list[Proc]] | None = None  # (parent, chain): this process's ancestry
 
     def get(self, pid: int) -> Proc | None:
         raise NotImplementedError
@@ -59,7 +60,7 @@ class ProcTable:
         the pid of a living ancestor, and losing one re-parents us)."""
         if pid is None:
             parent = os.getppid()
-            cached = getattr(self, "_own", None)
+            cached = self._own
             if cached is not None and cached[0] == parent:
                 return list(cached[1])
             chain = self._walk(os.getpid(), limit)

@@ -13,7 +13,7 @@ import sys
 import time
 
 from .. import clients
-from ..core import admission, identity, jsonstrict, sessions
+from ..core import identity, jsonstrict, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
 from ..core.store import news
@@ -93,7 +93,7 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         known = sessions.get(conn, sid)
         if event == "SessionEnd" and known is None:
             return QUIET  # the end of a conversation nexus never saw (`claude mcp list` sends one)
-        parent = admission.admit_hook(conn, sid, event, client, proc, chain, now, known)
+        parent = sessions.admit_hook(conn, sid, event, client, proc, chain, now, known)
         assert proc is not None
         attended = event != "PermissionRequest" or not clients.ADAPTERS[client].unattended(env)
         row = sessions.record_event(conn, sid, data, now, proc, parent, known, attended)

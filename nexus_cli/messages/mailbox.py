@@ -159,7 +159,9 @@ def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
     in its turn) at its next tool call (steer), anyone else at its next turn (queue)."""
     if mode != "auto":
         return mode
-    return "steer" if sessions.effective_status(target, now) in ("working", "waiting") \
+    from ..core import availability  # (the hooks' announcements never pick a mode)
+
+    return "steer" if availability.effective_status(target, now) in ("working", "waiting") \
         else "queue"
 
 

@@ -3,8 +3,8 @@ handoff."""
 
 from __future__ import annotations
 
+from ..core.availability import STATUS_HELP
 from ..core.registry import Tool, register
-from ..core.sessions import STATUS_HELP
 from ..core.settings import LISTEN_WAIT
 from . import handoff, presence, render
 

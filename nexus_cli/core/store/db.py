@@ -132,6 +132,7 @@ class Store:
         from _thread import _local as thread_local
 
         self._active = thread_local()  # the write transaction open in this thread, if any
+        self._active.conn = None
         self._queue = queue.Queue(self.root)  # writers take turns (see queue.py)
         if reuse:
             self._local = thread_local()
@@ -482,6 +483,7 @@ class Connection(sqlite3.Connection):
     """A connection that knows its store's directory (news markers live beside the file)."""
 
     local_root: str | None = None
+    execute_later = None  # (the team store's connections defer writes: `later`)
 
 
 def later(conn: sqlite3.Connection, sql: str, params: object = ()) -> None:
