@@ -422,6 +422,59 @@ def test_a_tool_calls_hook_reads_and_writes_its_session_once(hook, home, stateme
     assert [s.split()[0] for s in mine] == ["SELECT", "UPDATE", "SELECT"], mine
 
 
+def test_a_woken_waiter_answers_on_its_connection_in_one_write(hook, home, fake, monkeypatch):
+    """From the poke to the answer, the idle wait opens no connection (a new one reads the
+    schema again) and writes once: the wait's end, the announcement's delivery and the turn it
+    counts commit together."""
+    import threading
+    import time
+
+    from nexus_cli.core import sessions
+    from nexus_cli.core.store import db as dbmod
+    from nexus_cli.hook import waits
+    from nexus_cli.messages import mailbox
+
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("claude", "Stop", sid(1), stop_hook_active=False)
+    me = f"claude:{sid(1)}"
+    seen: list[tuple[int, str]] = []
+    connect = dbmod.Store._connect
+
+    def traced(self, *a, **k):
+        conn = connect(self, *a, **k)
+        seen.append((threading.get_ident(), "CONNECT"))
+        conn.set_trace_callback(lambda sql: seen.append((threading.get_ident(), sql)))
+        return conn
+
+    monkeypatch.setattr(dbmod.Store, "_connect", traced)
+    store = Store(str(home))
+    with store.read() as conn:
+        row = sessions.get(conn, me)
+    got: list = []
+
+    def wait() -> None:
+        fake.parent = fake.client_of(me)  # (this thread's process tree: below its client)
+        got.append(waits.idle("claude", me, row, Store(str(home)), {}))
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with store.read() as conn:
+            if sessions.get(conn, me)["status"] == "listening":
+                break
+        time.sleep(0.01)
+    poked = len(seen)
+    with store.write() as conn:
+        mailbox.insert(conn, sender=f"codex:{sid(2)}", recipient=me, text="wake up", now=0.0)
+    store.poke([me])
+    waiter.join(60)
+    assert got and got[0][1] == 2 and "wake up" in got[0][2], got
+    after = [sql for ident, sql in seen[poked:] if ident == waiter.ident]
+    assert "CONNECT" not in after, after
+    assert [s for s in after if s.startswith("BEGIN")] == ["BEGIN IMMEDIATE"], after
+
+
 def test_links_planted_for_the_wake_and_news_folders_are_never_followed(nx, hook, chdir_work,
                                                                          home, tmp_path):
     """A same-user process could plant `wake` or `news` as links to another folder: nexus writes

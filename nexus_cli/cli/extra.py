@@ -105,8 +105,8 @@ def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
             if got["remaining"]:
                 continue
             started = time.monotonic()
-            state = waiting.wait_for_news(store, ctx.me_id, timeout if timeout is not None
-                                          else 24 * 3600)
+            state, _ = waiting.wait_for_news(store, ctx.me_id, timeout if timeout is not None
+                                             else 24 * 3600)
             if state != "news" and (timeout is not None or state == "gone"):
                 break
             if timeout is not None and time.monotonic() - started >= timeout:

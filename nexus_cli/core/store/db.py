@@ -16,6 +16,7 @@ import os
 import sqlite3
 import stat
 import time
+from collections.abc import Callable
 
 from ..errors import NexusError
 from . import APPLICATION_ID, SCHEMA, paths, queue, team, wake
@@ -127,7 +128,7 @@ class Store:
         # reuse: a long-lived process (the MCP server) keeps one connection per thread and kind,
         # so a call does not parse the schema again; it is dropped when the file is replaced
         self._ident: tuple[int, int] | None = None
-        self._local = None
+        self._local: object | None = None  # (`keep`: a threading.local)
         # threading.local itself (the threading module costs a hook a millisecond to import)
         from _thread import _local as thread_local
 
@@ -135,6 +136,14 @@ class Store:
         self._active.conn = None
         self._queue = queue.Queue(self.root)  # writers take turns (see queue.py)
         if reuse:
+            self.keep()
+
+    def keep(self) -> None:
+        """Keep one connection per thread and kind from now on (`reuse`): a waiter waits on the
+        connection its writes then use."""
+        if self._local is None:
+            from _thread import _local as thread_local
+
             self._local = thread_local()
 
     # -- checks ---------------------------------------------------------------------------------
@@ -452,11 +461,13 @@ class Store:
     # (the transactions are small classes, not contextlib's decorator: the hooks do not import
     # contextlib)
 
-    def write(self) -> Write:
+    def write(self, committed: Callable[[], object] | None = None) -> Write:
         """`with store.write() as conn:` `BEGIN IMMEDIATE` ... `COMMIT`; rolled back (and
         translated) on any failure. A write inside a write (same thread) is a savepoint of the
-        outer one: it never waits for the lock its own thread holds."""
-        return Write(self)
+        outer one: it never waits for the lock its own thread holds. `committed` runs once the
+        COMMIT is done and the writers' queue left, before the connection is let go (the poke:
+        a waiter is woken before this process closes anything)."""
+        return Write(self, committed)
 
     def read(self) -> Read:
         """`with store.read() as conn:` a consistent snapshot for read-only work (inside a
@@ -563,10 +574,10 @@ class Write:
     """What `Store.write()` opens: the store's write lock (its writers' queue, then `BEGIN
     IMMEDIATE`), or a savepoint inside this thread's open write."""
 
-    __slots__ = ("conn", "inner", "store", "turn")
+    __slots__ = ("committed", "conn", "inner", "store", "turn")
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, committed: Callable[[], object] | None = None) -> None:
+        self.store, self.committed = store, committed
         self.conn: sqlite3.Connection | None = None  # None: a savepoint of the outer write
 
     def __enter__(self) -> sqlite3.Connection:
@@ -589,23 +600,30 @@ class Write:
         try:
             self.inner.__enter__()
         except BaseException:
-            self._done()
+            self._done(None)
             raise
         return conn
 
     def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
         try:
             self.inner.__exit__(kind, exc, tb)
-        finally:
+        except BaseException:
             if self.conn is not None:
-                self._done()
+                self._done(None)
+            raise
+        if self.conn is not None:
+            self._done(self.committed if kind is None else None)
 
-    def _done(self) -> None:
+    def _done(self, committed: Callable[[], object] | None) -> None:
         store, conn = self.store, self.conn
         assert conn is not None
         store._active.conn = None
         store._queue.leave(self.turn)
-        store._release(conn)
+        try:
+            if committed is not None:
+                committed()
+        finally:
+            store._release(conn)
 
 
 class Read:

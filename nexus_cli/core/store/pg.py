@@ -26,7 +26,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -698,6 +698,9 @@ class PgStore:
         """A connection of its own (a waiter polls on it outside any transaction)."""
         return self._checked(connect(self.url, self.root, self.timeout, self.limit), write=False)
 
+    def keep(self) -> None:
+        """(Its connections are kept already: one per thread and kind.)"""
+
     def info(self) -> dict:
         try:
             version = schema_version(self._conn())
@@ -707,7 +710,7 @@ class PgStore:
                 "schema_version": version, "schema_current": migrations.CURRENT}
 
     @contextmanager
-    def write(self) -> Iterator[Conn]:
+    def write(self, committed: Callable[[], object] | None = None) -> Iterator[Conn]:
         outer = getattr(self._local, "active", None)
         if outer is not None:
             name = f"nx{next(_savepoints)}"
@@ -727,6 +730,8 @@ class PgStore:
                 yield conn
         finally:
             self._local.active = None
+        if committed is not None:
+            committed()
 
     @contextmanager
     def read(self) -> Iterator[Conn]:
