@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from nexus_cli.core.store import migrations
+from nexus_cli.core.store import APPLICATION_ID, migrations
 from nexus_cli.core.store.db import LocalStore, Store
 
 REAL_BUILD: Callable[[Store, str], None] = Store._build
@@ -33,7 +33,7 @@ REAL_EMPTY: Callable[[Store], sqlite3.Connection] = Store._empty
 
 def sqlite_key() -> str:
     """What a new SQLite store is made from: the migration list and the SQLite library."""
-    text = repr((migrations.APPLICATION_ID, migrations.MIGRATIONS, sqlite3.sqlite_version))
+    text = repr((APPLICATION_ID, migrations.MIGRATIONS, sqlite3.sqlite_version))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "nexus_cli"
 
 # bottom to top; a module may import its own layer and the ones below, never above
 LAYERS = [
-    ("infra", ["core.errors", "core.timefmt", "core.text", "core.settings", "core.proctable",
-               "core.data", "core.store"]),
+    ("infra", ["core.errors", "core.record", "core.timefmt", "core.text", "core.settings",
+               "core.proctable", "core.data", "core.store"]),
     ("client runtime", ["clients", "clients.claude", "clients.codex", "clients.claude.runtime",
                         "clients.codex.runtime", "clients.claude.headless",
                         "clients.codex.headless"]),
@@ -131,13 +131,14 @@ def leave(code):
 
 os._exit = leave
 from nexus_cli import __main__
-heavy = json.loads(os.environ["HEAVY"])
+heavy = json.loads(os.environ["HEAVY"])  # null: every module
 try:
     __main__.main(sys.argv[1:])
 except SystemExit:
     pass
 finally:
-    loaded = sorted(m for m in sys.modules if m in heavy or m.split(".")[0] in heavy)
+    loaded = sorted(m for m in sys.modules
+                    if heavy is None or m in heavy or m.split(".")[0] in heavy)
     os.write(2, ("LOADED " + json.dumps(loaded) + "\\n").encode())
     exit_now(0)
 """
@@ -212,6 +213,62 @@ def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):
             seen.append(json.loads(line.removeprefix("LOADED ")))
     assert seen[0], "the first event of a new store runs the upkeep (the probe sees it)"
     assert seen[1] == [], seen
+
+
+# what each event's hook may load beyond the interpreter's floor (`import json, sqlite3`): the
+# store, the session and its admission, and the client's own adapter for every event; a tool
+# call with nothing to say nothing more (no mailbox, no chat feed, no upkeep: its news check is
+# one question); a prompt and a Stop their announcement. Each module costs every hook of every
+# agent about 0.3 ms (bench/hotpath.py): a new one here is a decision, not an accident.
+EVERY_EVENT = {"__future__", "fcntl", *(f"nexus_cli{m}" for m in (
+    "", ".__main__", ".hook", ".hook.entry", ".hook.handlers", ".clients", ".clients.claude",
+    ".clients.claude.runtime", ".core", ".core.errors", ".core.record", ".core.identity",
+    ".core.proctable", ".core.settings", ".core.jsonstrict", ".core.sessions",
+    ".core.store", ".core.store.paths", ".core.store.team", ".core.store.policy",
+    ".core.store.queue", ".core.store.wake", ".core.store.db", ".core.store.news",
+    ".messages"))}
+ANNOUNCING = {f"nexus_cli.{m}" for m in (
+    "maintenance", "maintenance.schedule", "delivery", "delivery.announce", "delivery.turns",
+    "messages.mailbox", "core.shellcmd", "core.text")}
+HOT_EVENTS = {
+    "PostToolUse": ({"tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {}}, set()),
+    "PreToolUse": ({"tool_name": "mcp__nexus__peers", "tool_use_id": "toolu_2",
+                    "tool_input": {}}, set()),
+    "UserPromptSubmit": ({"prompt": "hello"}, {*ANNOUNCING, "nexus_cli.workspace",
+                                               "nexus_cli.workspace.feed", "nexus_cli.tasks",
+                                               "nexus_cli.tasks.ledger"}),
+    "Stop": ({"stop_hook_active": False}, {*ANNOUNCING, "nexus_cli.delivery.notify"}),
+}
+
+
+def loaded_by(client, argv: list[str], env: dict, stdin: object = None) -> set[str]:
+    """Every module the probe's process holds once `nexus ARGV` is done (as a child of `client`)."""
+    done = client.run([sys.executable, "-c", PROBE, json.dumps([*argv, json.dumps(stdin)])],
+                      {**env, "HEAVY": "null"})
+    assert "refused" not in done["err"] and "internal_error" not in done["err"], done["err"]
+    line = next(x for x in done["err"].splitlines() if x.startswith("LOADED "))
+    return set(json.loads(line.removeprefix("LOADED ")))
+
+
+def test_each_hot_event_loads_what_it_needs_and_nothing_more(tmp_path):
+    """A quiet tool call, a prompt and a Stop, after the session's start (whose upkeep round is
+    done then, so none is due): what each loads beyond `python -c "import json, sqlite3"`."""
+    sid = "00000001-0000-4000-8000-000000000001"
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(PACKAGE.parent)}
+    floor = subprocess.run([sys.executable, "-c", "import json, sqlite3, sys; "
+                            "print(json.dumps(sorted(sys.modules)))"], env=env,
+                           capture_output=True, text=True, timeout=60, check=True)
+    below = set(json.loads(floor.stdout)) | {"io"}
+    from standin import StandIn
+
+    with StandIn("claude", str(tmp_path / "bin")) as claude:
+        start = {"hook_event_name": "SessionStart", "session_id": sid, "cwd": "/"}
+        assert loaded_by(claude, ["hook", "claude"], env, start)
+        for event, (fields, extra) in HOT_EVENTS.items():
+            stdin = {"hook_event_name": event, "session_id": sid, "cwd": "/", **fields}
+            beyond = loaded_by(claude, ["hook", "claude"], env, stdin) - below
+            assert beyond <= EVERY_EVENT | extra, (event, sorted(beyond - EVERY_EVENT - extra))
 
 
 def test_the_mcp_server_answers_before_it_loads_what_the_tools_need(tmp_path):

@@ -179,6 +179,28 @@ def test_invisible_characters_are_shown_escaped_in_every_format_character():
     assert visible("\U0001f469\u200d\U0001f4bb") == "\U0001f469\u200d\U0001f4bb"  # kept whole
 
 
+def test_ascii_text_takes_the_short_way_to_the_same_rendering():
+    """ASCII text skips the patterns (compiling them costs a millisecond a waiter would pay after
+    its poke): every rendering of every ASCII character, alone and among others, is the one
+    the patterns give."""
+    from nexus_cli.core import text
+
+    def slow_visible(s: str, keep_lines: bool = True) -> str:
+        if not keep_lines:
+            s = s.replace("\n", "\\n").replace("\t", "\\t")
+        return text._pattern(text.CONTROL).sub(text._escape, s)
+
+    samples = [chr(c) for c in range(128)]
+    samples += [f"a{c}b\nc{c}\r\nd" for c in samples] + ["", " x ", "a\rb", "a\x0bb\x0cc"]
+    for s in samples:
+        for keep in (True, False):
+            assert text.visible(s, keep) == slow_visible(s, keep), (s, keep)
+        first = text._pattern(text.LINE_BREAK).split(s.strip(), 1)[0]
+        assert text.one_line(s) == slow_visible(first, False), s
+        assert text.quoted(s) == '"' + slow_visible(first.replace("\\", "\\\\")
+                                                    .replace('"', '\\"'), False) + '"', s
+
+
 def test_no_escapes_for_pipes_or_no_color(nx, pair, monkeypatch):
     nx("send", "codex", "\x1b]0;title\x07hi \x1b[2J", env=A)
     assert "\x1b" not in nx("peers", env=A).out + nx("inbox", env=B).out

@@ -15,7 +15,7 @@ from helpers import B, sid
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store import news
 from nexus_cli.core.store.db import Store
-from nexus_cli.messages import mailbox
+from nexus_cli.messages import announceable, mailbox
 
 
 def marker(home, pid: int):
@@ -74,7 +74,7 @@ def test_concurrent_writers_and_hooks_never_hide_a_message(home, hook, pair, chd
             with store.write() as conn:
                 rows, _ = mailbox.unread(conn, me, only_new=True)
                 mailbox.mark_delivered(conn, [r["id"] for r in rows], 0.0, "tool")
-                if not mailbox.announceable(conn, me):
+                if not announceable(conn, me):
                     news.clear(conn, pair)
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
@@ -87,7 +87,7 @@ def test_concurrent_writers_and_hooks_never_hide_a_message(home, hook, pair, chd
     stop.set()
     hooker.join()
     with store.read() as conn:
-        left = mailbox.announceable(conn, me)
+        left = announceable(conn, me)
     assert not left or marker(home, pair).exists()
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from helpers import claude_env, codex_env, ctx_for, fake_table, sid
 from nexus_cli.catalog import load
-from nexus_cli.core import sessions
+from nexus_cli.core import discovery, sessions
 from nexus_cli.core.context import Ctx
 from nexus_cli.core.errors import NexusError
 from nexus_cli.core.registry import TOOLS, invoke
@@ -79,7 +79,7 @@ def test_target_resolution_matches_the_model(names, data):
         with store.read() as conn:
             who = sessions.Caller(me, PROJECT, PROJECT, "test")
             try:
-                got = sessions.resolve_target(conn, who, target, now)["id"]
+                got = discovery.resolve_target(conn, who, target, now)["id"]
             except NexusError as exc:
                 got = exc.code
     assert got == model_resolve(ids, me, target)

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import claude_env, sid, tree_bytes
 from nexus_cli.core.errors import NexusError
-from nexus_cli.core.store import migrations, paths
+from nexus_cli.core.store import APPLICATION_ID, SCHEMA, migrations, paths
 from nexus_cli.core.store.db import Store
 
 pytestmark = pytest.mark.migrate  # the store's own making, by the migrations (not a template copy)
@@ -37,8 +37,9 @@ def test_new_store_is_private_wal_and_migrated(home):
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA application_id").fetchone()[0] == migrations.APPLICATION_ID
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.CURRENT
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    # the version every open compares with, kept apart from the migrations: their last one
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == migrations.CURRENT
     recorded = [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")]
     assert recorded == [m[0] for m in migrations.MIGRATIONS]
     assert not [p for p in os.listdir(home) if ".new-" in p]  # no temporary file left
@@ -220,7 +221,7 @@ def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, h
     home.mkdir(mode=0o700)
     db = Path(paths.db_path(str(home)))
     conn = sqlite3.connect(db)
-    conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                  " applied_at REAL NOT NULL)")
@@ -238,7 +239,8 @@ def test_an_older_store_is_migrated_by_the_first_write_with_its_data(nx, hook, h
     assert nx("peers").code == 6  # read-only: refuses, does not migrate
     assert hook("codex", "SessionStart", sid(9), source="startup").code == 0
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.CURRENT
+    # the version every open compares with, kept apart from the migrations: their last one
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == migrations.CURRENT
     assert [r[0] for r in conn.execute("SELECT version FROM migrations ORDER BY version")] == \
         [m[0] for m in migrations.MIGRATIONS]
     assert conn.execute("SELECT text, defer FROM messages WHERE id = 'm-old'").fetchone() == (
@@ -452,6 +454,59 @@ def test_a_tool_calls_hook_reads_and_writes_its_session_once(hook, home, stateme
     assert hook("claude", "PostToolUse", sid(1), tool_name="Bash", tool_use_id="t1").code == 0
     mine = [s for s in statements if "FROM sessions" in s or s.startswith("UPDATE sessions")]
     assert [s.split()[0] for s in mine] == ["SELECT", "UPDATE", "SELECT"], mine
+
+
+def test_a_woken_waiter_answers_on_its_connection_in_one_write(hook, home, fake, monkeypatch):
+    """From the poke to the answer, the idle wait opens no connection (a new one reads the
+    schema again) and writes once: the wait's end, the announcement's delivery and the turn it
+    counts commit together."""
+    import threading
+    import time
+
+    from nexus_cli.core import sessions
+    from nexus_cli.core.store import db as dbmod
+    from nexus_cli.hook import waits
+    from nexus_cli.messages import mailbox
+
+    hook("claude", "SessionStart", sid(1), source="startup")
+    hook("claude", "Stop", sid(1), stop_hook_active=False)
+    me = f"claude:{sid(1)}"
+    seen: list[tuple[int, str]] = []
+    connect = dbmod.Store._connect
+
+    def traced(self, *a, **k):
+        conn = connect(self, *a, **k)
+        seen.append((threading.get_ident(), "CONNECT"))
+        conn.set_trace_callback(lambda sql: seen.append((threading.get_ident(), sql)))
+        return conn
+
+    monkeypatch.setattr(dbmod.Store, "_connect", traced)
+    store = Store(str(home))
+    with store.read() as conn:
+        row = sessions.get(conn, me)
+    got: list = []
+
+    def wait() -> None:
+        fake.parent = fake.client_of(me)  # (this thread's process tree: below its client)
+        got.append(waits.idle("claude", me, row, Store(str(home)), {}))
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with store.read() as conn:
+            if sessions.get(conn, me)["status"] == "listening":
+                break
+        time.sleep(0.01)
+    poked = len(seen)
+    with store.write() as conn:
+        mailbox.insert(conn, sender=f"codex:{sid(2)}", recipient=me, text="wake up", now=0.0)
+    store.poke([me])
+    waiter.join(60)
+    assert got and got[0][1] == 2 and "wake up" in got[0][2], got
+    after = [sql for ident, sql in seen[poked:] if ident == waiter.ident]
+    assert "CONNECT" not in after, after
+    assert [s for s in after if s.startswith("BEGIN")] == ["BEGIN IMMEDIATE"], after
 
 
 def test_links_planted_for_the_wake_and_news_folders_are_never_followed(nx, hook, chdir_work,

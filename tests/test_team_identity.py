@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from nexus_cli.core import identity, proctable
+from nexus_cli.core import identity, proctable, remotes
 from nexus_cli.core.store import team
 
 KEY = "github.com/acme/widget"
@@ -41,7 +41,7 @@ KEY = "github.com/acme/widget"
     "  git@github.com:acme/widget.git\n",
 ])
 def test_every_spelling_of_a_remote_is_one_key(url):
-    assert identity.normalise_remote(url) == KEY
+    assert remotes.normalise_remote(url) == KEY
 
 
 @pytest.mark.parametrize("url", [
@@ -51,14 +51,14 @@ def test_every_spelling_of_a_remote_is_one_key(url):
     "alice@git.example.com:repo.git",
 ])
 def test_credentials_never_reach_the_key(url):
-    key = identity.normalise_remote(url)
+    key = remotes.normalise_remote(url)
     assert key and "@" not in key
     for secret in ("ghp_SECRET123", "hunter2", "s3cr3t", "alice", "deploy", "x-access-token"):
         assert secret not in key
 
 
 def test_other_hosts_ports_and_paths_stay_apart():
-    n = identity.normalise_remote
+    n = remotes.normalise_remote
     assert n("https://gitlab.example.com:8443/group/sub/repo.git") == \
         "gitlab.example.com:8443/group/sub/repo"
     assert n("https://gitlab.example.com/group/sub/repo") == "gitlab.example.com/group/sub/repo"
@@ -73,7 +73,7 @@ def test_other_hosts_ports_and_paths_stay_apart():
     "https://github.com/a/../b", "git@github.com:acme/widget.git\nevil",
 ])
 def test_local_paths_and_nonsense_have_no_key(url):
-    assert identity.normalise_remote(url) is None
+    assert remotes.normalise_remote(url) is None
 
 
 def git_repo(root, url: str | None, extra: str = "") -> str:
@@ -89,11 +89,11 @@ def test_the_remote_is_read_from_git_config(tmp_path):
     root = git_repo(tmp_path / "a", "git@github.com:acme/widget.git",
                     extra='[remote "upstream"]\n\turl = git@github.com:other/thing.git\n'
                           '# [remote "origin"] in a comment\n')
-    assert identity.remote_url(root) == "git@github.com:acme/widget.git"
+    assert remotes.remote_url(root) == "git@github.com:acme/widget.git"
     assert identity.scope_of(root, team=True) == KEY
     assert identity.scope_of(root, team=False) == root  # locally: the root path, as ever
     bare = git_repo(tmp_path / "b", None)
-    assert identity.remote_url(bare) is None
+    assert remotes.remote_url(bare) is None
     assert identity.scope_of(bare, team=True) == bare  # no remote: the root path
     assert identity.scope_of(str(tmp_path / "not-a-repo"), team=True) == str(
         tmp_path / "not-a-repo")

@@ -13,7 +13,7 @@ import pytest
 
 import templates
 from helpers import A, B, call, sid
-from nexus_cli.core.store import migrations, paths
+from nexus_cli.core.store import db, migrations, paths
 from nexus_cli.core.store.db import LocalStore, Store
 
 
@@ -48,6 +48,7 @@ def test_a_changed_migration_list_gets_stores_of_its_own(home, monkeypatch):
              "CREATE TABLE only_in_this_test (x INTEGER);")
     monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS, extra))
     monkeypatch.setattr(migrations, "CURRENT", extra[0])
+    monkeypatch.setattr(db, "SCHEMA", extra[0])  # what an open compares with
     Store(str(home)).open_write().close()
     conn = sqlite3.connect(paths.db_path(str(home)))
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'only_in_this_test'")\

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import caller, events, sessions, settings
+from ..core import caller, discovery, events, sessions, settings
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -31,7 +31,7 @@ def _scope(me, all_workspaces: bool) -> tuple[str, list]:
 def item(conn, row, now: float) -> dict:
     waited = max(0.0, now - row["requested_at"])
     return {"id": row["id"], "session_id": row["session_id"],
-            "session": sessions.ref(conn, row["session_id"]), "run_id": row["run_id"],
+            "session": discovery.ref(conn, row["session_id"]), "run_id": row["run_id"],
             "tool_name": row["tool_name"], "summary": row["summary"], "reason": row["reason"],
             "requested_at_epoch": row["requested_at"], "deadline_epoch": row["deadline"],
             "waited_ms": int(waited * 1000), "waited": human_duration(waited)}

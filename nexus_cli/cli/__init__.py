@@ -13,7 +13,7 @@ import click
 
 from ..core import events, registry
 from ..core.context import Ctx, cli_resolver
-from ..core.errors import CODES, Exit, NexusError
+from ..core.errors import CODES, Exit, NexusError, exits
 from ..core.store.db import Store
 from . import output, params
 
@@ -26,7 +26,7 @@ EXIT_MEANINGS = {
 HELP = ("Coordinate Claude Code and Codex sessions (and you, at a shell) on one machine: find "
         "each other, message, hand off work, wake idle sessions. No daemon: every command works "
         "directly on a locked per-user SQLite store ($NEXUS_HOME).\n\nExit codes: "
-        + ", ".join(f"{int(code)} {EXIT_MEANINGS[code]}" for code in Exit)
+        + ", ".join(f"{code} {EXIT_MEANINGS[code]}" for code in exits())
         + ", 130 interrupted (Ctrl-C).")
 # commands that are not registry tools: name -> attribute of cli.extra, or `module:attribute`
 # of another module of cli/

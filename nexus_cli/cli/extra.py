@@ -55,7 +55,7 @@ def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
     import time
 
     from ..catalog import load
-    from ..core import jsonstrict, sessions, validate
+    from ..core import discovery, jsonstrict, validate
     from ..core.context import Ctx, cli_resolver
     from ..core.errors import Exit, NexusError
     from ..core.human import who
@@ -97,7 +97,7 @@ def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
             if not told:
                 told = True
                 with store.read() as conn:
-                    me = who(sessions.ref(conn, ctx.me_id))
+                    me = who(discovery.ref(conn, ctx.me_id))
                 limit = f"until {timeout:g} s pass without one" if timeout is not None else \
                     "until Ctrl-C"
                 sys.stderr.write(f"watching messages to {me}, {limit}; others see you as "
@@ -105,8 +105,8 @@ def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
             if got["remaining"]:
                 continue
             started = time.monotonic()
-            state = waiting.wait_for_news(store, ctx.me_id, timeout if timeout is not None
-                                          else 24 * 3600)
+            state, _ = waiting.wait_for_news(store, ctx.me_id, timeout if timeout is not None
+                                             else 24 * 3600)
             if state != "news" and (timeout is not None or state == "gone"):
                 break
             if timeout is not None and time.monotonic() - started >= timeout:

@@ -76,7 +76,7 @@ def complete_session(ctx: click.Context, param: click.Parameter,
         import os
         import time
 
-        from ..core import caller, identity, sessions
+        from ..core import caller, discovery, identity
         from ..core.store.db import Store
 
         store = Store()
@@ -84,7 +84,7 @@ def complete_session(ctx: click.Context, param: click.Parameter,
             return []
         with store.read() as conn:
             me = caller.standing(conn, identity.user_id(), os.getcwd(), "user")
-            rows = sessions.scoped_rows(conn, me, time.time(), False, False)
+            rows = discovery.scoped_rows(conn, me, time.time(), False, False)
     except Exception:
         return []
     found = []

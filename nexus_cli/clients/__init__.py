@@ -2,18 +2,53 @@
 client while it runs (stdlib only, the hooks use it): its session ids, the environment variables
 its shell tool and MCP servers get, the `_meta` of its MCP calls, how to recognise its process,
 and how to wake it. `clients/<name>/config.py` edits its configuration (install, doctor).
-A third client is a third folder plus one line below."""
+A third client is a third folder, its name in NAMES and one line in `_load`.
+
+An adapter is imported when it is first asked for: a hook of one client loads that client's
+alone."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 
-from .claude import runtime as claude
-from .codex import runtime as codex
+NAMES = ("claude", "codex")
+_HEX = frozenset("0123456789abcdef")
 
-ADAPTERS: dict[str, ModuleType] = {"claude": claude, "codex": codex}
-NAMES = tuple(ADAPTERS)
+
+def is_uuid(raw: str) -> bool:
+    """Whether `raw` is, as a whole, a lowercase UUID: the shape of both clients' session ids
+    (checked without a regular expression: compiling one costs a hook more than the check)."""
+    return (len(raw) == 36 and raw[8] == raw[13] == raw[18] == raw[23] == "-"
+            and _HEX.issuperset(raw[:8] + raw[9:13] + raw[14:18] + raw[19:23] + raw[24:]))
+
+
+def _load(name: str) -> ModuleType:
+    if name == "claude":
+        from .claude import runtime as claude
+
+        return claude
+    if name == "codex":
+        from .codex import runtime as codex
+
+        return codex
+    raise KeyError(name)
+
+
+class _Adapters(Mapping[str, ModuleType]):
+    """client name -> its runtime module, each imported at its first use."""
+
+    def __getitem__(self, name: str) -> ModuleType:
+        return _load(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(NAMES)
+
+    def __len__(self) -> int:
+        return len(NAMES)
+
+
+ADAPTERS: Mapping[str, ModuleType] = _Adapters()
 
 
 def env_claims(env: Mapping[str, str]) -> list[tuple[str, str]]:

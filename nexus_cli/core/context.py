@@ -54,8 +54,8 @@ class Ctx:
     def write(self) -> Iterator[sqlite3.Connection]:
         self._resolve_early()
         self._depth += 1
-        try:
-            with self.store.write() as conn:
+        try:  # (the outermost write pokes right after its COMMIT: `after_commit`)
+            with self.store.write(self.after_commit if self._depth == 1 else None) as conn:
                 upkeep, self.upkeep = self.upkeep, None
                 if upkeep is not None:
                     for sid in upkeep.run(conn, self.now):

@@ -6,11 +6,10 @@ Every failure nexus reports, on the CLI, over MCP or from a hook, is a `NexusErr
 
 from __future__ import annotations
 
-from enum import IntEnum
 
-
-class Exit(IntEnum):
-    """Process exit codes, documented in docs/output.md and contract/errors.json."""
+class Exit:
+    """Process exit codes, documented in docs/output.md and contract/errors.json. Plain numbers
+    (an IntEnum's class costs a hook a tenth of a millisecond to build); `exits()` lists them."""
 
     OK = 0
     # a check failed (doctor), or a hook could not do its job (non-blocking for clients)
@@ -26,8 +25,13 @@ class Exit(IntEnum):
     OUTPUT = 74  # the result could not be written out (stdout closed or full); nothing consumed
 
 
+def exits() -> dict[int, str]:
+    """Every exit code and its name (`usage`, `not_found`, ...), in the order above."""
+    return {v: k.lower() for k, v in vars(Exit).items() if k.isupper()}
+
+
 # code -> (exit code, what it means). The single source for contract/errors.json.
-CODES: dict[str, tuple[Exit, str]] = {
+CODES: dict[str, tuple[int, str]] = {
     "invalid_argument": (Exit.USAGE, "An argument is missing, of the wrong type or out of range."),
     "invalid_input": (Exit.USAGE, "Input read from stdin or a file is not what was expected."),
     "usage_error": (Exit.USAGE, "The command line could not be parsed."),
@@ -143,7 +147,7 @@ class NexusError(Exception):
         super().__init__(self.message)
 
     @property
-    def exit_code(self) -> Exit:
+    def exit_code(self) -> int:
         return CODES[self.code][0]
 
     @property
@@ -166,7 +170,7 @@ class NexusError(Exception):
             "reason": self.reason,
             "action": self.action,
             "message": self.message,
-            "exit_code": int(self.exit_code),
+            "exit_code": self.exit_code,
         }
         if self.details:
             out["details"] = self.details

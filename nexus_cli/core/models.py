@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from . import jsonstrict
-from .sessions import STATUS_HELP
+from .availability import STATUS_HELP
 from .settings import METADATA_BYTES, METADATA_DEPTH, TASK_MAX, TEXT_MAX  # noqa: F401
 
 
@@ -128,14 +128,14 @@ Target = Field(min_length=1, max_length=300,
                description="Session id, handle or name.")
 
 
-AllWorkspaces = Field(False, description="Every project, not only yours.")
+AllWorkspaces = Field(False, description="All projects.")
 DeliveryMode = Literal["auto", "queue", "steer"]
-DELIVERY = "queue: at its next turn; steer: at its next tool call; auto: steer if it is working."
+DELIVERY = "queue: its next turn; steer: its next tool call; auto: steer if it is working."
 Delivery: Any = Field("auto", description=DELIVERY)
 
 
-NoWake = Field(False, description="Do not wake the recipient: it sees it at its next prompt (or "
-               "next tool call, when in a turn).")
+NoWake = Field(False, description="Do not wake the recipient (it sees it at its next prompt or "
+               "tool call).")
 
 
 RequestId = Field(None, min_length=1, max_length=200,

@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections import namedtuple
+
+from .record import Record
 
 
-class Proc(namedtuple("Proc", "pid ppid name start")):
-    """One process. (collections' namedtuple, not typing's: typing is not imported on the hook
-    path.)"""
+class Proc(Record):
+    """One process."""
 
-    __slots__ = ()
+    _fields = __slots__ = ("pid", "ppid", "name", "start")
     pid: int
     ppid: int
     name: str  # the executable's base name (as `comm`, up to 15 characters on Linux)
@@ -29,6 +29,7 @@ class Proc(namedtuple("Proc", "pid ppid name start")):
 
 class ProcTable:
     backend = "none"
+    _own: tuple[int, list[Proc]] | None = None  # (parent, chain): this process's ancestry
 
     def get(self, pid: int) -> Proc | None:
         raise NotImplementedError
@@ -59,7 +60,7 @@ class ProcTable:
         the pid of a living ancestor, and losing one re-parents us)."""
         if pid is None:
             parent = os.getppid()
-            cached = getattr(self, "_own", None)
+            cached = self._own
             if cached is not None and cached[0] == parent:
                 return list(cached[1])
             chain = self._walk(os.getpid(), limit)
@@ -184,9 +185,16 @@ class PsTable(ProcTable):
 
 
 # a shell's program (the real file, links resolved): what an agent's shell tool already is, and
-# never a client, whatever the process is named (a link `claude` -> /bin/bash)
-SHELL = re.compile(r"\A(?:(?:ba|da|z|k|mk|pdk|a|c|tc|fi|yash|rc|es)?sh[0-9.]*|fish[0-9.]*|"
-                   r"busybox|toybox|pwsh|nu|elvish|xonsh)\Z")
+# never a client, whatever the process is named (a link `claude` -> /bin/bash); the sh family's
+# names may end in a version (`bash5.2`)
+SH_FAMILY = frozenset(p + "sh" for p in ("", "ba", "da", "z", "k", "mk", "pdk", "a", "c", "tc",
+                                         "fi", "ya"))
+SHELLS = frozenset(("rc", "es", "busybox", "toybox", "pwsh", "nu", "elvish", "xonsh"))
+
+
+def shell_program(name: str) -> bool:
+    """Whether a program's file name is a shell's."""
+    return name.rstrip("0123456789.") in SH_FAMILY or name in SHELLS
 
 
 def is_shell(pid: int) -> bool:
@@ -195,7 +203,7 @@ def is_shell(pid: int) -> bool:
     if not exe:
         return False
     real = exe if table().backend == "proc" else os.path.realpath(exe)  # /proc: resolved
-    return SHELL.match(os.path.basename(real)) is not None
+    return shell_program(os.path.basename(real))
 
 
 def chosen() -> ProcTable:
@@ -233,8 +241,8 @@ def _machine_parts() -> tuple[str, str]:
             if ident:
                 break
             try:
-                with open(file, encoding="ascii", errors="replace") as fh:
-                    ident = fh.read().strip()
+                with open(file, "rb") as fh:  # (bytes: no codec to import)
+                    ident = fh.read().decode("ascii", "replace").strip()
             except OSError:
                 continue
         node = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")

@@ -1,37 +1,37 @@
 """The session core: owner of the `sessions` and `tool_uses` tables. Registration from hook events,
-presence, names and handles, discovery, target resolution, successor routing. Every other module
-reads and writes sessions through these functions. Stdlib only (the hooks use all of it)."""
+liveness, names and handles, successor routing. Every other module reads and writes sessions
+through these functions, and through core/availability.py (a session's status as shown) and
+core/discovery.py (listings, target resolution), which a tool call's hook does not load.
+Stdlib only (the hooks use it).
+
+A hook event is believed only from its session's own client process: the first event of a
+session records that process (pid and start time); a live one is never replaced, a dead one
+only by a SessionStart that is its new process's own first event (`claude --resume`, `codex
+resume`: never into a process that runs other sessions, as a start fed by hand from an agent's
+shell would), which is recorded in the event log. A client process nexus has not registered is
+never a registered session by its variable or `_meta` alone, and a process that runs a shell is
+no client, whatever its name."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-from collections import namedtuple
+from collections.abc import Sequence
 
+from .. import clients
 from . import identity
-from .errors import NexusError, invalid
+from .errors import NexusError
 from .proctable import Proc, machine, table
+from .record import Record
 from .settings import (
     BINDING_PURGE,
     BINDING_TTL,
-    IDLE_WAIT,
-    LISTEN_WAIT,
-    RECENT_OFFLINE,
     STALE_AFTER,
-    WAITER_GRACE,
-    WOKEN_TURN,
 )
 from .store import policy
 from .store.db import later, present
 
 PROMPT_TAIL = 1500
 ASSISTANT_TAIL = 5000
-AMBIGUOUS_LIST = 12
-
-# live as far as SQL can tell (`gone` decides): not ended, and recently active, or listening, or
-# in a turn (tool calls need not reach nexus: a long turn is not staleness), or with a client
-# process on this machine (whether it still runs is asked of the process table, not the clock);
-# `:stale` is now - STALE_AFTER, `:machine` this machine (both from `stale`)
 LIVE_SQL = ("(status != 'offline' AND (last_active >= :stale"
             " OR status IN ('listening', 'working', 'waiting')"
             " OR (client_pid IS NOT NULL AND (machine IS NULL OR machine = :machine))))")
@@ -57,7 +57,6 @@ EXITED = "process-exited"
 WAITING_FOR_MAX = 200  # characters of what a waiting session waits for
 
 
-
 # team mode (core/store/policy.py): presence is for everyone to read; a row is its role's (the
 # server records it), never given to another, and a person's id is the role's own; nexus's own
 # id is nobody's. A tool use is bound by, and for, the session's own role.
@@ -70,17 +69,23 @@ TEAM_TABLES = {
 }
 
 
-class Caller(namedtuple("Caller", "id cwd project source scope tier agent",
-                        defaults=("", None, ""))):
+class Caller(Record):
     """The participant a call acts as, its project root (a path), how it was established
     (`source`: option | env | ancestry | mcp | user | hook), its scope: the project as every
     machine names it (`identity.scope_of`; the root path on the local store), and `tier`: the
     sandbox tier its client states for this very call (Codex's turn `sandbox_mode`, Claude
     Code's permission mode), None when it states none, and `agent`: the Claude Code subagent
-    (Task tool) an MCP call came from, which acts as its session. A namedtuple: no dataclass
-    import on the hook path."""
+    (Task tool) an MCP call came from, which acts as its session."""
 
-    __slots__ = ()
+    _fields = __slots__ = ("id", "cwd", "project", "source", "scope", "tier", "agent")
+    _defaults = ("", None, "")
+    id: str
+    cwd: str
+    project: str
+    source: str
+    scope: str
+    tier: str | None
+    agent: str
 
     @property
     def key(self) -> str:
@@ -131,32 +136,6 @@ def here(row: sqlite3.Row | dict) -> bool:
     return where is None or where == machine()
 
 
-STATUS_HELP = ("working: in a turn (it sees a message after its next tool call); waiting: its "
-               "client waits for a person (a permission prompt) and it cannot answer until that "
-               "is answered; listening: something waits to wake it (listen mode, or its "
-               "background waiter): it can answer right away; idle: its turn ended and nothing "
-               "wakes it now (see status_reason): a message waits for its next prompt; offline: "
-               "its session ended or its client process is gone: mail waits for it to resume.")
-
-
-class Presence(namedtuple("Presence", "status reason waiting_for wakeable",
-                          defaults=(None, None, None))):
-    """What a sender needs to know of a session, judged where it is read (never by a daemon):
-
-    - `status`: working (in a turn), waiting (its client waits for a person: a permission
-      prompt), listening (something waits to wake it: listen mode or its background waiter),
-      idle (its turn ended and nothing wakes it now) or offline (ended, or its client is gone);
-    - `reason`: why, in words, where the status alone does not say it;
-    - `waiting_for`: what a waiting session waits for, as its client says it;
-    - `wakeable`: for idle and listening agents, whether a message now wakes it."""
-
-    __slots__ = ()
-    status: str
-    reason: str | None
-    waiting_for: str | None
-    wakeable: bool | None
-
-
 def ended(row: sqlite3.Row | dict) -> str:
     """Why a session recorded as offline is."""
     if row["successor"]:
@@ -193,124 +172,9 @@ def gone(row: sqlite3.Row | dict, now: float, proc: Proc | None = None) -> str |
     return QUIET_TEXT
 
 
-def effective_status(row: sqlite3.Row | dict, now: float) -> str:
-    return presence(row, now).status
-
-
-def presence(row: sqlite3.Row | dict, now: float) -> Presence:
-    """The session's presence (see Presence): its hooks' record, corrected by what its client
-    process says of itself where it says it (Claude Code's live registry file), by whether its
-    processes still run, and by what keeps it from being woken."""
-    why = gone(row, now)
-    if why:
-        return Presence("offline", why)
-    status, local = row["status"], here(row)
-    if not local:  # another machine's session: as it recorded itself
-        return Presence(status, waiting_for=row["waiting_for"] if status == "waiting" else None)
-    if row["client"] not in identity.CLIENTS:  # a person: `watch` listens while it runs
-        dead = status == "listening" and not table().alive(row["waiter_pid"])
-        return Presence("idle" if dead else status)
-    live = _live(row)
-    if live is not None and live[0] == "waiting":
-        said = row["waiting_for"] if row["last_event"] == "PermissionRequest" else None
-        return Presence("waiting", WAITING_TEXT, said or live[1] or "a person")
-    if live is not None and live[2] > row["last_active"] and status != "listening":
-        status = {"busy": "working", "idle": "idle"}.get(live[0], status)  # newer than hooks
-    elif status == "waiting" and live is None and _moved_on(row):
-        status = "working"  # its transcript grew since the prompt: it was answered
-    if status == "waiting":
-        return Presence("waiting", WAITING_TEXT, row["waiting_for"] or "a person")
-    if status not in ("idle", "listening"):
-        return Presence(status)
-    return waking(row, status, now)
-
-
-WAITING_TEXT = "its client waits for a person: it cannot answer until that is answered"
-
-
-def _live(row: sqlite3.Row | dict) -> tuple[str, str | None, float] | None:
-    from .. import clients  # only where a status is read
-
-    adapter = clients.ADAPTERS.get(row["client"])
-    return adapter.live(row) if adapter is not None and row["client_pid"] else None
-
-
-def _moved_on(row: sqlite3.Row | dict) -> bool:
-    """Whether the session's transcript was written after its last hook event (a permission
-    prompt it recorded was answered: the conversation went on)."""
-    try:
-        return os.stat(row["transcript_path"]).st_mtime > row["last_active"]
-    except (OSError, TypeError, ValueError):
-        return False
-
-
-def waking(row: sqlite3.Row | dict, status: str, now: float) -> Presence:
-    """An idle or listening agent on this machine: whether a message wakes it now, and if not,
-    why not."""
-    held = held_back(row)
-    if status == "listening":
-        if not table().alive(row["waiter_pid"]):
-            return Presence("idle", "its waiter was stopped (killed) before a message woke it",
-                            wakeable=False)
-        if held:
-            return Presence("idle", held, wakeable=False)
-        return Presence("listening", "listen mode: its Stop hook waits for a message"
-                        if row["listening"] else "its background waiter wakes it",
-                        wakeable=True)
-    if held:
-        return Presence("idle", held, wakeable=False)
-    end, woke = row["last_turn_end"], row["last_wake_at"]
-    if woke and now - woke < WOKEN_TURN and not row["last_wake_error"]:
-        return Presence("idle", "it has just been woken: its next turn is starting",
-                        wakeable=True)
-    if row["last_event"] == "Stop" and end and now - end < WAITER_GRACE:
-        return Presence("idle", "its turn has just ended: its waiter is starting", wakeable=True)
-    return Presence("idle", no_waiter(row, now), wakeable=False)
-
-
-def held_back(row: sqlite3.Row | dict) -> str | None:
-    """What keeps any message from waking the session, whatever waits: it asked not to be woken,
-    or its automatic turns are used up."""
-    from .settings import cached
-    from .store import paths
-
-    config = cached(paths.home())
-    if not row["listening"] and not wants_waking(row, config):
-        return ("it asked not to be woken (`nexus profile --wake off`)" if row["wake"] == 0
-                else "waking is off for every session (`nexus config set wake 0`)")
-    limit = int(config["maxAutoTurns"])  # type: ignore[call-overload]
-    if row["auto_turns"] >= limit:
-        return (f"its automatic turns are used up ({row['auto_turns']} of {limit} since its "
-                "last prompt)")
-    return None
-
-
 def wants_waking(row: sqlite3.Row | dict, config: dict) -> bool:
     """The session's own choice (`profile --wake`), else the `wake` setting."""
     return bool(row["wake"]) if row["wake"] is not None else bool(config["wake"])
-
-
-HOOKLESS = ("no hook of its client has reached nexus (hooks not installed, or not trusted): it "
-            "sees messages only when it runs `nexus read`")
-
-
-def no_waiter(row: sqlite3.Row | dict, now: float) -> str:
-    """Why nothing waits to wake an idle agent."""
-    end = row["last_turn_end"]
-    if row["last_event"] is None:
-        return HOOKLESS
-    if row["last_wake_error"]:
-        return f"its last wake failed ({row['last_wake_error']})"
-    if row["status"] in ("working", "waiting"):  # its client says idle; no Stop hook ran
-        return "its turn ended without its Stop hook (interrupted), so nothing waits to wake it"
-    if end is None:
-        return "it has not ended a turn yet (nothing waits before its first prompt)"
-    if row["listening"] and now - end >= LISTEN_WAIT:
-        return f"its listen wait ended {LISTEN_WAIT} s after its turn"
-    if now - end >= IDLE_WAIT:
-        return "its waiter gave up an hour after its turn ended"
-    return ("no waiter runs since its turn ended (its background Stop hook did not start: not "
-            "installed, not trusted, or an unattended run; `nexus doctor` checks)")
 
 
 def get(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
@@ -341,16 +205,6 @@ def person_names(conn: sqlite3.Connection) -> frozenset[str]:
     """The names of the people who have used this store (`user:…` sessions)."""
     return frozenset(r[0] for r in conn.execute(
         "SELECT name FROM sessions WHERE client = ?", (identity.USER,)))
-
-
-def person_named(conn: sqlite3.Connection, name: str) -> sqlite3.Row | None:
-    """The person a name reads as: a person of that name, else, for this machine's login, the
-    person at this machine (in team mode named `login@machine`)."""
-    row = conn.execute("SELECT * FROM sessions WHERE client = ? AND lower(name) = lower(?)"
-                       " ORDER BY last_active DESC LIMIT 1", (identity.USER, name)).fetchone()
-    if row is None and name.lower() == identity.login().lower():
-        row = get(conn, identity.user_id())
-    return row
 
 
 def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = "") -> str:
@@ -515,7 +369,7 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
         f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
         (*sets.values(), sid),
     )
-    return get(conn, sid)
+    return get(conn, sid)  # (a read back: SQLite prepares RETURNING as a trigger, costlier)
 
 
 def waiting_for(data: dict) -> str:
@@ -683,152 +537,79 @@ def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
                         (now - BINDING_PURGE,)).rowcount
 
 
-# -- descriptors and discovery -----------------------------------------------------------------
+# -- hook events: whether one may be believed -------------------------------------------------
 
 
-def profile(row: sqlite3.Row, now: float, caller_id: str = "",
-            conn: sqlite3.Connection | None = None) -> dict:
-    """A session as listings show it; with `conn`, also the conversation that replaced it."""
-    seen = presence(row, now)
-    return {
-        "id": row["id"],
-        "handle": row["handle"],
-        "name": row["name"],
-        "client": row["client"],
-        "cwd": row["cwd"],
-        "project": row["project"],
-        "scope": row["scope"] or row["project"],
-        "note": row["note"],
-        "status": seen.status,
-        "status_reason": seen.reason,
-        "waiting_for": seen.waiting_for,
-        "wakeable": seen.wakeable,
-        "wake": row["wake"] != 0,
-        "last_active_at_epoch": row["last_active"],
-        "parent": row["parent"],
-        "successor": ref(conn, row["successor"]) if conn and row["successor"] else None,
-        "self": row["id"] == caller_id,
-    }
+class Found(Record):
+    _fields = __slots__ = ("proc", "client", "depth", "current", "hosted")
+    proc: Proc  # the nearest client process above us
+    client: str  # its kind
+    depth: int  # its place in the ancestry (0: our parent)
+    current: sqlite3.Row | None  # the session it runs now, when nexus registered it
+    hosted: frozenset[str]  # every session it ran, and their successors
 
 
-def peer_ref(row: sqlite3.Row | None, sid: str) -> dict:
-    if row is None:
-        return {"id": sid, "handle": identity.handle_base(sid), "name": sid}
-    return {"id": row["id"], "handle": row["handle"], "name": row["name"]}
+def kind_of(proc: Proc) -> str | None:
+    for name, adapter in clients.ADAPTERS.items():
+        if adapter.is_client(proc):
+            return name
+    return None
 
 
-def ref(conn: sqlite3.Connection, sid: str) -> dict:
-    return peer_ref(get(conn, sid), sid)
+def nearest_client(conn: sqlite3.Connection, chain: Sequence[Proc], now: float) -> Found | None:
+    """The nearest ancestor that is a client process: registered by its hooks (a session names
+    its pid and start time), or recognised by its name."""
+    for depth, proc in enumerate(chain):
+        rows = of_process(conn, proc)
+        if rows:
+            return Found(proc, rows[0]["client"], depth, current_of(rows, now),
+                         hosted(rows))
+        kind = kind_of(proc)
+        if kind:
+            return Found(proc, kind, depth, None, frozenset())
+    return None
 
 
-def scoped_rows(conn: sqlite3.Connection, caller: Caller, now: float, all_workspaces: bool,
-                include_offline: bool) -> list[sqlite3.Row]:
-    """Sessions in the caller's scope, most recently active first."""
-    where = ["id != :system"]
-    params: dict[str, object] = {**stale(now), "system": identity.SYSTEM_ID}
-    if not all_workspaces:  # (a row written without a scope is scoped by its root)
-        where.append("(scope = :scope OR (scope = '' AND project = :project))")
-        params["scope"], params["project"] = caller.key, caller.project
-    if include_offline:
-        where.append(f"({LIVE_SQL} OR last_active >= :recent)")
-        params["recent"] = now - RECENT_OFFLINE
-    else:
-        where.append(LIVE_SQL)
-    rows = conn.execute(
-        f"SELECT * FROM sessions WHERE {' AND '.join(where)} ORDER BY last_active DESC, id",
-        params,
-    ).fetchall()
-    if include_offline:
-        return rows
-    return [r for r in rows if gone(r, now) is None]
+def hosted(rows: Sequence[sqlite3.Row]) -> frozenset[str]:
+    """The sessions a client process ran. Its successors after /clear are among them (the same
+    process registered them); a successor elsewhere (`handoff now --to`) is not: handing over
+    never makes a process another session."""
+    return frozenset(r["id"] for r in rows)
 
 
-def matches(row: sqlite3.Row, query: str) -> bool:
-    q = query.lower()
-    return any(q in (row[k] or "").lower() for k in ("id", "handle", "name", "cwd"))
+def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc: Proc | None,
+               chain: Sequence[Proc], now: float, row: sqlite3.Row | None) -> str | None:
+    """Whether a hook event for `sid` (its row: `row`, None when new), run below `proc`, may be
+    believed; returns the session that started this one's client (a nested agent's parent), if
+    any. Raises `hook_refused`."""
+    if proc is None:
+        raise NexusError("hook_refused", sid, f"no {client} process runs this hook",
+                         f"hooks are for {client} to call; nothing was recorded")
+    if row is not None and row["client_pid"] is not None and \
+            (row["client_pid"], row["client_start"]) != (proc.pid, proc.start):
+        if client_alive(row):
+            raise NexusError("hook_refused", sid,
+                             f"the session runs in {client} process {row['client_pid']}, not in "
+                             f"process {proc.pid}", "nothing was recorded")
+        if event != "SessionStart":
+            raise NexusError("hook_refused", sid,
+                             f"the session's {client} process {row['client_pid']} has exited; "
+                             "only a SessionStart (a resume) may move it to another process",
+                             "nothing was recorded")
+        if of_process(conn, proc):  # a resume is believed from a client's own start
+            raise NexusError("hook_refused", sid,
+                             f"the session's {client} process {row['client_pid']} has exited, "
+                             f"and process {proc.pid} runs other sessions already: a "
+                             "conversation moves to a client process only as that process's "
+                             "first event (`claude --resume`, `codex resume`), never into a "
+                             "running one (a start fed by hand from an agent's shell)",
+                             f"resume it in a new {client} process; nothing was recorded")
+        from . import events  # rare: a session resumed in another process
 
-
-def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
-                   all_workspaces: bool = False, allow_self: bool = False,
-                   include_offline: bool = False) -> sqlite3.Row:
-    """Exact id -> exact handle -> a person's name -> exact name -> unambiguous name substring.
-
-    An id or handle reaches a session in any status (messages wait for it); a name reaches live
-    sessions, and offline ones active in the last 24 h too when `include_offline`. Scope applies
-    to every step: a session outside the caller's project is not found unless `all_workspaces`
-    widens the search; a person (`user:…`) is one in every project, and a name that reads as a
-    person is that person, whatever an agent calls itself. When nothing matches, the error says
-    what would."""
-    target = target.strip()
-    if not target:
-        raise invalid("target", "the target is empty", "pass a session id, handle or name")
-
-    def in_scope(row: sqlite3.Row | None) -> bool:  # a person is one, in every project
-        return row is not None and (all_workspaces or caller.holds(row)
-                                    or row["client"] == identity.USER)
-
-    row = get(conn, target)
-    if not in_scope(row):
-        row = conn.execute("SELECT * FROM sessions WHERE handle = ?", (target,)).fetchone()
-    if not in_scope(row):  # a name that reads as a person is that person, before any agent's
-        row = person_named(conn, target)
-    if not in_scope(row):
-        found = by_name(scoped_rows(conn, caller, now, all_workspaces, False), target)
-        if not found and include_offline:  # a live session's name wins over an offline one's
-            found = by_name(scoped_rows(conn, caller, now, all_workspaces, True), target)
-        if len(found) > 1:
-            shown = ", ".join(f"{r['name']} ({r['handle']})" for r in found[:AMBIGUOUS_LIST])
-            more = f" and {len(found) - AMBIGUOUS_LIST} more" if len(found) > AMBIGUOUS_LIST else ""
-            raise NexusError(
-                "target_ambiguous", target, f"{len(found)} sessions match: {shown}{more}",
-                "use an exact id or handle",
-                candidates=[profile(r, now, caller.id) for r in found[:AMBIGUOUS_LIST]],
-            )
-        row = found[0] if found else None
-    if row is None:
-        raise not_found(conn, caller, target, now, all_workspaces, include_offline)
-    if row["id"] == caller.id and not allow_self:
-        raise NexusError("target_is_self", target, "that is the calling session itself",
-                         "pick another session from `nexus peers`")
-    return row
-
-
-def by_name(rows: list[sqlite3.Row], target: str) -> list[sqlite3.Row]:
-    exact = [r for r in rows if r["name"] == target]
-    return exact or [r for r in rows if target.lower() in r["name"].lower()]
-
-
-def not_found(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
-              all_workspaces: bool, include_offline: bool) -> NexusError:
-    """The error for a target nothing matched, naming what would have worked: the handle of an
-    offline session of that name, or the flag that widens to the project where it lives."""
-    scope = "any workspace" if all_workspaces else f"project {caller.key}"
-
-    def gone(rows: list[sqlite3.Row]) -> NexusError:
-        r = rows[0]
-        away = not all_workspaces and not caller.holds(r)
-        return NexusError("target_not_found", target,
-                          f"{r['name']} is offline"
-                          + (f" in project {r['scope'] or r['project']}" if away else "")
-                          + " (a name reaches live sessions only)",
-                          f"address it by its handle {r['handle']}"
-                          + (" with --all-workspaces" if away else "") + ": messages wait for it")
-
-    if not include_offline:
-        offline = by_name(scoped_rows(conn, caller, now, all_workspaces, True), target)
-        if offline:
-            return gone(offline)
-    if not all_workspaces:
-        elsewhere = by_name(scoped_rows(conn, caller, now, True, include_offline), target)
-        if elsewhere:
-            r = elsewhere[0]
-            return NexusError("target_not_found", target,
-                              f"no session in {scope} matches; {r['name']} ({r['handle']}) is "
-                              f"in project {r['scope'] or r['project']}",
-                              "add --all-workspaces to reach it")
-        offline = by_name(scoped_rows(conn, caller, now, True, True), target)
-        if offline:
-            return gone(offline)
-    return NexusError("target_not_found", target, f"no session in {scope} matches",
-                      "run `nexus peers --include-offline"
-                      + ("" if all_workspaces else " --all-workspaces") + "` and use a handle")
+        events.record(conn, now, sid, "session.moved", sid, from_pid=row["client_pid"],
+                      to_pid=proc.pid)
+    if row is not None:
+        return row["parent"]  # set when the session was first seen (one lookup per ancestor)
+    depth = next((i for i, p in enumerate(chain) if p.pid == proc.pid), len(chain))
+    above = nearest_client(conn, chain[depth + 1:], now)
+    return above.current["id"] if above and above.current is not None else None

@@ -24,8 +24,15 @@ LINE_BREAK = "\r\n|[\n\r\x0b\x0c\x85\u2028\u2029]"
 
 @cache
 def _pattern(source: str) -> re.Pattern[str]:
-    """Compiled on first use: a hook with nothing to show never pays for it."""
+    """Compiled on first use (CONTROL takes a millisecond): a hook with nothing to show never
+    pays for it, nor does ASCII text, whose controls are exactly what is not printable."""
     return re.compile(source)
+
+
+def prepare() -> None:
+    """Compile the patterns now: a waiter does it before it waits, not after the poke."""
+    _pattern(CONTROL)
+    _pattern(LINE_BREAK)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -40,6 +47,9 @@ def visible(text: str, keep_lines: bool = True) -> str:
     message body), else they are escaped too (a cell, a name, a one-line field)."""
     if not keep_lines:
         text = text.replace("\n", "\\n").replace("\t", "\\t")
+    if text.isascii() and (text if not keep_lines else
+                           text.replace("\n", "").replace("\t", "")).isprintable():
+        return text  # (ASCII: nothing to escape; the pattern's ASCII part is the unprintable)
     return _pattern(CONTROL).sub(_escape, text)
 
 
@@ -84,10 +94,17 @@ def block(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in visible(text).split("\n"))
 
 
+def first_line(text: str) -> str:
+    """`text` up to its first line break (any of LINE_BREAK)."""
+    if text.isascii():  # (ASCII: the breaks are \r, \n, \v and \f)
+        cuts = [i for i in map(text.find, "\r\n\x0b\x0c") if i >= 0]
+        return text[:min(cuts)] if cuts else text
+    return _pattern(LINE_BREAK).split(text, 1)[0]
+
+
 def one_line(text: str, limit: int | None = None) -> str:
     """The first line of `text`, controls escaped, cut with an ellipsis at `limit` characters."""
-    stripped = text.strip()
-    line = _pattern(LINE_BREAK).split(stripped, 1)[0] if stripped else ""
+    line = first_line(text.strip())
     line = visible(line, keep_lines=False)
     if limit is not None and len(line) > limit:
         line = line[: limit - 1].rstrip() + "…"
@@ -97,8 +114,7 @@ def one_line(text: str, limit: int | None = None) -> str:
 def quoted(text: str, limit: int | None = None) -> str:
     """A one-line, quoted rendering for announcements: the quotes mark where peer text begins
     and ends, and nothing inside can end them (backslashes and quotes are escaped first)."""
-    stripped = text.strip()
-    line = _pattern(LINE_BREAK).split(stripped, 1)[0] if stripped else ""
+    line = first_line(text.strip())
     line = visible(line.replace("\\", "\\\\").replace('"', '\\"'), keep_lines=False)
     if limit is not None and len(line) > limit:
         line = line[: limit - 1] + "…"

@@ -69,17 +69,20 @@ def open_work(conn: sqlite3.Connection, sid: str) -> str | None:
 
 def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
     """SessionStart: who you are, who else is here, who can answer now, and how to use nexus."""
+    from ..core import availability, discovery  # a session's start only
+
     caller = sessions.Caller(me["id"], me["cwd"], me["project"], "hook", me["scope"])
-    others = [r for r in sessions.scoped_rows(conn, caller, now, False, False)
+    others = [r for r in discovery.scoped_rows(conn, caller, now, False, False)
               if r["id"] != me["id"]]
     lines = [f"[nexus] You are {one_line(me['name'])} ({me['id']}, handle {me['handle']})."]
     if others:
         shown = ", ".join(f"{one_line(r['name'])} ({r['handle']}, "
-                          f"{sessions.effective_status(r, now)})" for r in others[:ANNOUNCE_LISTED])
+                          f"{availability.effective_status(r, now)})"
+                          for r in others[:ANNOUNCE_LISTED])
         more = f" and {len(others) - ANNOUNCE_LISTED} more" if len(others) > ANNOUNCE_LISTED else ""
         lines.append(f"Other sessions in this project: {shown}{more}.")
         ready = [one_line(r["name"]) for r in others
-                 if sessions.effective_status(r, now) == "listening"]
+                 if availability.effective_status(r, now) == "listening"]
         listed = ", ".join(ready[:ANNOUNCE_LISTED])
         if len(ready) > ANNOUNCE_LISTED:
             listed += f" and {len(ready) - ANNOUNCE_LISTED} more"

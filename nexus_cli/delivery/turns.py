@@ -28,11 +28,10 @@ def wakes(conn: sqlite3.Connection, me: sqlite3.Row, root: str) -> bool:
 
 
 def count(conn: sqlite3.Connection, sid: str, now: float, wake: bool) -> None:
-    me = sessions.known(conn, sid)
-    fields: dict[str, object] = {"auto_turns": me["auto_turns"] + 1}
-    if wake:
-        fields.update(last_wake_at=now, last_wake_error=None)
-    sessions.update(conn, sid, **fields)
+    """One more automatic turn (one statement: no look at the row first)."""
+    conn.execute("UPDATE sessions SET auto_turns = auto_turns + 1"
+                 + (", last_wake_at = ?, last_wake_error = NULL" if wake else "")
+                 + " WHERE id = ?", (now, sid) if wake else (sid,))
 
 
 def user_prompt(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> None:

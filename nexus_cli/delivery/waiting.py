@@ -1,10 +1,17 @@
 """Waiting for news without a daemon: register a wake channel, mark the session listening, then
-sleep until poked (or the slow safety poll sees the store change). Stdlib only."""
+sleep until poked (or the slow safety poll sees the store change). Stdlib only.
+
+From the poke to the answer the waiter works on the one connection it waited on (its schema
+read already): a look at the session, then one write that ends the wait and does what the news
+calls for (`then`: the announcement, the turn it counts).  A new connection there would read
+the schema again, the better part of a millisecond."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
+from collections.abc import Callable
 
 from ..core import sessions
 from ..core.store.db import Store
@@ -26,14 +33,20 @@ def _state(conn, sid: str, me: int) -> str | None:
     return "news" if mailbox.has_news(conn, sid) else None
 
 
-def wait_for_news(store: Store, sid: str, timeout: float) -> str:
-    """Block up to `timeout` seconds. Returns 'news', 'activity' or 'timeout'. The session shows
-    as `listening` meanwhile."""
+Then = Callable[[sqlite3.Connection], object]
+
+
+def wait_for_news(store: Store, sid: str, timeout: float, then: Then | None = None
+                  ) -> tuple[str, object]:
+    """Block up to `timeout` seconds: ('news', what `then` returned), or ('activity' | 'gone' |
+    'timeout', None). `then` runs inside the write that ends the wait, on news only. The session
+    shows as `listening` meanwhile."""
     me = os.getpid()
+    state, done = "timeout", None
+    store.keep()  # one connection: the one it waits on is the one its writes use
     with store.channel(sid) as channel:  # before the first look: no poke is missed
         with store.write() as conn:
             sessions.start_waiting(conn, sid, me)
-        conn = store.open_read()
         try:
             deadline = time.monotonic() + timeout
             seen, woken = None, True
@@ -42,14 +55,17 @@ def wait_for_news(store: Store, sid: str, timeout: float) -> str:
                 # a change, no change counter (team store), or a safety-poll timeout: look again
                 if version != seen or version is None or not woken:
                     seen = version
-                    state = _state(conn, sid, me)
-                    if state:
-                        return state
+                    found = _state(conn, sid, me)
+                    if found:
+                        state = found
+                        break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return "timeout"
+                    break
                 woken = channel.wait(min(remaining, SAFETY_POLL))
         finally:
-            conn.close()
-            with store.write() as w:
-                sessions.end_waiting(w, sid, me)
+            with store.write() as ended:
+                sessions.end_waiting(ended, sid, me)
+                if state == "news" and then is not None:
+                    done = then(ended)
+    return state, done

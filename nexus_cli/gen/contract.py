@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import CONTRACT_VERSION
 from ..catalog import load
-from ..core.errors import CODES, Exit
+from ..core.errors import CODES, exits
 from ..core.registry import Tool
 from . import generated, hookspec
 
@@ -121,8 +121,8 @@ def errors_doc() -> dict[str, Any]:
         "message_shape": MESSAGE_SHAPE,
         "json_shape": {"error": {"code": "str", "key": "str", "reason": "str", "action": "str",
                                  "message": "str", "exit_code": "int", "details": "object?"}},
-        "exit_codes": {str(int(e)): e.name.lower() for e in Exit},
-        "errors": [{"code": code, "exit_code": int(exit_), "meaning": meaning}
+        "exit_codes": {str(code): name for code, name in exits().items()},
+        "errors": [{"code": code, "exit_code": exit_, "meaning": meaning}
                    for code, (exit_, meaning) in CODES.items()],
     }
 

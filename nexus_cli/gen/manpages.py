@@ -9,7 +9,7 @@ import click
 
 from .. import __version__
 from ..catalog import load
-from ..core.errors import Exit
+from ..core.errors import exits
 from . import generated, prose
 
 GROUP_TITLES = {
@@ -114,7 +114,7 @@ def render(root: click.Group) -> dict[str, str]:
         main_body += [".TP", f"\\fBnexus {esc(path)}\\fR", esc(cmd.get_short_help_str(200))]
     from ..cli import EXIT_MEANINGS
 
-    main_body += [".SH EXIT STATUS", *table([(str(int(c)), EXIT_MEANINGS[c]) for c in Exit]),
+    main_body += [".SH EXIT STATUS", *table([(str(c), EXIT_MEANINGS[c]) for c in exits()]),
                   ".SH ENVIRONMENT", *table(prose.ENVIRONMENT),
                   ".SH FILES", *table(prose.FILES),
                   ".SH SECURITY", *markdown(prose.SECURITY),

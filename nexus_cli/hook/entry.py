@@ -13,12 +13,12 @@ import sys
 import time
 
 from .. import clients
-from ..core import caller, identity, jsonstrict, sessions
+from ..core import identity, jsonstrict, sessions
 from ..core.errors import NexusError
 from ..core.proctable import table
 from ..core.store import news
 from ..core.store.db import Store
-from ..messages import mailbox
+from ..messages import announceable
 
 Reply = tuple  # (stdout JSON or None, exit code, stderr text or None), as in waits
 QUIET: Reply = (None, 0, None)
@@ -93,7 +93,7 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         known = sessions.get(conn, sid)
         if event == "SessionEnd" and known is None:
             return QUIET  # the end of a conversation nexus never saw (`claude mcp list` sends one)
-        parent = caller.admit_hook(conn, sid, event, client, proc, chain, now, known)
+        parent = sessions.admit_hook(conn, sid, event, client, proc, chain, now, known)
         assert proc is not None
         attended = event != "PermissionRequest" or not clients.ADAPTERS[client].unattended(env)
         row = sessions.record_event(conn, sid, data, now, proc, parent, known, attended)
@@ -102,11 +102,11 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
         if wait:  # the idle wait records the Stop too (the synchronous one may not have run yet)
             outcome = handlers.Outcome()
         else:
-            to_wake = handlers.maintain(conn, now)
+            to_wake = handlers.maintain(conn, event, now)
             outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc,
                                                   env))
             to_wake += outcome.wake
-            if not mailbox.announceable(conn, sid):
+            if not announceable(conn, sid):
                 news.clear(conn, proc.pid)  # nothing left to announce: tool calls skip Python
     if wait:
         from . import waits

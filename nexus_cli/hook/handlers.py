@@ -5,21 +5,19 @@ wake after COMMIT, and whether a listening Stop should wait. Stdlib only."""
 from __future__ import annotations
 
 import sqlite3
-from collections import namedtuple
 from collections.abc import Callable
 
 from ..core import sessions
 from ..core.proctable import Proc
-from ..maintenance import schedule
-from ..messages import mailbox
-from ..workspace import feed
+from ..core.record import Record
 
 # what only some events need is imported by their handlers: a tool call (PostToolUse, the hot
-# path) with nothing to say loads mailbox and the chat feed only (announce: when it has news)
+# path) with nothing to say loads neither the mailbox nor the chat feed (messages.news says so)
 
 
-class Event(namedtuple("Event", "client sid data me now root proc env", defaults=(None,))):
-    __slots__ = ()
+class Event(Record):
+    _fields = __slots__ = ("client", "sid", "data", "me", "now", "root", "proc", "env")
+    _defaults = (None,)
     client: str
     sid: str
     data: dict
@@ -30,8 +28,9 @@ class Event(namedtuple("Event", "client sid data me now root proc env", defaults
     env: dict | None  # the hook's environment (the client's)
 
 
-class Outcome(namedtuple("Outcome", "reply wake listen then", defaults=(None, (), False, None))):
-    __slots__ = ()
+class Outcome(Record):
+    _fields = __slots__ = ("reply", "wake", "listen", "then")
+    _defaults = (None, (), False, None)
     reply: dict | None
     wake: tuple[str, ...]
     listen: bool
@@ -44,7 +43,9 @@ def context(event: str, text: str) -> dict:
 
 def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
     from ..delivery import announce
+    from ..messages import mailbox
     from ..presence import succession
+    from ..workspace import feed
 
     succession.on_session_start(conn, ev.sid, ev.data.get("source"), ev.proc, ev.now, ev.root)
     me = sessions.known(conn, ev.sid)
@@ -63,6 +64,8 @@ def session_start(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
     from ..delivery import announce, turns
+    from ..messages import mailbox
+    from ..workspace import feed
 
     turns.user_prompt(conn, ev.me, ev.now)
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
@@ -75,6 +78,13 @@ def user_prompt(conn: sqlite3.Connection, ev: Event) -> Outcome:
 def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
     if sessions.subagent(ev.data) is not None:
         return Outcome()  # a subagent's context is not the inbox owner's: it waits for the main
+    from .. import messages
+
+    if not messages.news(conn, ev.sid):
+        return Outcome()
+    from ..messages import mailbox
+    from ..workspace import feed
+
     rows, total = mailbox.unread(conn, ev.sid, only_new=True)
     parts = []
     if rows:
@@ -91,6 +101,7 @@ def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
     """The turn continues once with what is unread, unless nothing unread may wake it (`send
     --no-wake`, or a session that does not want to be woken); a listening session waits."""
     from ..delivery import announce, notify, turns
+    from ..messages import mailbox
 
     woken = notify.idle(conn, ev.sid, ev.now, "ended its turn")
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
@@ -149,8 +160,17 @@ def handler(event: str, client: str) -> Handler | None:
     return HANDLERS.get((event, client)) or HANDLERS.get((event, None))
 
 
-def maintain(conn: sqlite3.Connection, now: float) -> list[str]:
-    """Upkeep when a round is due; its modules load only then (once a minute at most)."""
+TOOL_CALLS = ("PreToolUse", "PostToolUse")
+
+
+def maintain(conn: sqlite3.Connection, event: str, now: float) -> list[str]:
+    """Upkeep when a round is due (once a minute at most), at every event but a tool call's: the
+    call an agent waits for most often never pays for a round (a prompt, a Stop, a session's
+    start or end, and every command do). Its modules load only when it runs."""
+    if event in TOOL_CALLS:
+        return []
+    from ..maintenance import schedule
+
     if not schedule.due(conn, now):
         return []
     from ..maintenance import expiry

@@ -1,11 +1,11 @@
-"""A tool call's hook in team mode, when nothing is new: one round trip, then done.
+"""A tool call's hook when nothing is new: one question, then done.
 
 Locally a sender raises the recipient's news marker and the installed PostToolUse guard starts
 Python only while it exists (core/store/news.py). A sender on another machine cannot touch that
 file, so in team mode the guard also lets the call through when a team database is configured
 (`team.url`, or NEXUS_DATABASE_URL: tested by the shell, hooks/*.json), and this module asks the
 team database, before the hook's modules load: is anything waiting that a tool call's hook
-would announce to this session? Mail not yet announced (what `mailbox.announceable` means), or
+would announce to this session? Mail not yet announced (what `messages.announceable` means), or
 workspace chat past what the session was told (a superset of what the full hook announces: it
 decides precisely, and moves the session's cursor). Nothing: the hook ends here, as a local one
 without a marker never started. Something, or any doubt (another driver, an error): the full
@@ -15,20 +15,22 @@ import alone would cost more than the check saves, so such a call runs the full 
 a news marker of this machine is raised (mail from another machine then waits for the next
 prompt or Stop, as before). A server not reached within the budget is logged as the
 full hook logs it (`team-offline.log`) and the client goes on at once, instead of waiting for
-the full hook to fail the same way. Stdlib only."""
+the full hook to fail the same way.
+
+Locally (and in a team hook that went on) the same question, asked inside the hook's write
+(`messages.news`), lets a tool call with nothing to say skip the mailbox and the chat feed.
+Stdlib only."""
 
 from __future__ import annotations
 
 import json
 import os
 
-from ..messages import ANNOUNCEABLE
+from .. import messages
 
-# one round trip: an unannounced message (mailbox.announceable), or chat newer than the
-# session's `@announced` cursor
-NEWS = (f"SELECT EXISTS (SELECT 1 FROM messages WHERE recipient = $1 AND {ANNOUNCEABLE}) OR"
-        " coalesce((SELECT max(seq) FROM ws_chat), 0) > coalesce((SELECT seq FROM ws_cursors"
-        " WHERE reader = $1 AND stream = '@announced'), 9223372036854775807)")
+# a session without a chat cursor is settled here (its next prompt or Stop sets it)
+NEWS = messages.NEWS.replace("{unset}", "9223372036854775807")
+
 TIMEOUT = 2  # seconds to reach the server (pg.HOOK_CONNECT_TIMEOUT), and for all (HOOK_BUDGET)
 SETTINGS = "-c statement_timeout=2000"
 
@@ -95,3 +97,4 @@ def marked() -> bool:
         return bool(os.listdir(news.folder(paths.home())))
     except OSError:
         return False
+

@@ -9,7 +9,7 @@ import sqlite3
 import time
 
 from .. import clients
-from ..core import sessions
+from ..core import sessions, text
 from ..core.settings import IDLE_WAIT, LISTEN_WAIT, load
 from ..core.store.db import Store
 from ..delivery import announce, turns, waiting
@@ -20,26 +20,36 @@ Reply = tuple  # (stdout JSON or None, exit code, stderr text or None)
 QUIET: Reply = (None, 0, None)
 
 
-def wake_text(store: Store, sid: str, via: str | None) -> tuple[str, list[str]] | None:
-    """After news arrived: the announcement for one automatic turn, or None at the limit."""
+def wake_text(conn: sqlite3.Connection, root: str, sid: str, via: str | None
+              ) -> tuple[str, list[str]] | None:
+    """Inside the write that ends the wait, once news arrived: the announcement for one
+    automatic turn and the ids it lists, or None at the limit (or when it was read meanwhile)."""
     now = time.time()
-    with store.write() as conn:
-        me = sessions.known(conn, sid)
-        turn = turns.allowed(me, store.root)
-        rows, total = mailbox.unread(conn, sid, only_new=False)
-        if not turn or not total:
-            return None
-        text = announce.announce(conn, me, rows, total, now, via, turn)
-        if via:
-            turns.count(conn, sid, now, wake=True)
-        return text, [r["id"] for r in rows]
+    me = sessions.known(conn, sid)
+    turn = turns.allowed(me, root)
+    rows, total = mailbox.unread(conn, sid, only_new=False)
+    if not turn or not total:
+        return None
+    text = announce.announce(conn, me, rows, total, now, via, turn)
+    if via:
+        turns.count(conn, sid, now, wake=True)
+    return text, [r["id"] for r in rows]
+
+
+def news(store: Store, sid: str, timeout: float, via: str | None
+         ) -> tuple[str, list[str]] | None:
+    """Wait for news, then its announcement (`wake_text`), composed in the write that ends the
+    wait; None when the wait ended otherwise. What the announcement needs is made ready before
+    the wait (the patterns that render a peer's text), not after the poke."""
+    text.prepare()
+    state, woke = waiting.wait_for_news(
+        store, sid, timeout, lambda conn: wake_text(conn, store.root, sid, via))
+    return woke if state == "news" else None  # type: ignore[return-value]
 
 
 def listen(store: Store, sid: str) -> Reply:
     """Listen mode: hold the Stop open until something arrives, then continue the conversation."""
-    if waiting.wait_for_news(store, sid, LISTEN_WAIT) != "news":
-        return QUIET
-    woke = wake_text(store, sid, "listen")
+    woke = news(store, sid, LISTEN_WAIT, "listen")
     return ({"decision": "block", "reason": woke[0]}, 0, None) if woke else QUIET
 
 
@@ -52,14 +62,10 @@ def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._
         return QUIET  # listen mode: the synchronous Stop hook does the waiting
     if not sessions.wants_waking(row, load(store.root)):
         return QUIET  # it asked not to be woken: messages wait for its next prompt
-    if waiting.wait_for_news(store, sid, IDLE_WAIT) != "news":
-        return QUIET
-    if adapter.WAKE == "rewake":  # exit 2 injects stderr and starts a turn
-        woke = wake_text(store, sid, "wake")
+    rewake = adapter.WAKE == "rewake"  # exit 2 injects stderr and starts a turn
+    woke = news(store, sid, IDLE_WAIT, "wake" if rewake else None)
+    if rewake or not woke:
         return (None, 2, woke[0]) if woke else QUIET
-    woke = wake_text(store, sid, None)
-    if not woke:
-        return QUIET
     error = adapter.queue(row["client_pid"], sid.split(":", 1)[1], woke[0], env)
     now = time.time()
     with store.write() as conn:

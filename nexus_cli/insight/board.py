@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ..core import sessions
+from ..core import availability, discovery, sessions
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.sessions import Caller
@@ -41,7 +41,7 @@ def snapshot(ctx: Ctx, all_workspaces: bool, include_offline: bool,
     cache = cache or Transcripts()
     with ctx.read() as conn:
         me: Caller = ctx.me(conn)
-        rows = sessions.scoped_rows(conn, me, ctx.now, all_workspaces, include_offline)
+        rows = discovery.scoped_rows(conn, me, ctx.now, all_workspaces, include_offline)
         marks = ",".join("?" * len(OPEN))
         items = []
         for r in rows:
@@ -60,7 +60,7 @@ def snapshot(ctx: Ctx, all_workspaces: bool, include_offline: bool,
     out = []
     for item in items:
         r = item["row"]
-        seen = sessions.presence(r, ctx.now)
+        seen = availability.presence(r, ctx.now)
         status = seen.status
         act: dict = {}
         found = recent.transcript_of(r)

@@ -8,7 +8,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from ..core import identity, sessions
+from ..core import availability, identity
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -162,7 +162,7 @@ def row_of(e: Entry, totals: dict | None, now: float) -> dict:
         "id": e.session_id, "client": e.client, "title": e.title, "title_source": e.title_source,
         "handle": row["handle"] if row is not None else None,
         "name": row["name"] if row is not None else None, "known": row is not None,
-        "status": sessions.effective_status(row, now) if row is not None else None,
+        "status": availability.effective_status(row, now) if row is not None else None,
         "cwd": e.cwd, "project": e.project, "transcript_path": e.path,
         "created_at_epoch": e.started or (row["created_at"] if row is not None else None),
         "updated_at_epoch": e.updated or None,

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from ..clients import transcript as common
 from ..clients.claude import transcript as claude_transcript
 from ..clients.codex import transcript as codex_transcript
-from ..core import identity, sessions
+from ..core import discovery, identity, sessions
 from ..core.errors import NexusError
 from ..core.sessions import Caller
 
@@ -114,7 +114,7 @@ def resolve(conn: sqlite3.Connection, me: Caller, target: str | None, now: float
             return Located(me.id, client, raw, path, source, "self", None, me.cwd, me.project)
         return from_row(row, "self", "TARGET")
     try:
-        row = sessions.resolve_target(conn, me, target, now, all_workspaces, allow_self=True,
+        row = discovery.resolve_target(conn, me, target, now, all_workspaces, allow_self=True,
                                       include_offline=True)
     except NexusError as exc:
         if exc.code != "target_not_found":
@@ -133,7 +133,7 @@ def _id_parts(target: str) -> tuple[list[str], str] | None:
     client, sep, rest = target.partition(":")
     if sep and client in READERS:
         return [client], rest.lower()
-    if claude_transcript.ID_RE.match(target.lower()):
+    if claude_transcript.is_id(target.lower()):
         return list(READERS), target.lower()
     if target.startswith("s-") and len(target) >= 2 + identity.HANDLE_DIGITS and \
             all(c in "0123456789abcdef" for c in target[2:]):

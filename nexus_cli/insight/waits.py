@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..core import sessions
+from ..core import availability, discovery, sessions
 from ..core.context import Ctx
 from ..core.human import plural
 from ..core.sessions import Caller
@@ -137,7 +137,7 @@ def path(adj: dict[str, set[str]], src: str, dst: str) -> list[str] | None:
 
 def graph(conn: sqlite3.Connection, me: Caller, now: float, all_workspaces: bool) -> dict:
     """The wait graph of the caller's scope (edges with both ends in it)."""
-    live = {r["id"]: r for r in sessions.scoped_rows(conn, me, now, all_workspaces, False)}
+    live = {r["id"]: r for r in discovery.scoped_rows(conn, me, now, all_workspaces, False)}
     rows: dict[str, sqlite3.Row | None] = dict(live)
 
     def row(sid: str) -> sqlite3.Row | None:
@@ -158,7 +158,7 @@ def graph(conn: sqlite3.Connection, me: Caller, now: float, all_workspaces: bool
     adj: dict[str, set[str]] = {}
     for e in kept:
         adj.setdefault(e["from"], set()).add(e["to"])
-    status = {sid: sessions.effective_status(row(sid), now) for sid in ids}  # type: ignore[arg-type]
+    status = {sid: availability.effective_status(row(sid), now) for sid in ids}  # type: ignore[arg-type]
     nodes = []
     for sid in ids:
         r = row(sid)
@@ -167,12 +167,12 @@ def graph(conn: sqlite3.Connection, me: Caller, now: float, all_workspaces: bool
                       "status": status[sid],
                       "listening": bool(r["listening"]) or status[sid] == "listening"})
     found = cycles(ids, adj)
-    deadlocks = [{"sessions": [sessions.peer_ref(row(s), s) for s in sorted(set(c))],
+    deadlocks = [{"sessions": [discovery.peer_ref(row(s), s) for s in sorted(set(c))],
                   "cycle": c, "blocked": all(status.get(s) != "working" for s in c)}
                  for c in found]
     return {"nodes": nodes,
-            "edges": [{**e, "from": sessions.peer_ref(row(e["from"]), e["from"]),
-                       "to": sessions.peer_ref(row(e["to"]), e["to"])} for e in kept],
+            "edges": [{**e, "from": discovery.peer_ref(row(e["from"]), e["from"]),
+                       "to": discovery.peer_ref(row(e["to"]), e["to"])} for e in kept],
             "deadlocks": deadlocks, "adj": adj}
 
 
@@ -182,7 +182,7 @@ def waits(ctx: Ctx, a: WaitsArgs) -> dict:
         g = graph(conn, me, ctx.now, a.all_workspaces)
         would, cycle = None, None
         if a.on is not None:
-            target = sessions.resolve_target(conn, me, a.on, ctx.now, a.all_workspaces)
+            target = discovery.resolve_target(conn, me, a.on, ctx.now, a.all_workspaces)
             back = path(g["adj"], target["id"], me.id)
             would = back is not None
             cycle = [me.id, *back] if back else None

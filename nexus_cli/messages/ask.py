@@ -9,7 +9,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from ..core import sessions
+from ..core import availability, discovery, sessions
 from ..core.context import Ctx
 from ..core.listing import replayed
 from ..core.settings import ASK_MCP_MAX
@@ -34,15 +34,15 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         same = prior is not None and (prior["text"], prior["target"]) == (a.text, a.target)
         duplicate = replayed(prior, same, str(a.request_id), "question")
         to_id = prior["recipient"] if prior is not None and duplicate else \
-            sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)["id"]
+            discovery.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)["id"]
         to = sessions.known(conn, to_id)
-        seen = sessions.presence(to, ctx.now)
+        seen = availability.presence(to, ctx.now)
         request_id = a.request_id or "ask-" + os.urandom(6).hex()
         if seen.status == "offline" and not duplicate:  # nobody to wait for: the question waits
             mid = mailbox.insert(conn, sender=me.id, recipient=to_id, text=a.text,  # for it
                                  now=ctx.now, target=a.target, request_id=request_id, known=to)
             mailbox.set_ask_state(conn, mid, "timed_out")  # its late reply comes with a notice
-            return {"message_id": mid, "to": sessions.peer_ref(to, to_id),
+            return {"message_id": mid, "to": discovery.peer_ref(to, to_id),
                     "waited_seconds": 0.0, "timeout_seconds": timeout,
                     "timeout_clamped_from": clamped, "duplicate": False, "answered": False,
                     "reply": None, "outlook": direct.outlook(seen),
@@ -70,7 +70,7 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
                 now_row = sessions.get(conn, to["id"]) if got is None else None
             waited = time.monotonic() - started
             if now_row is not None and sessions.gone(now_row, time.time()):
-                seen = sessions.presence(now_row, time.time())  # it went away meanwhile
+                seen = availability.presence(now_row, time.time())  # it went away meanwhile
                 break
             if got or waited >= timeout or ctx.cancelled.is_set():
                 break
@@ -85,7 +85,7 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
         channel.close()
         if ctx.progress:
             ctx.progress("", -1)
-    base = {"message_id": mid, "to": sessions.peer_ref(to, to_id),
+    base = {"message_id": mid, "to": discovery.peer_ref(to, to_id),
             "waited_seconds": round(waited, 3), "timeout_seconds": timeout,
             "timeout_clamped_from": clamped, "duplicate": duplicate,
             "outlook": direct.outlook(seen)}

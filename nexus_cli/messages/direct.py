@@ -5,11 +5,11 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from ..core import sessions
+from ..core import availability, discovery, sessions
 from ..core.context import Ctx
+from ..core.discovery import peer_ref
 from ..core.errors import NexusError
 from ..core.listing import replayed
-from ..core.sessions import peer_ref
 from ..tasks import ledger
 from . import mailbox
 from .mailbox import insert, notice
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 OPEN_WORK_LISTED = 3  # the oldest open tasks a `read` names (seed 002: mail reminds of duties)
 
 
-def outlook(seen: sessions.Presence, wake: bool = True) -> str:
+def outlook(seen: availability.Presence, wake: bool = True) -> str:
     """When the recipient will see a message, given its presence (and whether the message may
     wake it): what `send`, `reply`, `ask` and `delegate` tell the sender."""
     if seen.status == "offline":
@@ -38,7 +38,8 @@ def outlook(seen: sessions.Presence, wake: bool = True) -> str:
                     seen.status, "it sees the message at its next prompt")
     if not seen.wakeable:
         return f"nothing can wake it now: {seen.reason}" + (
-            "" if seen.reason == sessions.HOOKLESS else "; the message waits for its next prompt")
+            "" if seen.reason == availability.HOOKLESS
+            else "; the message waits for its next prompt")
     if seen.status == "listening":
         return "it is listening: it is woken at once and can answer right away"
     return f"it is woken at once ({seen.reason})"
@@ -51,7 +52,7 @@ def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
     msg, to = known if known else (mailbox.known(conn, mid), None)
     if to is None:
         to = sessions.get(conn, msg["recipient"])
-    seen = sessions.presence(to, ctx.now) if to is not None else sessions.Presence(
+    seen = availability.presence(to, ctx.now) if to is not None else availability.Presence(
         "offline", "no such session has been seen yet")
     return {
         "message_id": mid,
@@ -66,7 +67,7 @@ def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
     }
 
 
-def watch_note(msg: sqlite3.Row | dict, seen: sessions.Presence) -> str:
+def watch_note(msg: sqlite3.Row | dict, seen: availability.Presence) -> str:
     """What `--notify-when-idle` will tell the sender, when it asked."""
     if not msg["notify_when_idle"]:
         return ""
@@ -115,7 +116,7 @@ def send(ctx: Ctx, a: SendArgs) -> dict:
         replay = _replay(ctx, conn, me, a.request_id, a.text, a.target, None)
         if replay is not None:
             return replay
-        to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
+        to = discovery.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
         return _post(ctx, conn, me, to, a.text, a.target, None, a.request_id,
                      a.notify_when_idle, a.mode, wake=not a.no_wake)
 
@@ -162,8 +163,9 @@ def read(ctx: Ctx, a: ReadArgs) -> dict:
 
 def message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
     """A message as `read` and `ask` return it."""
-    return {"message_id": row["id"], "kind": row["kind"], "from": sessions.ref(conn, row["sender"]),
-            "reply_to": row["reply_to"], "text": row["text"], "created_at_epoch": row["created_at"]}
+    return {"message_id": row["id"], "kind": row["kind"],
+            "from": discovery.ref(conn, row["sender"]), "reply_to": row["reply_to"],
+            "text": row["text"], "created_at_epoch": row["created_at"]}
 
 
 def status(ctx: Ctx, a: MessageStatusArgs) -> dict:

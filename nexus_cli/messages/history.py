@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from ..core import sessions
+from ..core import discovery
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def entry(conn: sqlite3.Connection, row: sqlite3.Row, me: str) -> dict[str, Any]:
     """A message as the history shows it: who it was to, which way it went, where it stands."""
-    return {**message(conn, row), "to": sessions.ref(conn, row["recipient"]),
+    return {**message(conn, row), "to": discovery.ref(conn, row["recipient"]),
             "direction": "out" if row["sender"] == me else "in", "state": mailbox.state(row),
             "delivered_at_epoch": row["delivered_at"], "read_at_epoch": row["read_at"],
             "expired_at_epoch": row["expired_at"]}
@@ -30,7 +30,7 @@ def inbox(ctx: Ctx, a: InboxArgs) -> dict:
         me = ctx.me(conn)
         peer = None
         if a.peer:
-            peer = sessions.resolve_target(conn, me, a.peer, ctx.now, a.all_workspaces,
+            peer = discovery.resolve_target(conn, me, a.peer, ctx.now, a.all_workspaces,
                                            include_offline=True)["id"]
         rows, total = mailbox.history(conn, me.id, peer, a.sent, a.received, a.unread, a.limit,
                                       a.offset)

@@ -15,7 +15,7 @@ from ..core import identity, sessions
 from ..core.settings import ANNOUNCE_LISTED
 from ..core.store import news, policy
 from ..core.store.db import later, present
-from . import ANNOUNCEABLE, UNREAD
+from . import UNREAD
 
 SYSTEM = identity.SYSTEM_ID
 # team mode (core/store/policy.py): a message is read and its delivery state changed by its two
@@ -159,7 +159,9 @@ def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
     in its turn) at its next tool call (steer), anyone else at its next turn (queue)."""
     if mode != "auto":
         return mode
-    return "steer" if sessions.effective_status(target, now) in ("working", "waiting") \
+    from ..core import availability  # (the hooks' announcements never pick a mode)
+
+    return "steer" if availability.effective_status(target, now) in ("working", "waiting") \
         else "queue"
 
 
@@ -204,12 +206,6 @@ def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sql
     if len(rows) < ANNOUNCE_LISTED:
         return rows, len(rows)
     return rows, conn.execute(f"SELECT count(*) FROM messages WHERE {where}", (sid,)).fetchone()[0]
-
-
-def announceable(conn: sqlite3.Connection, sid: str) -> bool:
-    """Whether a tool call's hook would announce something to `sid` (what its news marker means)."""
-    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND {ANNOUNCEABLE} LIMIT 1",
-                        (sid,)).fetchone() is not None
 
 
 def has_news(conn: sqlite3.Connection, sid: str) -> bool:

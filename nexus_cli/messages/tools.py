@@ -27,7 +27,7 @@ register(Tool(
 ))
 register(Tool(
     name="ask", group="messages", title="Ask and wait",
-    description="Send a question and wait for the reply; a late reply still arrives as a message.",
+    description="Ask and wait for the reply; a late reply still arrives as a message.",
     details="Default 60 s; over MCP at most 50 s, reported as timeout_clamped_from. On time-out "
     "(exit 7) the question stays open: the late reply arrives as a message, with a notice "
     "pointing at it, and wakes you.",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..core import events, sessions, settings, shellcmd
+from ..core import availability, discovery, events, sessions, settings, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.settings import HANDOFF_OFFER
@@ -38,7 +38,7 @@ def handoff(ctx: Ctx, a: HandoffArgs) -> dict:
         elif a.action == "accept":
             done = accept(ctx, conn, me, a)
         row = sessions.get(conn, me.id)
-        link = {k: (sessions.ref(conn, row[k]) if row and row[k] else None)
+        link = {k: (discovery.ref(conn, row[k]) if row and row[k] else None)
                 for k in ("predecessor", "successor")}
         switch = bool(settings.load(ctx.store.root)["handoff"])
         enabled = bool(row["handoff"]) if row else True
@@ -58,10 +58,10 @@ def handoff(ctx: Ctx, a: HandoffArgs) -> dict:
             "last_handoff_at_epoch": last["at"] if last else None,
             "last": record(conn, last) if last else None,
             "moved": {k: done[k] for k in ("to", "messages", "tasks", "name")} if done else None,
-            "offered": {"to": sessions.ref(conn, pending["offered_to"]),
+            "offered": {"to": discovery.ref(conn, pending["offered_to"]),
                         "expires_at_epoch": pending["offered_at"] + HANDOFF_OFFER}
             if pending else None,
-            "offers": [sessions.peer_ref(r, r["id"]) for r in offers_to(conn, me.id, ctx.now)],
+            "offers": [discovery.peer_ref(r, r["id"]) for r in offers_to(conn, me.id, ctx.now)],
         }
 
 
@@ -93,8 +93,8 @@ def offer(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller, a: HandoffArg
             "daemon, no model calls): `now` hands over to a live session you name",
             "pass --to SESSION, or start the successor in your client (Claude Code "
             "/clear, Codex /new): it inherits on its own")
-    to = sessions.resolve_target(conn, me, a.to, ctx.now, a.all_workspaces)
-    if sessions.effective_status(to, ctx.now) == "offline":
+    to = discovery.resolve_target(conn, me, a.to, ctx.now, a.all_workspaces)
+    if availability.effective_status(to, ctx.now) == "offline":
         raise NexusError("target_not_found", a.to, "that session is offline",
                          "hand over to a live session (`nexus peers`)")
     mine = sessions.get(conn, me.id)
@@ -119,7 +119,7 @@ def accept(ctx: Ctx, conn: sqlite3.Connection, me: sessions.Caller,
         raise NexusError("invalid_argument", "--from-session", "accept takes over from the "
                          "session that offered it its handoff", "pass --from-session SESSION "
                          "(`nexus handoff status` lists the offers)")
-    giver = sessions.resolve_target(conn, me, a.from_session, ctx.now, True,
+    giver = discovery.resolve_target(conn, me, a.from_session, ctx.now, True,
                                     include_offline=True)
     if giver["offered_to"] != me.id or not open_offer(giver, ctx.now):
         raise NexusError("handoff_not_offered", a.from_session,
@@ -143,6 +143,6 @@ def record(conn: sqlite3.Connection, row: sqlite3.Row) -> dict:
 
     detail = json.loads(row["detail"] or "{}")
     old, new = row["target"], detail.get("to", row["actor"])
-    return {"from": sessions.ref(conn, old), "to": sessions.ref(conn, new),
+    return {"from": discovery.ref(conn, old), "to": discovery.ref(conn, new),
             "trigger": detail.get("trigger", ""), "messages": detail.get("messages", 0),
             "tasks": detail.get("tasks", 0)}

@@ -35,8 +35,8 @@ class PeersArgs(Args):
 class ProfileArgs(Args):
     name: str | None = Field(None, min_length=1, max_length=48, pattern=r"^[A-Za-z0-9._@#-]+$",
                              json_schema_extra={"x-hint": "may hold only A-Z a-z 0-9 . _ @ # -"},
-                             description="New name: 1-48 of A-Z a-z 0-9 . _ @ # -, not starting "
-                             "with s- or u- (handles), unique among live sessions.")
+                             description="New name, unique among live sessions; not starting "
+                             "with s- or u- (handles).")
     note: str | None = Field(None, max_length=200, description="What you are doing (<= 200 chars).")
     wake: Literal["on", "off"] | None = Field(
         None, description="off: messages wait for your next prompt, never waking you (listen "

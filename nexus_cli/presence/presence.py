@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import identity, sessions
+from ..core import availability, discovery, identity, sessions
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -31,7 +31,7 @@ def whoami(ctx: Ctx, a: NoArgs) -> dict:
         "client": me.client,
         "source": me.source,
         "registered": row is not None,
-        "status": sessions.effective_status(row, ctx.now) if row else None,
+        "status": availability.effective_status(row, ctx.now) if row else None,
         "cwd": me.cwd,
         "project": me.project,
         "scope": me.key,
@@ -44,10 +44,10 @@ def whoami(ctx: Ctx, a: NoArgs) -> dict:
 def peers(ctx: Ctx, a: PeersArgs) -> dict:
     with ctx.read() as conn:
         me = ctx.me(conn)
-        rows = sessions.scoped_rows(conn, me, ctx.now, a.all_workspaces, a.include_offline)
+        rows = discovery.scoped_rows(conn, me, ctx.now, a.all_workspaces, a.include_offline)
         if a.query:
-            rows = [r for r in rows if sessions.matches(r, a.query)]
-        page = [sessions.profile(r, ctx.now, me.id, conn)
+            rows = [r for r in rows if discovery.matches(r, a.query)]
+        page = [discovery.profile(r, ctx.now, me.id, conn)
                 for r in rows[a.offset : a.offset + a.limit]]
     return envelope(page, len(rows), a.offset, a.limit, self_id=me.id)
 
@@ -73,7 +73,7 @@ def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
         if a.wake is not None:
             sessions.update(conn, me.id, wake=int(a.wake == "on"))
         row = sessions.known(conn, me.id)
-        return {"profile": sessions.profile(row, ctx.now, me.id)}
+        return {"profile": discovery.profile(row, ctx.now, me.id)}
 
 
 def listen(ctx: Ctx, a: ListenArgs) -> dict:
@@ -90,7 +90,7 @@ def listen(ctx: Ctx, a: ListenArgs) -> dict:
             for sender in notify.idle(conn, me.id, ctx.now, "started listening"):
                 ctx.wake_later(sender)
         row = sessions.known(conn, me.id)
-    return {"listening": on, "profile": sessions.profile(row, ctx.now, me.id),
+    return {"listening": on, "profile": discovery.profile(row, ctx.now, me.id),
             "note": f"each time your turn ends, the Stop hook waits up to {LISTEN_WAIT} s for a "
                     "message and continues the conversation with it" if on else
                     "turns end normally; messages are announced at the next prompt or tool call"}
@@ -107,14 +107,14 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
 
     with ctx.read() as conn:
         me = ctx.me(conn)
-        row = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces,
+        row = discovery.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces,
                                        allow_self=True, include_offline=True)
         unread, unannounced = mailbox.depth(conn, row["id"])
-        shown = sessions.profile(row, ctx.now, me.id, conn)
+        shown = discovery.profile(row, ctx.now, me.id, conn)
         held = [reservation(conn, r, me.id) for r in leases.held_by(conn, row["id"], ctx.now)]
     from ..messages.direct import outlook
 
-    state = sessions.presence(row, ctx.now)
+    state = availability.presence(row, ctx.now)
     seen = recent.fill_status(row)
     return {
         "session": shown,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..core import events, sessions, settings
+from ..core import availability, events, sessions, settings
 from ..core.proctable import Proc
 from ..messages import mailbox
 from ..tasks import ledger
@@ -55,7 +55,7 @@ def on_session_start(conn: sqlite3.Connection, sid: str, source: object, proc: P
     for row in sessions.of_process(conn, proc):
         if row["id"] == sid or row["successor"]:
             continue
-        state = sessions.effective_status(row, now)
+        state = availability.effective_status(row, now)
         if source == "startup" and state == "working":
             continue  # a thread still at work beside this one (an app server): not replaced
         just_ended = row["end_reason"] in PAIRED_ENDS and now - row["last_active"] <= CLEAR_PAIRING

@@ -3,8 +3,8 @@ handoff."""
 
 from __future__ import annotations
 
+from ..core.availability import STATUS_HELP
 from ..core.registry import Tool, register
-from ..core.sessions import STATUS_HELP
 from ..core.settings import LISTEN_WAIT
 from . import handoff, presence, render
 
@@ -36,8 +36,7 @@ register(Tool(
 ))
 register(Tool(
     name="status", group="sessions", title="Probe a session",
-    description="What a session is doing (state, last answer, last tool, inbox), "
-    "without waking it.",
+    description="A session's state, last answer, last tool and inbox, without waking it.",
     details="A finished turn is not a finished task: only a report (or a reply) says the work "
     "is done. A name reaches offline sessions of the last 24 h too. It says why the session has "
     "its status and what a message sent now would meet. " + STATUSES,

@@ -27,7 +27,7 @@ import re
 import sqlite3
 
 from .. import clients
-from ..core import caller, identity, sessions, shellcmd
+from ..core import identity, sessions, shellcmd
 from ..core.proctable import table
 from ..core.store.db import Store
 from ..core.text import one_line
@@ -213,7 +213,7 @@ def auto_reserve(client: str, sid: str, located: list[tuple[str, list[str], bool
     told: list[str] = []
     with store.write() as conn:
         me = sessions.get(conn, sid)
-        caller.admit_hook(conn, sid, "PreToolUse", client, proc, chain, now, me)
+        sessions.admit_hook(conn, sid, "PreToolUse", client, proc, chain, now, me)
         if me is None:
             return QUIET  # a conversation nexus has not seen start: nothing to hold it for
         marker.raise_(store.root)

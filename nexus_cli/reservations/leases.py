@@ -22,7 +22,7 @@ import sqlite3
 import stat
 import time
 
-from ..core import identity, sessions
+from ..core import availability, identity, sessions
 from ..core.store import policy
 from ..core.text import one_line, visible
 from . import patterns
@@ -454,7 +454,8 @@ def expire(conn: sqlite3.Connection, now: float) -> int:
     ended = conn.execute("DELETE FROM reservations WHERE expires_at <= ?", (now,)).rowcount
     for (sid,) in conn.execute("SELECT DISTINCT session_id FROM reservations").fetchall():
         row = sessions.get(conn, sid)
-        if row is None or (row["client_pid"] and sessions.effective_status(row, now) == "offline"
+        if row is None or (row["client_pid"]
+                           and availability.effective_status(row, now) == "offline"
                            and not sessions.client_alive(row)):
             ended += conn.execute("DELETE FROM reservations WHERE session_id = ?",
                                   (sid,)).rowcount

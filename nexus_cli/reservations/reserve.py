@@ -9,7 +9,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from ..core import events, sessions, shellcmd
+from ..core import discovery, events, sessions, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -30,7 +30,7 @@ SYNTAX = "paths, directories (`src/`) or globs (`*`, `?`, `[...]`, `**`): `nexus
 
 def item(conn: sqlite3.Connection, row: sqlite3.Row, me: str) -> dict:
     holder = sessions.get(conn, row["session_id"])
-    return {"id": row["id"], "holder": sessions.peer_ref(holder, row["session_id"]),
+    return {"id": row["id"], "holder": discovery.peer_ref(holder, row["session_id"]),
             "machine": holder["machine"] if holder is not None else None,
             "root": leases.taken_root(row),
             "pattern": row["pattern"], "exclusive": bool(row["exclusive"]),

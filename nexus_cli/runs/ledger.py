@@ -9,7 +9,7 @@ import json
 import os
 import sqlite3
 
-from ..core import sessions
+from ..core import discovery, sessions
 from ..core.proctable import machine
 from ..core.settings import RUN_UNSTARTED
 from ..core.store import policy as rules
@@ -129,8 +129,8 @@ def summary(conn: sqlite3.Connection, row: sqlite3.Row) -> dict:
         "id": row["id"], "status": row["status"], "client": row["client"],
         "title": row["title"], "preset": row["preset"], "sandbox": row["sandbox"],
         "approvals": row["approvals"], "cwd": row["cwd"], "session_id": row["session_id"],
-        "session": sessions.ref(conn, row["session_id"]) if row["session_id"] else None,
-        "dispatcher": sessions.ref(conn, row["dispatcher"]), "task_id": task_of(conn, row),
+        "session": discovery.ref(conn, row["session_id"]) if row["session_id"] else None,
+        "dispatcher": discovery.ref(conn, row["dispatcher"]), "task_id": task_of(conn, row),
         "error": row["error"], "has_result": bool(row["result"]),
         "created_at_epoch": row["created_at"], "started_at_epoch": row["started_at"],
         "finished_at_epoch": row["finished_at"],

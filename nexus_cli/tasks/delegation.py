@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import sessions, shellcmd
+from ..core import discovery, sessions, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope, replayed
@@ -32,7 +32,7 @@ def delegate(ctx: Ctx, a: DelegateArgs) -> dict:
                 a.task, a.target)
             if prior is not None and replayed(prior, same, a.request_id, "task"):
                 return record(conn, prior, duplicate=True)
-        to = sessions.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
+        to = discovery.resolve_target(conn, me, a.target, ctx.now, a.all_workspaces)
         ledger.make_room(conn, me.id)
         mode = pick_mode(a.mode, to, ctx.now)
         task_id = ledger.insert(conn, sender=me.id, target=to["id"], requested=a.target,

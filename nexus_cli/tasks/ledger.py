@@ -14,7 +14,6 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
-from ..core import sessions
 from ..core.errors import NexusError
 from ..core.settings import SELF_TASK_PURGE, TASK_HISTORY
 from ..core.store import policy
@@ -95,9 +94,11 @@ def notification(conn: sqlite3.Connection, row: sqlite3.Row) -> str:
 
 def record(conn: sqlite3.Connection, row: sqlite3.Row, duplicate: bool = False) -> dict:
     """A task as the tools return it."""
+    from ..core import discovery  # (the hooks' announcements show no task record)
+
     return {
-        "id": row["id"], "sender": sessions.ref(conn, row["sender"]),
-        "target": sessions.ref(conn, row["target"]),
+        "id": row["id"], "sender": discovery.ref(conn, row["sender"]),
+        "target": discovery.ref(conn, row["target"]),
         "requested_target": row["requested_target"], "task": row["task"], "status": row["status"],
         "mode": row["mode"], "message_id": row["message_id"], "request_id": row["request_id"],
         "result": row["result"], "notification": notification(conn, row), "error": row["error"],

@@ -16,7 +16,7 @@ register(Tool(
 ))
 register(Tool(
     name="report", group="tasks", title="Report a task",
-    description="Close a task assigned to you: completed, blocked or failed, with what you "
+    description="Close a task assigned to you, with its outcome and what you "
     "produced.",
     details="The first final report wins; a different second one is refused (delegate a "
     "follow-up); an identical replay is harmless.",
@@ -25,8 +25,7 @@ register(Tool(
 ))
 register(Tool(
     name="tasks", group="tasks", title="The task ledger",
-    description="Tasks you dispatched or were assigned, newest first; `open`: what you still "
-    "owe.",
+    description="Tasks you dispatched or were assigned, newest first.",
     details="--open lists the obligations you own and have not closed, oldest first; --self "
     "the tasks you track for yourself.",
     args="TasksArgs", result="TasksResult", run=delegation.tasks, render=render.tasks,

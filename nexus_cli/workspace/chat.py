@@ -11,7 +11,7 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..core import sessions
+from ..core import discovery, sessions
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.store import news
@@ -63,7 +63,7 @@ def send(ctx: Ctx, a: SendMessageArgs) -> dict:
             row = streams.active(conn)
         mid = row["id"] if row else None
         seq = streams.post(conn, mid, me.id, me.key, category, a.message, ctx.now)
-        sender = one_line(sessions.ref(conn, me.id)["name"], 60)
+        sender = one_line(discovery.ref(conn, me.id)["name"], 60)
         where = f"meeting {mid} {one_line(row['topic'], 40)!r}" if row else "global chat"
         how = f'read_messages(meetingId="{mid}")' if mid else "read_messages()"
         line = one_line(a.message, 80)

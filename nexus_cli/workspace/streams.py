@@ -9,7 +9,7 @@ import os
 import sqlite3
 from typing import Any
 
-from ..core import sessions
+from ..core import discovery
 from ..core.errors import NexusError
 from ..core.store import policy
 
@@ -125,7 +125,7 @@ def unread(conn: sqlite3.Connection, reader: str, mid: str | None,
 
 
 def names(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
-    return {sid: sessions.ref(conn, sid)["name"] for sid in ids}
+    return {sid: discovery.ref(conn, sid)["name"] for sid in ids}
 
 
 def prune(conn: sqlite3.Connection, count: int | None) -> tuple[int, int]:

@@ -24,10 +24,10 @@ import os
 from collections.abc import Mapping, Sequence
 
 from ...core.proctable import Proc, is_shell
-from .. import ids
+from .. import is_uuid
 
 NAME = "claude"
-ID_RE = ids.UUID_RE  # the shape of its session ids
+is_id = is_uuid  # the shape of its session ids
 ENV_SESSION = ("CLAUDE_CODE_SESSION_ID",)
 ENV_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
 META_BINDING = "claudecode/toolUseId"

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 
 from ..transcript import Reader, epoch, text_of
-from .runtime import ID_RE
+from .runtime import is_id
 
 STOP_OK = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal", "pause_turn"})
 # record types that carry nothing to show (api-request is read for timing)
@@ -66,7 +66,7 @@ def slug(cwd: str) -> str:
 
 def find(raw_id: str, env: Mapping[str, str], cwd: str | None = None) -> str | None:
     """The transcript of a session id: beside its cwd's slug when known, else anywhere."""
-    if not ID_RE.match(raw_id):
+    if not is_id(raw_id):
         return None
     top = root(env)
     if cwd:
@@ -82,7 +82,7 @@ def discover(env: Mapping[str, str]) -> list[tuple[str, str]]:
     out = []
     for path in glob.glob(os.path.join(glob.escape(root(env)), "*", "*.jsonl")):
         raw = os.path.basename(path)[:-6]
-        if ID_RE.match(raw):
+        if is_id(raw):
             out.append((raw, path))
     return out
 

@@ -19,10 +19,10 @@ import os
 from collections.abc import Mapping, Sequence
 
 from ...core.proctable import Proc, is_shell, table
-from .. import ids
+from .. import is_uuid
 
 NAME = "codex"
-ID_RE = ids.UUID_RE  # the shape of its session ids
+is_id = is_uuid  # the shape of its session ids
 ENV_SESSION = ("CODEX_SESSION_ID", "CODEX_THREAD_ID")
 ENV_MARKERS = ("CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_CI")
 META_BINDING = None

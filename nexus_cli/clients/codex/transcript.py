@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 
 from ..transcript import Reader, epoch, text_of
-from .runtime import ID_RE
+from .runtime import is_id
 
 NAME_RE = re.compile(r"rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
                      r"\.jsonl\Z")
@@ -47,7 +47,7 @@ def _patterns(env: Mapping[str, str], raw: str) -> list[str]:
 
 
 def find(raw_id: str, env: Mapping[str, str], cwd: str | None = None) -> str | None:
-    if not ID_RE.match(raw_id):
+    if not is_id(raw_id):
         return None
     for pattern in _patterns(env, raw_id):
         found = sorted(glob.glob(pattern))

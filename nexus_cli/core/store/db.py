@@ -11,17 +11,15 @@ Rules kept here, once:
 
 from __future__ import annotations
 
-import errno
 import itertools
 import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from ..errors import NexusError
-from . import migrations, paths, queue, team, wake
+from . import APPLICATION_ID, SCHEMA, paths, queue, team, wake
 
 BUSY_TIMEOUT_MS = 10_000
 # what the features' SQL needs of SQLite (the subset PostgreSQL reads too): IS NOT DISTINCT FROM
@@ -67,6 +65,8 @@ def _busy(path: str) -> NexusError:
 
 def _translate(exc: BaseException, path: str) -> NexusError:
     """Map an OS or SQLite failure to the coded error a user can act on."""
+    import errno  # (failures only)
+
     text = str(exc).lower()
     err = getattr(exc, "errno", None)
     if "full" in text or err == errno.ENOSPC:
@@ -128,13 +128,22 @@ class Store:
         # reuse: a long-lived process (the MCP server) keeps one connection per thread and kind,
         # so a call does not parse the schema again; it is dropped when the file is replaced
         self._ident: tuple[int, int] | None = None
-        self._local = None
+        self._local: object | None = None  # (`keep`: a threading.local)
         # threading.local itself (the threading module costs a hook a millisecond to import)
         from _thread import _local as thread_local
 
         self._active = thread_local()  # the write transaction open in this thread, if any
+        self._active.conn = None
         self._queue = queue.Queue(self.root)  # writers take turns (see queue.py)
         if reuse:
+            self.keep()
+
+    def keep(self) -> None:
+        """Keep one connection per thread and kind from now on (`reuse`): a waiter waits on the
+        connection its writes then use."""
+        if self._local is None:
+            from _thread import _local as thread_local
+
             self._local = thread_local()
 
     # -- checks ---------------------------------------------------------------------------------
@@ -188,7 +197,7 @@ class Store:
         self._ident = (st.st_dev, st.st_ino)
         header = self._header_checked()
         app_id = int.from_bytes(header[68:72], "big")
-        if app_id != migrations.APPLICATION_ID:
+        if app_id != APPLICATION_ID:
             raise _fail("store_unreadable", self.path, "an SQLite database, but not a nexus store",
                         "point NEXUS_HOME elsewhere (the file was left untouched)")
         return True
@@ -300,11 +309,13 @@ class Store:
 
     def _build(self, tmp: str) -> None:
         """Fill the new, empty file `tmp` with a store at CURRENT: every migration, in order."""
+        from . import migrations
+
         conn = self._connect(tmp)
         try:
             # built with a rollback journal, so a full disk fails the COMMIT itself (a WAL
             # checkpoint at close would fail silently); switched to WAL once complete
-            conn.execute(f"PRAGMA application_id = {migrations.APPLICATION_ID}")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute("BEGIN IMMEDIATE")
             migrations.apply(conn, time.time())
             conn.execute("COMMIT")
@@ -314,6 +325,8 @@ class Store:
 
     def _empty(self) -> sqlite3.Connection:
         """What a read sees before any store exists: an empty one at CURRENT, in memory."""
+        from . import migrations
+
         conn = self._connect(":memory:")
         migrations.apply(conn, time.time())
         return conn
@@ -333,13 +346,15 @@ class Store:
         pages = int.from_bytes(header[28:32], "big") if len(header) == 100 else 0
         leftover = os.path.exists(tmp + "-wal") and os.path.getsize(tmp + "-wal") > 0
         if not pages or size < (65536 if page_size == 1 else page_size) * pages or leftover:
+            import errno
+
             raise OSError(errno.ENOSPC, "the new store could not be written completely")
 
     def _version(self, conn: sqlite3.Connection) -> int:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > migrations.CURRENT:
+        if version > SCHEMA:
             raise _fail("store_newer", self.path,
-                        f"schema {version} is newer than this nexus knows ({migrations.CURRENT})",
+                        f"schema {version} is newer than this nexus knows ({SCHEMA})",
                         "upgrade nexus; the file was left untouched")
         return version
 
@@ -370,7 +385,7 @@ class Store:
         try:
             conn, version = self._opened(self.path)
             try:
-                if version < migrations.CURRENT:
+                if version < SCHEMA:
                     self._migrate(conn)
             except BaseException:
                 conn.close()
@@ -382,7 +397,9 @@ class Store:
     def _migrate(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if self._version(conn) < migrations.CURRENT:  # another process may have, meanwhile
+            if self._version(conn) < SCHEMA:  # another process may have, meanwhile
+                from . import migrations
+
                 migrations.apply(conn, time.time())
             conn.execute("COMMIT")
         except BaseException:
@@ -407,10 +424,10 @@ class Store:
                 conn, version = self._opened(f"file:{self.path}?immutable=1", uri=True)
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from None
-        if version < migrations.CURRENT:
+        if version < SCHEMA:
             conn.close()
             raise _fail("store_outdated", self.path,
-                        f"schema {version} predates this nexus ({migrations.CURRENT})",
+                        f"schema {version} predates this nexus ({SCHEMA})",
                         "run `nexus maintenance` (or any command that writes) once")
         return self._keep("read", conn)
 
@@ -428,7 +445,7 @@ class Store:
             except sqlite3.Error:
                 pass  # unreadable: `nexus doctor` says why
         return {"home": self.root, "database": self.path, "exists": exists,
-                "schema_version": version, "schema_current": migrations.CURRENT}
+                "schema_version": version, "schema_current": SCHEMA}
 
     # -- waking --------------------------------------------------------------------------------
 
@@ -442,6 +459,8 @@ class Store:
         try:
             return wake.Channel(self.root, session_id)
         except OSError as exc:
+            import errno
+
             folder = paths.wake_dir(self.root)
             if exc.errno in (errno.ENOSPC, errno.EROFS):
                 raise _translate(exc, folder) from None
@@ -457,56 +476,26 @@ class Store:
 
     # -- transactions ---------------------------------------------------------------------------
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """`BEGIN IMMEDIATE` ... `COMMIT`; rolled back (and translated) on any failure. A write
-        inside a write (same thread) is a savepoint of the outer one: it never waits for the lock
-        its own thread holds."""
-        outer = getattr(self._active, "conn", None)
-        if outer is not None:
-            with savepoint(outer, self.path):
-                yield outer
-            return
-        conn = self.open_write()
-        try:
-            turn = self._queue.enter(BUSY_TIMEOUT_MS / 1000)
-        except BaseException as exc:
-            self._release(conn)
-            if isinstance(exc, queue.Timeout):
-                raise _busy(self.path) from None
-            raise
-        self._active.conn = conn
-        try:
-            with transaction(conn, self.path, immediate=True):
-                yield conn
-        finally:
-            self._active.conn = None
-            self._queue.leave(turn)
-            self._release(conn)
+    # (the transactions are small classes, not contextlib's decorator: the hooks do not import
+    # contextlib)
 
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for read-only work (inside a write: the write's own view)."""
-        outer = getattr(self._active, "conn", None)
-        if outer is not None:
-            yield outer
-            return
-        conn = self.open_read()
-        try:
-            with transaction(conn, self.path, immediate=False):
-                yield conn
-        finally:
-            self._release(conn)
+    def write(self, committed: Callable[[], object] | None = None) -> Write:
+        """`with store.write() as conn:` `BEGIN IMMEDIATE` ... `COMMIT`; rolled back (and
+        translated) on any failure. A write inside a write (same thread) is a savepoint of the
+        outer one: it never waits for the lock its own thread holds. `committed` runs once the
+        COMMIT is done and the writers' queue left, before the connection is let go (the poke:
+        a waiter is woken before this process closes anything)."""
+        return Write(self, committed)
 
-    @contextmanager
-    def snapshot(self) -> Iterator[sqlite3.Connection | None]:
-        """A read just before a write, outside its lock (`Ctx` resolves its caller there); None
-        while there is no store yet (the write creates it)."""
-        if not os.path.isfile(self.path):
-            yield None
-            return
-        with self.read() as conn:
-            yield conn
+    def read(self) -> Read:
+        """`with store.read() as conn:` a consistent snapshot for read-only work (inside a
+        write: the write's own view)."""
+        return Read(self)
+
+    def snapshot(self) -> Snapshot:
+        """A read just before a write, outside its lock (`Ctx` resolves its caller there); the
+        connection is None while there is no store yet (the write creates it)."""
+        return Snapshot(self)
 
     def _release(self, conn: sqlite3.Connection) -> None:
         if self.linger:
@@ -523,6 +512,7 @@ class Connection(sqlite3.Connection):
     """A connection that knows its store's directory (news markers live beside the file)."""
 
     local_root: str | None = None
+    execute_later = None  # (the team store's connections defer writes: `later`)
 
 
 def later(conn: sqlite3.Connection, sql: str, params: object = ()) -> None:
@@ -536,41 +526,171 @@ def later(conn: sqlite3.Connection, sql: str, params: object = ()) -> None:
         run(sql, params)
 
 
-@contextmanager
-def savepoint(conn: sqlite3.Connection, path: str) -> Iterator[None]:
-    name = f"nx{next(_savepoints)}"
-    conn.execute(f"SAVEPOINT {name}")
-    try:
-        yield
-    except BaseException as exc:
+class Transaction:
+    """`with Transaction(conn, path, immediate):` BEGIN (IMMEDIATE) ... COMMIT, rolled back on
+    any failure; SQLite's errors come out translated."""
+
+    __slots__ = ("conn", "immediate", "path")
+
+    def __init__(self, conn: sqlite3.Connection, path: str, immediate: bool) -> None:
+        self.conn, self.path, self.immediate = conn, path, immediate
+
+    def __enter__(self) -> None:
         try:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
+            self.conn.execute("BEGIN IMMEDIATE" if self.immediate else "BEGIN")
+        except sqlite3.Error as exc:
+            raise _translate(exc, self.path) from None
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        if kind is None:
+            try:
+                self.conn.execute("COMMIT")
+                return
+            except BaseException as failed:
+                self._undo()
+                if isinstance(failed, sqlite3.Error):
+                    raise _translate(failed, self.path) from None
+                raise
+        self._undo()
+        if isinstance(exc, sqlite3.Error):
+            raise _translate(exc, self.path) from None
+
+    def _undo(self) -> None:
+        try:
+            self.conn.execute("ROLLBACK")
         except sqlite3.Error:
             pass
-        if isinstance(exc, sqlite3.Error):
-            raise _translate(exc, path) from None
-        raise
-    conn.execute(f"RELEASE {name}")
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection, path: str, immediate: bool) -> Iterator[None]:
-    try:
-        conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-    except sqlite3.Error as exc:
-        raise _translate(exc, path) from None
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException as exc:
+class Savepoint(Transaction):
+    """A transaction inside the open one of the same connection: `SAVEPOINT` ... `RELEASE`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        super().__init__(conn, path, True)
+        self.name = f"nx{next(_savepoints)}"
+
+    def __enter__(self) -> None:
+        self.conn.execute(f"SAVEPOINT {self.name}")
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        if kind is None:
+            self.conn.execute(f"RELEASE {self.name}")
+        else:
+            super().__exit__(kind, exc, tb)
+
+    def _undo(self) -> None:
         try:
-            conn.execute("ROLLBACK")
+            self.conn.execute(f"ROLLBACK TO {self.name}")
+            self.conn.execute(f"RELEASE {self.name}")
         except sqlite3.Error:
             pass
-        if isinstance(exc, sqlite3.Error):
-            raise _translate(exc, path) from None
-        raise
+
+
+class Write:
+    """What `Store.write()` opens: the store's write lock (its writers' queue, then `BEGIN
+    IMMEDIATE`), or a savepoint inside this thread's open write."""
+
+    __slots__ = ("committed", "conn", "inner", "store", "turn")
+
+    def __init__(self, store: Store, committed: Callable[[], object] | None = None) -> None:
+        self.store, self.committed = store, committed
+        self.conn: sqlite3.Connection | None = None  # None: a savepoint of the outer write
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self.store
+        outer = getattr(store._active, "conn", None)
+        if outer is not None:
+            self.inner: Transaction = Savepoint(outer, store.path)
+            self.inner.__enter__()
+            return outer
+        conn = store.open_write()
+        try:
+            self.turn = store._queue.enter(BUSY_TIMEOUT_MS / 1000)
+        except BaseException as exc:
+            store._release(conn)
+            if isinstance(exc, queue.Timeout):
+                raise _busy(store.path) from None
+            raise
+        store._active.conn = self.conn = conn
+        self.inner = Transaction(conn, store.path, immediate=True)
+        try:
+            self.inner.__enter__()
+        except BaseException:
+            self._done(None)
+            raise
+        return conn
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            self.inner.__exit__(kind, exc, tb)
+        except BaseException:
+            if self.conn is not None:
+                self._done(None)
+            raise
+        if self.conn is not None:
+            self._done(self.committed if kind is None else None)
+
+    def _done(self, committed: Callable[[], object] | None) -> None:
+        store, conn = self.store, self.conn
+        assert conn is not None
+        store._active.conn = None
+        store._queue.leave(self.turn)
+        try:
+            if committed is not None:
+                committed()
+        finally:
+            store._release(conn)
+
+
+class Read:
+    """What `Store.read()` opens: a read transaction of its own, or this thread's open write."""
+
+    __slots__ = ("conn", "inner", "store")
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.conn: sqlite3.Connection | None = None  # its own connection (not the write's)
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self.store
+        outer = getattr(store._active, "conn", None)
+        if outer is not None:
+            return outer
+        conn = store.open_read()
+        self.inner = Transaction(conn, store.path, immediate=False)
+        try:
+            self.inner.__enter__()
+        except BaseException:
+            store._release(conn)
+            raise
+        self.conn = conn
+        return conn
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        conn = self.conn
+        if conn is not None:
+            try:
+                self.inner.__exit__(kind, exc, tb)
+            finally:
+                self.store._release(conn)
+
+
+class Snapshot:
+    """What `Store.snapshot()` opens: a `Read`, or None while there is no store file yet."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, store: Store) -> None:
+        self.read = Read(store) if os.path.isfile(store.path) else None
+
+    def __enter__(self) -> sqlite3.Connection | None:
+        return self.read.__enter__() if self.read is not None else None
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        if self.read is not None:
+            self.read.__exit__(kind, exc, tb)
 
 
 class LocalStore(Store):

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from . import policy
-
-# 'NXS1': written once at creation; a SQLite file without it is not a nexus store.
-APPLICATION_ID = 0x4E585331
+from . import SCHEMA, policy
 
 # team mode (core/store/policy.py): the schema's history is the administrator's; of the store's
 # bookkeeping a member writes only when maintenance last ran and, once, the store's id
@@ -712,6 +709,10 @@ MIGRATIONS += (
 )
 
 CURRENT = MIGRATIONS[-1][0]
+if CURRENT != SCHEMA:  # what every open of a store compares its version with, without this module
+    raise ImportError(f"nexus_cli.core.store.SCHEMA is {SCHEMA}, but the last migration is "
+                      f"{CURRENT}: set SCHEMA = {CURRENT}")
+
 
 def statements(script: str) -> list[str]:
     """A script cut into complete statements (a trigger's body holds `;` of its own)."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 DB_NAME = "nexus.db"
 
@@ -67,19 +65,25 @@ def open_subdir(root: str, name: str, create: bool = False) -> int:
     return fd
 
 
-@contextmanager
-def subdir(root: str, name: str, create: bool = False) -> Iterator[int | None]:
-    """`open_subdir` for one piece of work: the descriptor, or None when there is no such folder
-    of nexus's own (nothing to do there); closed afterwards."""
-    try:
-        fd = open_subdir(root, name, create)
-    except OSError:
-        yield None
-        return
-    try:
-        yield fd
-    finally:
-        os.close(fd)
+class subdir:
+    """`open_subdir` for one piece of work, as `with subdir(root, name) as fd:`: the descriptor,
+    or None when there is no such folder of nexus's own (nothing to do there); closed afterwards.
+    (A class, not contextlib's decorator: the hooks do not import contextlib.)"""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, root: str, name: str, create: bool = False) -> None:
+        try:
+            self.fd: int | None = open_subdir(root, name, create)
+        except OSError:
+            self.fd = None
+
+    def __enter__(self) -> int | None:
+        return self.fd
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 def ensure_private_dir(path: str) -> None:

@@ -26,12 +26,12 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ..errors import NexusError
-from . import migrations, paths, pgwire, team, wake
+from . import APPLICATION_ID, migrations, paths, pgwire, team, wake
 from .sqltext import bound, placeholders
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
@@ -40,7 +40,7 @@ HOOK_BUDGET = 2.0  # a hook's every wait for the server, in all (pgwire.Deadline
 BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
 STATEMENT_MS = 30_000
 CHANNEL = "nexus"
-LOCK = f"SELECT pg_advisory_xact_lock({migrations.APPLICATION_ID}, hashtext(current_schema()))"
+LOCK = f"SELECT pg_advisory_xact_lock({APPLICATION_ID}, hashtext(current_schema()))"
 SETTINGS = (f"-c lock_timeout={BUSY_MS} -c statement_timeout={STATEMENT_MS}"
             " -c idle_in_transaction_session_timeout=60000")
 DRIVER_ENV = "NEXUS_PG_DRIVER"  # wire | psycopg: force one (tests, benchmarks)
@@ -698,6 +698,9 @@ class PgStore:
         """A connection of its own (a waiter polls on it outside any transaction)."""
         return self._checked(connect(self.url, self.root, self.timeout, self.limit), write=False)
 
+    def keep(self) -> None:
+        """(Its connections are kept already: one per thread and kind.)"""
+
     def info(self) -> dict:
         try:
             version = schema_version(self._conn())
@@ -707,7 +710,7 @@ class PgStore:
                 "schema_version": version, "schema_current": migrations.CURRENT}
 
     @contextmanager
-    def write(self) -> Iterator[Conn]:
+    def write(self, committed: Callable[[], object] | None = None) -> Iterator[Conn]:
         outer = getattr(self._local, "active", None)
         if outer is not None:
             name = f"nx{next(_savepoints)}"
@@ -727,6 +730,8 @@ class PgStore:
                 yield conn
         finally:
             self._local.active = None
+        if committed is not None:
+            committed()
 
     @contextmanager
     def read(self) -> Iterator[Conn]:

@@ -19,7 +19,7 @@ modules declare their tables)."""
 
 from __future__ import annotations
 
-from collections import namedtuple
+from ..record import Record
 
 # the caller's own sessions: those its role registered (the session's db_role, set by the server)
 OWN = "(SELECT id FROM sessions WHERE db_role = session_user)"
@@ -54,7 +54,15 @@ def when(condition: str, rule: str) -> str:
 
 # read, insert, update, delete: a rule (SQL over the row) or FUNCTIONS; `owner`: the table has a
 # db_role column; `columns`: the only columns an update may set (None: any)
-Table = namedtuple("Table", "read insert update delete owner columns", defaults=(False, None))
+class Table(Record):
+    _fields = __slots__ = ("read", "insert", "update", "delete", "owner", "columns")
+    _defaults = (False, None)
+    read: str | None
+    insert: str | None
+    update: str | None
+    delete: str | None
+    owner: bool
+    columns: tuple[str, ...] | None
 
 
 class Function:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import stat
 from collections.abc import Iterable
 
@@ -22,6 +21,8 @@ def ready(fds: Iterable[int], timeout: float) -> list[int]:
     """Which of `fds` can be read (or reached their end) within `timeout` seconds. poll(), not
     select(): select() refuses descriptors numbered 1024 and above, which a long-lived process
     (the MCP server, a board left open) reaches."""
+    import select  # (a waiter's: a writer that pokes does not load it)
+
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
