@@ -271,6 +271,50 @@ def test_each_hot_event_loads_what_it_needs_and_nothing_more(tmp_path):
             assert beyond <= EVERY_EVENT | extra, (event, sorted(beyond - EVERY_EVENT - extra))
 
 
+MCP_START = """
+import io, json, sys
+argv = json.loads(sys.argv[1])
+sys.stdin = io.TextIOWrapper(io.BytesIO((json.dumps({"jsonrpc": "2.0", "id": 1,
+    "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
+    + "\\n").encode()))
+from nexus_cli.mcp import server
+seen = []
+def answered(self):  # called once the first answer is out
+    specs = sys.modules.get("nexus_cli.core.specs")
+    seen.append([sorted(sys.modules), bool(specs and specs._SPECS)])
+server.Server.start_preparing = answered
+from nexus_cli import __main__
+__main__.main(argv)
+sys.stderr.write("AT_ANSWER " + json.dumps(seen[0]) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("tools", [[], ["--tools", "all"], ["--tools", "sessions,runs"]])
+def test_nexus_mcp_as_its_client_starts_it_answers_with_its_server_alone(tmp_path, tools):
+    """`nexus mcp` through the entry point, as a client spawns it: when `initialize` is
+    answered, the server module and its strict JSON are all that loaded of nexus (the groups
+    chosen are checked against settings.GROUPS, not the contract), and no typing (a fifth of
+    the start): the start stays flat as groups are added."""
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(PACKAGE.parent)}
+    done = subprocess.run([sys.executable, "-c", MCP_START, json.dumps(["mcp", *tools])],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "nexus"
+    line = next(x for x in done.stderr.splitlines() if x.startswith("AT_ANSWER "))
+    modules, read_contract = json.loads(line.removeprefix("AT_ANSWER "))
+    loaded = set(modules)
+    assert not read_contract, "contract/tools.json was read before initialize was answered"
+    ours = {m for m in loaded if m.startswith("nexus_cli")}
+    allowed = {"nexus_cli", "nexus_cli.__main__", "nexus_cli.core", "nexus_cli.core.jsonstrict",
+               "nexus_cli.mcp", "nexus_cli.mcp.server"}
+    if tools:  # the choice checked before anything is served
+        allowed |= {"nexus_cli.core.specs", "nexus_cli.core.data", "nexus_cli.core.errors",
+                    "nexus_cli.core.settings", "nexus_cli.core.store",
+                    "nexus_cli.core.store.paths"}
+    assert ours <= allowed, sorted(ours - allowed)
+    assert not loaded & {"typing", *HEAVY}, sorted(loaded & {"typing", *HEAVY})
+
+
 def test_the_mcp_server_answers_before_it_loads_what_the_tools_need(tmp_path):
     """`initialize` and `server/discover` are answered by the server module and its strict JSON
     parser alone (no typing, no registry, no feature); `tools/list` needs the contract only; a

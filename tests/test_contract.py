@@ -22,6 +22,15 @@ def test_contract_files_match_the_registry():
     assert contract.drift(str(ROOT / "contract")) == [], "run `python -m nexus_cli.gen`"
 
 
+def test_the_groups_mcp_checks_tools_against_are_the_registry_s():
+    """`nexus mcp --tools` checks its choice against settings.GROUPS (not the contract, which it
+    would have to read before answering): every group with a tool served over MCP, no other."""
+    from nexus_cli.core.settings import DEFAULT_GROUPS, GROUPS
+
+    served = sorted({t.group for t in load().values() if t.mcp})
+    assert list(GROUPS) == served and set(DEFAULT_GROUPS) <= set(GROUPS)
+
+
 def test_man_pages_match_the_cli():
     assert manpages.drift(str(ROOT / "man")) == [], "run `python -m nexus_cli.gen`"
 

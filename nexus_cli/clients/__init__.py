@@ -14,6 +14,7 @@ from types import ModuleType
 
 NAMES = ("claude", "codex")
 _HEX = frozenset("0123456789abcdef")
+_LOADED: dict[str, ModuleType] = {}
 
 
 def is_uuid(raw: str) -> bool:
@@ -24,15 +25,19 @@ def is_uuid(raw: str) -> bool:
 
 
 def _load(name: str) -> ModuleType:
+    if name in _LOADED:
+        return _LOADED[name]
     if name == "claude":
         from .claude import runtime as claude
 
-        return claude
-    if name == "codex":
+        _LOADED[name] = claude
+    elif name == "codex":
         from .codex import runtime as codex
 
-        return codex
-    raise KeyError(name)
+        _LOADED[name] = codex
+    else:
+        raise KeyError(name)
+    return _LOADED[name]
 
 
 class _Adapters(Mapping[str, ModuleType]):

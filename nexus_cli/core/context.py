@@ -40,7 +40,7 @@ class Ctx:
         self.resolver = resolver
         self.now = time.time() if now is None else now
         self._caller: Caller | None = None
-        self.cancelled: threading.Event = threading.Event()  # set when the caller gave up
+        self._cancelled: threading.Event | None = None
         self._wake: set[str] = set()  # sessions to poke once the write has committed
         self.upkeep = upkeep  # lazy maintenance, run inside the first write when due
         self.deliver = deliver  # writes a consuming tool's result out, once it has committed
@@ -49,6 +49,17 @@ class Ctx:
         self._depth = 0  # writes open (nested ones are savepoints)
         self.progress = progress  # (what, seconds so far): a wait shows it is alive (CLI: tty)
         self._recorded = False
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the caller gave up (a face's own, or one made at the first look)."""
+        if self._cancelled is None:
+            self._cancelled = threading.Event()
+        return self._cancelled
+
+    @cancelled.setter
+    def cancelled(self, event: threading.Event) -> None:
+        self._cancelled = event
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

@@ -70,6 +70,11 @@ INDEX_BUDGET = 10.0  # seconds a search or listing may spend bringing the transc
 # every setting: its type, bounds, default and what it does (`nexus config list` shows them)
 # the MCP tool groups served unless chosen otherwise (`--tools`): the daily work
 DEFAULT_GROUPS = ("sessions", "messages", "tasks")
+# every group with a tool served over MCP (tests/test_contract.py checks it against the
+# registry): `nexus mcp --tools` checks its choice against it before it serves, without reading
+# the contract, so a start with groups chosen costs what the default one does
+GROUPS = ("approvals", "files", "insight", "lifecycle", "messages", "reservations", "runs",
+          "sessions", "tasks", "workspace")
 
 KEYS: dict[str, tuple[type, int, int, int, str]] = {
     "maxAutoTurns": (int, 0, 100, 8, "automatic turns (a wake, a listening or held Stop) "

@@ -5,11 +5,14 @@ its tools without importing a feature."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from . import data
 from .errors import NexusError
-from .settings import DEFAULT_GROUPS
+from .settings import DEFAULT_GROUPS, GROUPS
+
+TYPE_CHECKING = False  # typing is not imported by `nexus mcp --tools` before it answers
+if TYPE_CHECKING:
+    from typing import Any
 
 _SPECS: dict[str, dict[str, Any]] = {}
 
@@ -31,7 +34,7 @@ def find(name: str) -> dict[str, Any]:
 
 
 def groups() -> list[str]:
-    """Every group that has a tool served over MCP."""
+    """Every group that has a tool served over MCP (what settings.GROUPS must say)."""
     return sorted({s["group"] for s in specs().values() if s["mcp"]})
 
 
@@ -42,11 +45,11 @@ def chosen_groups(text: str | None) -> tuple[str, ...]:
         wanted = ["default"]
     out: list[str] = []
     for g in wanted:
-        out += DEFAULT_GROUPS if g == "default" else groups() if g == "all" else [g]
-    unknown = sorted(set(out) - set(groups()))
+        out += DEFAULT_GROUPS if g == "default" else GROUPS if g == "all" else [g]
+    unknown = sorted(set(out) - set(GROUPS))
     if unknown:
         raise NexusError("invalid_argument", "--tools", f"no tool group {', '.join(unknown)}",
-                         f"choose from {', '.join(groups())}, default or all")
+                         f"choose from {', '.join(GROUPS)}, default or all")
     return tuple(dict.fromkeys(out))
 
 

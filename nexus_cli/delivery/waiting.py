@@ -36,11 +36,13 @@ def _state(conn, sid: str, me: int) -> str | None:
 Then = Callable[[sqlite3.Connection], object]
 
 
-def wait_for_news(store: Store, sid: str, timeout: float, then: Then | None = None
-                  ) -> tuple[str, object]:
+def wait_for_news(store: Store, sid: str, timeout: float, then: Then | None = None,
+                  ready: Then | None = None) -> tuple[str, object]:
     """Block up to `timeout` seconds: ('news', what `then` returned), or ('activity' | 'gone' |
-    'timeout', None). `then` runs inside the write that ends the wait, on news only. The session
-    shows as `listening` meanwhile."""
+    'timeout', None). `then` runs inside the write that ends the wait, on news only; `ready`
+    once before the first sleep, on the same connection: reads that prepare what `then` will
+    ask (SQLite keeps a connection's prepared statements). The session shows as `listening`
+    meanwhile."""
     me = os.getpid()
     state, done = "timeout", None
     store.keep()  # one connection: the one it waits on is the one its writes use
@@ -59,6 +61,9 @@ def wait_for_news(store: Store, sid: str, timeout: float, then: Then | None = No
                     if found:
                         state = found
                         break
+                    if ready is not None:
+                        ready(conn)
+                        ready = None
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break

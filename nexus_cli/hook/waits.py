@@ -9,7 +9,7 @@ import sqlite3
 import time
 
 from .. import clients
-from ..core import sessions, text
+from ..core import sessions, shellcmd, text
 from ..core.settings import IDLE_WAIT, LISTEN_WAIT, load
 from ..core.store.db import Store
 from ..delivery import announce, turns, waiting
@@ -40,10 +40,12 @@ def news(store: Store, sid: str, timeout: float, via: str | None
          ) -> tuple[str, list[str]] | None:
     """Wait for news, then its announcement (`wake_text`), composed in the write that ends the
     wait; None when the wait ended otherwise. What the announcement needs is made ready before
-    the wait (the patterns that render a peer's text), not after the poke."""
+    the wait (the patterns that render a peer's text, the statements it reads with), not after
+    the poke."""
     text.prepare()
     state, woke = waiting.wait_for_news(
-        store, sid, timeout, lambda conn: wake_text(conn, store.root, sid, via))
+        store, sid, timeout, lambda conn: wake_text(conn, store.root, sid, via),
+        lambda conn: (mailbox.unread(conn, sid, only_new=False), shellcmd.name(conn)))
     return woke if state == "news" else None  # type: ignore[return-value]
 
 
