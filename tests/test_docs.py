@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -94,3 +96,13 @@ def test_every_command_has_its_section_in_the_reference_and_the_man_pages():
               for title in re.findall(r"^\.SH NEXUS (.+)$", page.read_text(), re.M)}
     assert paths - documented == set(), "run `python -m nexus_cli.gen`, then see nexus_cli/gen"
     assert paths - manned == set()
+
+
+def test_a_new_tool_group_without_a_title_says_where_it_goes():
+    """Adding a group is the one step beyond the feature: the generator names the file to edit
+    rather than failing with a KeyError."""
+    from nexus_cli.gen.manpages import GROUP_TITLES, group_title
+
+    assert group_title("messages") == GROUP_TITLES["messages"]
+    with pytest.raises(SystemExit, match=r"GROUP_TITLES in nexus_cli/gen/manpages\.py"):
+        group_title("telepathy")

@@ -30,6 +30,17 @@ GROUP_TITLES = {
 }
 
 
+def group_title(group: str) -> str:
+    """A group's title for its man page and its docs section; a new group says where its title
+    goes instead of failing with a KeyError."""
+    try:
+        return GROUP_TITLES[group]
+    except KeyError:
+        raise SystemExit(f"nexus_cli.gen: the tool group {group!r} has no title: add one to "
+                         "GROUP_TITLES in nexus_cli/gen/manpages.py (and the group to "
+                         "settings.GROUPS when it is served over MCP)") from None
+
+
 def esc(text: str) -> str:
     """Plain text for roff, with Markdown's `code` and **bold** set in bold."""
     out = text.replace("\\", "\\e").replace("-", "\\-")
@@ -129,7 +140,7 @@ def render(root: click.Group) -> dict[str, str]:
                      *markdown(cmd.help or ""), *_options(cmd)]
         body += [".SH SEE ALSO", "\\fBnexus\\fR(1)"]
         pages[f"nexus-{group}.1"] = page(f"nexus-{group}", f"nexus-{group}",
-                                         GROUP_TITLES[group], body)
+                                         group_title(group), body)
     return pages
 
 
