@@ -362,20 +362,13 @@ def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
 
 def type_line(world: World, screen: str, text: str, took: Callable[[], object]) -> None:
     """What a person does: type a line, see it (a slash command with its menu), press Enter, and
-    press it again while the line has not taken effect (`took()`, a real condition: a TUI still
-    settling, as after /new, drops an Enter; one more on a line already sent is an empty one)."""
+    see it take effect (`took()`). The TUI must be ready for it (after Codex's /new: the new
+    thread's header drawn; an Enter before that is dropped)."""
     world.tmux_keys(screen, "-l", text)
     wait_until(lambda: text in world.tmux_screen(screen), 60,
                lambda: f"{text!r} on the screen:\n{world.tmux_screen(screen)}")
-    deadline = time.monotonic() + 90
-    while True:
-        world.tmux_keys(screen, "Enter")
-        try:
-            wait_until(took, timeout=5, what="")
-            return
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never took effect:\n{world.tmux_screen(screen)}")
+    world.tmux_keys(screen, "Enter")
+    wait_until(took, 90, lambda: f"{text!r} to take effect:\n{world.tmux_screen(screen)}")
 
 
 @pytest.mark.realprocs
@@ -404,7 +397,11 @@ def test_the_conversation_after_clear_inherits_mail_and_obligations(world, clien
                            for s in world.sessions()), what="the first turn's end")
     world.nexus("send", old, "the waiting message")
     task = json.loads(world.nexus("delegate", old, "review auth.py", "--json").stdout)["id"]
-    type_line(world, screen, command, lambda: "first turn done" not in world.tmux_screen(screen))
+    def cleared() -> bool:  # the first turn gone from the screen, and a TUI that takes keys
+        shown = world.tmux_screen(screen)  # (Codex's: once the new thread's header is drawn)
+        return "first turn done" not in shown and (client == "claude" or "permissions:" in shown)
+
+    type_line(world, screen, command, cleared)
     type_line(world, screen, "[run:h2] carry on", lambda: world.requests("h2"))
     wait_until(lambda: world.reached("h2", "reviewed by the successor"), timeout=90,
                what=lambda: f"the successor's turn:\n{world.tmux_screen(screen)}\n"
@@ -932,7 +929,8 @@ def test_a_permission_prompt_left_unanswered_is_waiting(world, client):
         assert (data["pid"], str(data["procStart"]), data["sessionId"]) == (
             row["client_pid"], row["client_start"], sid.split(":", 1)[1])
         assert (data["status"], data["waitingFor"]) == ("waiting", "permission prompt")
-    time.sleep(1)  # the prompt is drawn and takes keys
+    wait_until(lambda: "1. Yes" in world.tmux_screen(screen), 60,  # the prompt's choices drawn
+               lambda: f"the permission prompt:\n{world.tmux_screen(screen)}")
     world.tmux_keys(screen, "Enter" if client == "claude" else "y")
     wait_until(target.exists, timeout=60, what=lambda: world.tmux_screen(screen))
     wait_until(lambda: shown(world, sid)["status"] != "waiting", timeout=60,
