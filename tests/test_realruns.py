@@ -85,7 +85,9 @@ def test_a_run_returns_the_seed_result_shape_and_is_a_session(world, client):
 
 @pytest.mark.realprocs
 def test_a_detached_run_survives_its_caller_and_is_collected_later(world):
-    world.script(d1=[{"shell": "touch begun; sleep 4; echo SLEPT"}, {"text": "finished"}])
+    # the tool call goes on until the test has seen the run outlive its caller (no guess how long)
+    world.script(d1=[{"shell": "touch begun; until [ -e go ]; do sleep 0.05; done; echo WENT"},
+                     {"text": "finished"}])
     caller = subprocess.Popen([NEXUS, "run", "claude", "[run:d1] slow", "--sandbox",
                                "danger-full-access", "--json"], env=world.env, cwd=world.work,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -94,6 +96,7 @@ def test_a_detached_run_survives_its_caller_and_is_collected_later(world):
     os.killpg(caller.pid, signal.SIGKILL)  # the caller (and anything in its group) dies
     caller.wait()
     runs = json.loads(world.nexus("run", "list", "--json").stdout)["items"]
+    (world.work / "go").touch()
     assert runs[0]["status"] == "running"
     out = result(world, runs[0]["id"])
     assert out["status"] == "done" and out["result"]["assistant_text"] == "finished"
