@@ -41,9 +41,10 @@ def world(tmp_path):
     w.close()
 
 
-def start(world: World, client: str, run: str) -> str:
-    """A first turn for a session of `client`; returns its nexus id."""
-    world.script(**{run: [{"text": "ready"}]})
+def start(world: World, client: str, run: str, steps: list[dict] | None = None) -> str:
+    """A first turn for a session of `client` (its steps: `steps`, or an answer); returns its
+    nexus id."""
+    world.script(**{run: steps or [{"text": "ready"}]})
     if client == "claude":
         sid = str(uuid.uuid4())
         world.claude(run, "hello", session_id=sid)
@@ -76,15 +77,15 @@ def test_mcp_list_shows_nexus_after_install_and_nothing_after_uninstall(world):
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     r_id = start(world, recipient, "r1")
-    s_id = start(world, sender, "s1")
     world.script(
-        s2=[{"shell": f"{NEXUS} send {r_id} 'please review checkout.py'"}, {"text": "sent"}],
         r2=[{"shell": f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" "
                       "'reviewed: all good'"},
             {"text": "replied"}],
         s3=[{"text": "noted"}],
     )
-    resume(world, s_id, "s2")
+    # the sender's first turn sends (its conversation is resumed below, for the reply)
+    s_id = start(world, sender, "s2", [{"shell": f"{NEXUS} send {r_id} 'please review "
+                                                 "checkout.py'"}, {"text": "sent"}])
     resume(world, r_id, "r2")
     # the announcement reached the recipient's model at its next prompt, with the sender named
     assert world.reached("r2", "[nexus] 1 unread message for you")
@@ -99,13 +100,10 @@ def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_mcp_send_and_read_carry_the_right_sender(world, sender, recipient):
     r_id = start(world, recipient, "r1")
-    s_id = start(world, sender, "s1")
-    world.script(
-        s2=[{"tool": "mcp__nexus__send", "input": {"target": r_id, "text": "over mcp"}},
-            {"text": "sent"}],
-        r2=[{"tool": "mcp__nexus__read", "input": {}}, {"text": "read"}],
-    )
-    resume(world, s_id, "s2")
+    world.script(r2=[{"tool": "mcp__nexus__read", "input": {}}, {"text": "read"}])
+    s_id = start(world, sender, "s2", [  # the sender's first turn sends
+        {"tool": "mcp__nexus__send", "input": {"target": r_id, "text": "over mcp"}},
+        {"text": "sent"}])
     resume(world, r_id, "r2")
     last = world.requests("r2")[-1]["body"]
     assert "over mcp" in json.dumps(last) and s_id in json.dumps(last)  # the read's output
@@ -164,7 +162,6 @@ def first_id_reply(text: str) -> str:
 @pytest.mark.realprocs
 @pytest.mark.parametrize("listener,sender", [("claude", "codex"), ("codex", "claude")])
 def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
-    s_id = start(world, sender, "s1")
     world.script(l1=[{"shell": f"{NEXUS} listen on"}, {"text": "listening now"},
                      {"shell": f"{NEXUS} listen off"}, {"text": "got the reply"}])
     if listener == "claude":
@@ -173,13 +170,13 @@ def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
                             background=True)
     else:
         proc = world.codex("l1", "wait for news", background=True)
-        wait_until(lambda: any(s["client"] == "codex" and s["id"] != s_id
-                               and s["status"] == "listening"
+        wait_until(lambda: any(s["client"] == "codex" and s["status"] == "listening"
                                for s in world.sessions()), what="codex listening")
         l_id = world.session("codex", "listening")["id"]
     world.wait_status(l_id, "listening")
-    world.script(s2=[{"shell": f"{NEXUS} send {l_id} 'here is your answer'"}, {"text": "sent"}])
-    resume(world, s_id, "s2")
+    # the sender's first turn sends
+    start(world, sender, "s2", [{"shell": f"{NEXUS} send {l_id} 'here is your answer'"},
+                                {"text": "sent"}])
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert world.reached("l1", "here is your answer")
