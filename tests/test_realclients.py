@@ -423,13 +423,8 @@ def test_claude_and_codex_hold_a_meeting_through_mcp_tools(world):
     meeting's record, and it reached Claude's model as the announcement of a DECISION."""
     world.nexus("install", "claude", "--tools", "default,workspace")
     world.nexus("install", "codex", "--tools", "default,workspace")
-    c_id = start(world, "claude", "c0")
     x_id = start(world, "codex", "x0")
     world.script(
-        c1=[{"tool": "mcp__nexus__start_meeting", "input": {"topic": "api style"}},
-            {"tool": "mcp__nexus__send_message",
-             "input": {"message": "proposal: REST over gRPC", "category": "PROPOSAL"}},
-            {"text": "proposed"}],
         x1=[{"tool": "mcp__nexus__list_meetings", "input": {"status": "active"}},
             {"tool": "mcp__nexus__find", "input": {"query": "gRPC", "kind": "meeting"}},
             {"tool": "mcp__nexus__send_message",
@@ -438,7 +433,11 @@ def test_claude_and_codex_hold_a_meeting_through_mcp_tools(world):
         c2=[{"tool": "mcp__nexus__end_meeting", "input": {"summary": "REST it is"}},
             {"text": "ended"}],
     )
-    resume(world, c_id, "c1")
+    c_id = start(world, "claude", "c1", [  # its first turn starts the meeting
+        {"tool": "mcp__nexus__start_meeting", "input": {"topic": "api style"}},
+        {"tool": "mcp__nexus__send_message",
+         "input": {"message": "proposal: REST over gRPC", "category": "PROPOSAL"}},
+        {"text": "proposed"}])
     resume(world, x_id, "x1")
     resume(world, c_id, "c2")
     meetings = json.loads(world.nexus("meeting", "list", "--json").stdout)["meetings"]
@@ -953,7 +952,8 @@ def test_an_announcement_waits_for_the_main_conversation_not_a_subagent(world):
     nothing into its context, and the receipt says delivered only once the main conversation
     got it (after the Agent tool call). The subagent's MCP calls act as the main session:
     whoami says so, send is refused."""
-    sid = start(world, "claude", "s0")
+    raw = str(uuid.uuid4())
+    sid = f"claude:{raw}"
     gate, ready = world.root / "go", world.root / "ready"
     world.script(
         s1=[{"tool": "Agent", "input": {"description": "side work", "prompt": "[run:s2] do it",
@@ -964,7 +964,7 @@ def test_an_announcement_waits_for_the_main_conversation_not_a_subagent(world):
             {"tool": "mcp__nexus__whoami", "input": {}},
             {"tool": "mcp__nexus__send", "input": {"target": sid, "text": "from the subagent"}},
             {"text": "sub done"}])
-    run = world.claude("s1", "use a subagent", resume=sid.split(":", 1)[1], background=True)
+    run = world.claude("s1", "use a subagent", session_id=raw, background=True)
     wait_until(ready.exists, timeout=90, what="the subagent's shell")
     mid = json.loads(world.nexus("send", sid, "for the main agent", "--json").stdout)[
         "message_id"]
