@@ -68,18 +68,19 @@ def own_backends(metafunc: pytest.Metafunc) -> bool:
 
 
 # Identity rests on the operating system's process table, read through /proc on Linux and
-# through ps(1) elsewhere (macOS, BSD; NEXUS_PROCESS_TABLE=ps forces it): every test marked
-# realprocs runs through both (the real-client tests so marked cover each way identity reaches
-# the table: hooks, an MCP call, an agent's shell command, a waiting hook, a nested agent, a
-# successor, team mode, runs and approvals; the others run through /proc). Through `ps` a test
-# runs only those of its variants that start a client in a role (who sends, who is nested in
-# whom...) no variant of it before had started in that role through `ps`: its variants that
-# start the same clients in the same roles, or differ only in the store or in what they say and
-# check (a reply or a time-out, a version of the protocol), look them up the same way, and run
-# through /proc. (A nested agent: Claude Code in Codex and Codex in Claude Code start each
-# client in each role; Claude Code in Claude Code and Codex in Codex add none.)
-CLIENT_ARGS = {"client", "sender", "recipient", "listener", "dispatcher", "worker", "outer",
-               "inner", "holder", "editor"}
+# through ps(1) elsewhere (macOS, BSD; NEXUS_PROCESS_TABLE=ps forces it). Every test that starts
+# processes finds them through /proc; the tests marked realprocs run through `ps` too: of the
+# real-client tests, one for each way a client's process is looked up (its hooks and shell
+# commands, its MCP server, a waiting hook, an agent nested in another, the successor after
+# /clear or /new, a run's approvals and its detached runner), each with each client; of the
+# others, the MCP tests of who calls, and a few of presence, the disk and the first run
+# (tests/test_proctable.py checks the `ps` backend itself). Through `ps` a test runs on SQLite,
+# and only those of its variants that start a client in a role no variant before them started
+# there through `ps` (a nested agent: Claude Code in Codex and Codex in Claude Code; both pairs
+# of one client in itself through /proc only). `realprocs(by=(...))` names the roles that
+# matter (`by=()`: any one variant, where each starts both clients in roles looked up alike).
+CLIENT_ARGS = ("client", "sender", "recipient", "listener", "dispatcher", "worker", "outer",
+               "inner", "holder", "editor")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -89,7 +90,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         params = getattr(getattr(item, "callspec", None), "params", {})
         if params.get("process_table") == "ps":
             test = (item.path, item.originalname)  # type: ignore[attr-defined]
-            roles = {(k, str(v)) for k, v in params.items() if k in CLIENT_ARGS}
+            mark = item.get_closest_marker("realprocs")
+            by = mark.kwargs.get("by", CLIENT_ARGS) if mark is not None else CLIENT_ARGS
+            roles = {(k, str(v)) for k, v in params.items() if k in by}
             if params.get("backend") == "pg" or (test in started and roles <= started[test]):
                 continue
             started.setdefault(test, set()).update(roles)

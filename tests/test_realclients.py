@@ -73,7 +73,8 @@ def test_mcp_list_shows_nexus_after_install_and_nothing_after_uninstall(world):
                 if s["name"] == "nexus"]
 
 
-@pytest.mark.realprocs
+# (through ps one way round: either way both clients' hooks and shell commands are looked up)
+@pytest.mark.realprocs(by=())
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     r_id = start(world, recipient, "r1")
@@ -96,7 +97,8 @@ def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     assert world.reached("s3", "reviewed: all good")
 
 
-@pytest.mark.realprocs
+# (through ps one way round: either way both clients' MCP servers find their callers)
+@pytest.mark.realprocs(by=())
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_mcp_send_and_read_carry_the_right_sender(world, sender, recipient):
     r_id = start(world, recipient, "r1")
@@ -706,7 +708,6 @@ def other_machine(world: World) -> dict:
     return {"NEXUS_HOME": str(home), "NEXUS_MACHINE_ID": "laptop-machine-id"}
 
 
-@pytest.mark.realprocs
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_world, client):
     """No marker can be raised across machines: in team mode the installed PostToolUse guard
@@ -797,7 +798,6 @@ def as_person(world: World, *args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, timeout=120)
 
 
-@pytest.mark.realprocs
 def test_codex_runs_the_hooks_install_trust_recorded_and_skips_a_changed_one(world):
     """Without --dangerously-bypass-hook-trust, Codex runs nexus's hooks once `nexus install
     codex --trust` recorded their hashes (Codex itself reports every handler trusted), skips them

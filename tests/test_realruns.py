@@ -60,7 +60,6 @@ def alive_with(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.realprocs
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_a_run_returns_the_seed_result_shape_and_is_a_session(world, client):
     world.script(a1=[{"shell": "echo hi > made.txt && echo RAN"},
@@ -102,7 +101,6 @@ def test_a_detached_run_survives_its_caller_and_is_collected_later(world):
     assert out["status"] == "done" and out["result"]["assistant_text"] == "finished"
 
 
-@pytest.mark.realprocs
 def test_cancel_kills_the_process_group_and_resume_continues_the_conversation(world):
     world.script(c1=[{"shell": "touch begun; sleep 301"}, {"text": "never"}],
                  c2=[{"text": "resumed"}])
