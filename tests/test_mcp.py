@@ -357,6 +357,9 @@ def test_tool_groups(home):
     assert default < everything and "list_events" in everything
 
 
+# (on SQLite: the Inspector checks how the server frames what tools return; what they return
+# from a team database, the every-tool tests check with both SDKs)
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     """The MCP Inspector (npm, pinned) as a second, independent client."""
     from e2e.harness import client_bin
