@@ -51,36 +51,51 @@ BOTH_BACKENDS = {"test_messages", "test_handoff", "test_tasks", "test_delivery",
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames and metafunc.module.__name__ in BOTH_BACKENDS \
-            and "sqlite_only" not in metafunc.definition.keywords:
+            and "sqlite_only" not in metafunc.definition.keywords and not own_backends(metafunc):
         metafunc.parametrize("backend", ["sqlite", "pg"], indirect=True)
     if "realprocs" in metafunc.definition.keywords:
         metafunc.parametrize("process_table", ["proc", "ps"], indirect=True)
 
 
+def own_backends(metafunc: pytest.Metafunc) -> bool:
+    """A test that pairs the backends with another parameter itself (`backend,era`: each store
+    with one protocol era, each era with one store, where the two do not meet in the code)."""
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if "backend" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return True
+    return False
+
+
 # Identity rests on the operating system's process table, read through /proc on Linux and
-# through ps(1) elsewhere (macOS, BSD; NEXUS_PROCESS_TABLE=ps forces it): every test marked
-# realprocs runs through both (the real-client tests so marked cover each way identity reaches
-# the table: hooks, an MCP call, an agent's shell command, a waiting hook, a nested agent, a
-# successor, team mode, runs and approvals; the others run through /proc). Through `ps` a test
-# runs once per combination of the parameters that say which client processes it starts (who
-# sends, who is nested in whom...): its variants that differ only in the store or in what they
-# say and check (a reply or a time-out, a version of the protocol) start the same processes,
-# looked up the same way, and run through /proc.
-CLIENT_ARGS = {"client", "sender", "recipient", "listener", "dispatcher", "worker", "outer",
-               "inner", "holder", "editor"}
+# through ps(1) elsewhere (macOS, BSD; NEXUS_PROCESS_TABLE=ps forces it). Every test that starts
+# processes finds them through /proc; the tests marked realprocs run through `ps` too: of the
+# real-client tests, one for each way a client's process is looked up (its hooks and shell
+# commands, its MCP server, a waiting hook, an agent nested in another, the successor after
+# /clear or /new, a run's approvals and its detached runner), each with each client; of the
+# others, the MCP tests of who calls, and a few of presence, the disk and the first run
+# (tests/test_proctable.py checks the `ps` backend itself). Through `ps` a test runs on SQLite,
+# and only those of its variants that start a client in a role no variant before them started
+# there through `ps` (a nested agent: Claude Code in Codex and Codex in Claude Code; both pairs
+# of one client in itself through /proc only). `realprocs(by=(...))` names the roles that
+# matter (`by=()`: any one variant, where each starts both clients in roles looked up alike).
+CLIENT_ARGS = ("client", "sender", "recipient", "listener", "dispatcher", "worker", "outer",
+               "inner", "holder", "editor")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    seen: set[tuple] = set()
+    started: dict[tuple, set[tuple[str, str]]] = {}  # a test's (role, client) pairs through ps
     kept = []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if params.get("process_table") == "ps":
-            key = (item.path, item.originalname,  # type: ignore[attr-defined]
-                   tuple(sorted((k, str(v)) for k, v in params.items() if k in CLIENT_ARGS)))
-            if key in seen or params.get("backend") == "pg":
+            test = (item.path, item.originalname)  # type: ignore[attr-defined]
+            mark = item.get_closest_marker("realprocs")
+            by = mark.kwargs.get("by", CLIENT_ARGS) if mark is not None else CLIENT_ARGS
+            roles = {(k, str(v)) for k, v in params.items() if k in by}
+            if params.get("backend") == "pg" or (test in started and roles <= started[test]):
                 continue
-            seen.add(key)
+            started.setdefault(test, set()).update(roles)
         kept.append(item)
     # the long tests first (real clients, then other slow ones): under xdist a worker that runs
     # out of tests takes the last ones of another's queue, and short ones balance the two best

@@ -173,8 +173,11 @@ def fake_table() -> FakeTable:
 
 
 def ctx_for(home: str | Path | None, env: Mapping[str, str] | None = None,
-            explicit: str | None = None, face: str = "cli", cwd: str | None = None) -> Ctx:
-    """A Ctx acting as the session `env` names, from inside its fake client process."""
+            explicit: str | None = None, face: str = "cli", cwd: str | None = None,
+            store: Store | None = None) -> Ctx:
+    """A Ctx acting as the session `env` names, from inside its fake client process; on a new
+    Store of `home` (as a command's process opens it), or on `store` (one a long-lived process
+    keeps, as the MCP server does: `Store(home, reuse=True)`)."""
     env = dict(env or {})
     table = fake_table()
     named = env_session(env)
@@ -183,7 +186,7 @@ def ctx_for(home: str | Path | None, env: Mapping[str, str] | None = None,
         with table.inside(table.by_session.get(named) if named else None):
             return caller.resolve(conn, now, explicit=explicit, env=env, cwd=cwd or os.getcwd())
 
-    return Ctx(Store(str(home) if home else None), resolve, face=face)
+    return Ctx(store or Store(str(home) if home else None), resolve, face=face)
 
 
 def call(home: str | Path, name: str, args: dict[str, Any] | None = None,

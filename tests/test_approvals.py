@@ -6,6 +6,7 @@ hooks/*.json is behind a shell guard that starts no Python outside a run."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -75,13 +76,15 @@ def test_reject_reaches_the_waiting_hook_with_a_message(nx, routed):
 
 
 def test_no_answer_in_time_rejects_never_allows(nx, routed):
-    nx("config", "set", "approvalTimeout", "10")
+    nx("config", "set", "approvalTimeout", "1")  # the shortest wait the setting allows
     thread, box = ask(routed)
-    item = wait_pending(nx)["items"][0]
     thread.join(60)
     got = decision(box)
-    assert got["behavior"] == "deny" and "no answer within 10 s" in got["message"]
-    r = nx("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}", "--json")
+    assert got["behavior"] == "deny" and "no answer within 1 s" in got["message"]
+    aid = re.search(r"\(approval (\S+)\)", got["message"])[1]  # type: ignore[index]
+    told = nx("read", "--json", env=claude_env(sid(1))).json["messages"]
+    assert f"Permission request {aid} " in told[0]["text"]  # it was registered and announced
+    r = nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}", "--json")
     assert r.json["receipt"] == "not-pending" and r.json["status"] == "rejected"
 
 

@@ -16,6 +16,7 @@ import pytest
 from helpers import ctx_for, raw_db, sid
 from nexus_cli.catalog import load
 from nexus_cli.core.registry import TOOLS, invoke
+from nexus_cli.core.store.db import Store
 
 pytestmark = pytest.mark.slow
 # 1,200 messages: eight writers and two readers racing all along (it was 3,000, 59 s of one worker
@@ -24,17 +25,23 @@ SENDERS, PER_SENDER, READERS = 8, 150, 2
 RECIPIENT = f"codex:{sid(100)}"
 
 
+# each process keeps one store, as a long-lived MCP server does: a team database's connection
+# costs more than a send (16 of 27 ms), and the race is what these tests are about, not
+# connecting (a killed writer is then killed in a write, mostly, not while it connects)
 def _send(home: str, n: int, start: mp.Event) -> None:
     load()
     env = {"CLAUDE_CODE_SESSION_ID": sid(n)}
+    store = Store(home, reuse=True)
     start.wait()
     for i in range(PER_SENDER):
-        invoke(TOOLS["send"], ctx_for(home, env), {"target": RECIPIENT, "text": f"{n}:{i}"})
+        invoke(TOOLS["send"], ctx_for(home, env, store=store),
+               {"target": RECIPIENT, "text": f"{n}:{i}"})
 
 
 def _read(home: str, out: str, start: mp.Event, done: mp.Value) -> None:
     load()
     env = {"CODEX_SESSION_ID": sid(100)}
+    store = Store(home, reuse=True)
     start.wait()
     got = []
     deadline = time.monotonic() + 600  # an outer limit only (the team store is slower per call)
@@ -42,7 +49,8 @@ def _read(home: str, out: str, start: mp.Event, done: mp.Value) -> None:
         with done.get_lock():
             if done.value >= SENDERS * PER_SENDER:
                 break
-        batch = invoke(TOOLS["read"], ctx_for(home, env), {"count": 50})["messages"]
+        batch = invoke(TOOLS["read"], ctx_for(home, env, store=store),
+                       {"count": 50})["messages"]
         with done.get_lock():
             done.value += len(batch)
         got += [m["text"] for m in batch]
@@ -89,16 +97,24 @@ WRITER = textwrap.dedent("""
     from helpers import FakeTable, ctx_for
     from nexus_cli.catalog import load
     from nexus_cli.core.registry import TOOLS, invoke
+    from nexus_cli.core.store.db import Store
     FakeTable.adopt(sys.argv[3])
     load()
     env = {"CLAUDE_CODE_SESSION_ID": sys.argv[1]}
+    store = Store(reuse=True)
     i = 0
     while True:
-        ctx = ctx_for(None, env, cwd="/")
+        ctx = ctx_for(None, env, cwd="/", store=store)
         r = invoke(TOOLS["send"], ctx, {"target": sys.argv[2], "text": "n%d" % i})
         print(r["message_id"], flush=True)  # printed only after COMMIT
         i += 1
 """)
+
+
+# a writer is killed after this many more commits, wherever in its loop it is then (in the
+# middle of a write, mostly: it does nothing else); it was 150: more writing before each kill
+# adds nothing the moment of the kill does not
+PER_ROUND = 50
 
 
 def test_kill_9_mid_write_loses_nothing_committed(hook, home, fake):
@@ -109,7 +125,7 @@ def test_kill_9_mid_write_loses_nothing_committed(hook, home, fake):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, sid(1), RECIPIENT, fake.export()],
                                 stdout=subprocess.PIPE, text=True,
                                 env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-        while len(committed) < (_round + 1) * 150:
+        while len(committed) < (_round + 1) * PER_ROUND:
             line = proc.stdout.readline()
             assert line, "writer died"
             committed.append(line.strip())

@@ -18,7 +18,8 @@ from helpers import A_ID, B_ID, call, raw_db, sid, store_env, tables_read, tree_
 from schemas import validate
 from standin import client_wrapper, hook_events
 
-pytestmark = pytest.mark.realprocs  # the servers run under stand-in clients: the real table
+# The servers run under stand-in clients and find their callers in the real process table
+# (through /proc); the tests of who the caller is (marked realprocs) run through `ps` too.
 
 
 
@@ -216,6 +217,7 @@ def test_unknown_tool_is_a_protocol_error(home):
     assert "Unknown tool" in str(run(go))
 
 
+@pytest.mark.realprocs
 def test_a_call_cannot_act_as_another_session(home, pair):
     """The server was started by session A's client; a call whose _meta names B is refused."""
     hook_b = {"claudecode/toolUseId": "toolu_B1"}
@@ -238,6 +240,7 @@ def test_a_call_cannot_act_as_another_session(home, pair):
     assert codex_meta.is_error and "impersonation_refused" in codex_meta.content[0].text
 
 
+@pytest.mark.realprocs
 def test_another_sessions_binding_of_the_same_tool_use_neither_takes_nor_blocks_the_call(
         home, pair, hook):
     """A tool use id is in the transcript before the PreToolUse hook runs: another session can
@@ -253,6 +256,7 @@ def test_another_sessions_binding_of_the_same_tool_use_neither_takes_nor_blocks_
     assert got.structured_content["id"] == A_ID
 
 
+@pytest.mark.realprocs
 def test_a_subagents_call_acts_as_its_session_and_may_only_read(home, pair, hook):
     """A Claude Code subagent (Task tool) calls over its session's MCP server: its PreToolUse
     hook (agent_id set) bound the call. Reading tools act as the main conversation and say so;
@@ -281,6 +285,7 @@ def test_a_subagents_call_acts_as_its_session_and_may_only_read(home, pair, hook
     assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
 
 
+@pytest.mark.realprocs
 def test_no_caller_is_a_clear_error(home):
     async def go():
         async with session(home) as s:
@@ -352,6 +357,9 @@ def test_tool_groups(home):
     assert default < everything and "list_events" in everything
 
 
+# (on SQLite: the Inspector checks how the server frames what tools return; what they return
+# from a team database, the every-tool tests check with both SDKs)
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_mcp_inspector_cli_lists_and_calls(home, tmp_path, hook):
     """The MCP Inspector (npm, pinned) as a second, independent client."""
     from e2e.harness import client_bin
@@ -595,6 +603,7 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
 # -- seed 000 and 002 rules over MCP ------------------------------------------------------------
 
 
+@pytest.mark.realprocs
 def test_the_host_tool_call_id_is_the_default_idempotency_key(home, pair):
     """Seed 000: without `request_id`, the host's tool-call id (Claude Code's
     `claudecode/toolUseId`, Codex's `callId`) is the key: a retried identical call returns the
@@ -707,6 +716,7 @@ def modern_client(home, as_=None, mode="2026-07-28", bind=(), args=()):
     return Client(stdio_client(server_params(home, as_, args, bind), errlog=ERRLOG), mode=mode)
 
 
+@pytest.mark.realprocs
 @pytest.mark.parametrize("mode", ["2026-07-28", "auto"])
 def test_the_stateless_revision_with_the_sdk_client(home, pair, mode):
     """The SDK's 2026-07-28 client (pinned, or probing with server/discover as Claude Code does):
@@ -816,7 +826,12 @@ def every_tool_world(home, tmp_path, monkeypatch, chdir_work, nx, terminal, rout
         waiting.join(60)
 
 
-@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+# Each tool's result comes from the store (SQLite or a team database) and is framed by the
+# protocol era (the legacy handshake or the stateless revision), and neither depends on the
+# other: each store runs with one era of each SDK, each era with one store of each SDK (the
+# Python SDK: SQLite legacy, PostgreSQL stateless; the TypeScript one the other way round).
+@pytest.mark.parametrize("backend,era", [("sqlite", "legacy"), ("pg", "2026-07-28")],
+                         indirect=["backend"])
 def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, chdir_work, nx,
                                                           every_tool_world, era):
     """Each tool once with arguments that work (the SDK validates structuredContent against the
@@ -858,7 +873,8 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
     assert set(results) == set(served(("all",))), set(served(("all",))) - set(results)
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("backend,mode", [("sqlite", "auto"), ("pg", "legacy")],
+                         indirect=["backend"])
 def test_every_tool_with_the_typescript_sdk(home, pair, clients, chdir_work, every_tool_world,
                                             tmp_path, mode):
     """The same steps with the TypeScript SDK's client, which validates structuredContent

@@ -41,9 +41,10 @@ def world(tmp_path):
     w.close()
 
 
-def start(world: World, client: str, run: str) -> str:
-    """A first turn for a session of `client`; returns its nexus id."""
-    world.script(**{run: [{"text": "ready"}]})
+def start(world: World, client: str, run: str, steps: list[dict] | None = None) -> str:
+    """A first turn for a session of `client` (its steps: `steps`, or an answer); returns its
+    nexus id."""
+    world.script(**{run: steps or [{"text": "ready"}]})
     if client == "claude":
         sid = str(uuid.uuid4())
         world.claude(run, "hello", session_id=sid)
@@ -72,19 +73,20 @@ def test_mcp_list_shows_nexus_after_install_and_nothing_after_uninstall(world):
                 if s["name"] == "nexus"]
 
 
-@pytest.mark.realprocs
+# (through ps one way round: either way both clients' hooks and shell commands are looked up)
+@pytest.mark.realprocs(by=())
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     r_id = start(world, recipient, "r1")
-    s_id = start(world, sender, "s1")
     world.script(
-        s2=[{"shell": f"{NEXUS} send {r_id} 'please review checkout.py'"}, {"text": "sent"}],
         r2=[{"shell": f"{NEXUS} reply \"$({NEXUS} read --json | {FIRST_ID})\" "
                       "'reviewed: all good'"},
             {"text": "replied"}],
         s3=[{"text": "noted"}],
     )
-    resume(world, s_id, "s2")
+    # the sender's first turn sends (its conversation is resumed below, for the reply)
+    s_id = start(world, sender, "s2", [{"shell": f"{NEXUS} send {r_id} 'please review "
+                                                 "checkout.py'"}, {"text": "sent"}])
     resume(world, r_id, "r2")
     # the announcement reached the recipient's model at its next prompt, with the sender named
     assert world.reached("r2", "[nexus] 1 unread message for you")
@@ -95,17 +97,15 @@ def test_shell_message_is_announced_read_and_replied(world, sender, recipient):
     assert world.reached("s3", "reviewed: all good")
 
 
-@pytest.mark.realprocs
+# (through ps one way round: either way both clients' MCP servers find their callers)
+@pytest.mark.realprocs(by=())
 @pytest.mark.parametrize("sender,recipient", [("claude", "codex"), ("codex", "claude")])
 def test_mcp_send_and_read_carry_the_right_sender(world, sender, recipient):
     r_id = start(world, recipient, "r1")
-    s_id = start(world, sender, "s1")
-    world.script(
-        s2=[{"tool": "mcp__nexus__send", "input": {"target": r_id, "text": "over mcp"}},
-            {"text": "sent"}],
-        r2=[{"tool": "mcp__nexus__read", "input": {}}, {"text": "read"}],
-    )
-    resume(world, s_id, "s2")
+    world.script(r2=[{"tool": "mcp__nexus__read", "input": {}}, {"text": "read"}])
+    s_id = start(world, sender, "s2", [  # the sender's first turn sends
+        {"tool": "mcp__nexus__send", "input": {"target": r_id, "text": "over mcp"}},
+        {"text": "sent"}])
     resume(world, r_id, "r2")
     last = world.requests("r2")[-1]["body"]
     assert "over mcp" in json.dumps(last) and s_id in json.dumps(last)  # the read's output
@@ -164,7 +164,6 @@ def first_id_reply(text: str) -> str:
 @pytest.mark.realprocs
 @pytest.mark.parametrize("listener,sender", [("claude", "codex"), ("codex", "claude")])
 def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
-    s_id = start(world, sender, "s1")
     world.script(l1=[{"shell": f"{NEXUS} listen on"}, {"text": "listening now"},
                      {"shell": f"{NEXUS} listen off"}, {"text": "got the reply"}])
     if listener == "claude":
@@ -173,13 +172,13 @@ def test_a_listening_session_is_continued_by_the_reply(world, listener, sender):
                             background=True)
     else:
         proc = world.codex("l1", "wait for news", background=True)
-        wait_until(lambda: any(s["client"] == "codex" and s["id"] != s_id
-                               and s["status"] == "listening"
+        wait_until(lambda: any(s["client"] == "codex" and s["status"] == "listening"
                                for s in world.sessions()), what="codex listening")
         l_id = world.session("codex", "listening")["id"]
     world.wait_status(l_id, "listening")
-    world.script(s2=[{"shell": f"{NEXUS} send {l_id} 'here is your answer'"}, {"text": "sent"}])
-    resume(world, s_id, "s2")
+    # the sender's first turn sends
+    start(world, sender, "s2", [{"shell": f"{NEXUS} send {l_id} 'here is your answer'"},
+                                {"text": "sent"}])
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert world.reached("l1", "here is your answer")
@@ -362,20 +361,13 @@ def test_a_nested_agent_is_itself(world, outer, inner, tmp_path):
 
 def type_line(world: World, screen: str, text: str, took: Callable[[], object]) -> None:
     """What a person does: type a line, see it (a slash command with its menu), press Enter, and
-    press it again while the line has not taken effect (`took()`, a real condition: a TUI still
-    settling, as after /new, drops an Enter; one more on a line already sent is an empty one)."""
+    see it take effect (`took()`). The TUI must be ready for it (after Codex's /new: the new
+    thread's header drawn; an Enter before that is dropped)."""
     world.tmux_keys(screen, "-l", text)
     wait_until(lambda: text in world.tmux_screen(screen), 60,
                lambda: f"{text!r} on the screen:\n{world.tmux_screen(screen)}")
-    deadline = time.monotonic() + 90
-    while True:
-        world.tmux_keys(screen, "Enter")
-        try:
-            wait_until(took, timeout=5, what="")
-            return
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never took effect:\n{world.tmux_screen(screen)}")
+    world.tmux_keys(screen, "Enter")
+    wait_until(took, 90, lambda: f"{text!r} to take effect:\n{world.tmux_screen(screen)}")
 
 
 @pytest.mark.realprocs
@@ -404,7 +396,11 @@ def test_the_conversation_after_clear_inherits_mail_and_obligations(world, clien
                            for s in world.sessions()), what="the first turn's end")
     world.nexus("send", old, "the waiting message")
     task = json.loads(world.nexus("delegate", old, "review auth.py", "--json").stdout)["id"]
-    type_line(world, screen, command, lambda: "first turn done" not in world.tmux_screen(screen))
+    def cleared() -> bool:  # the first turn gone from the screen, and a TUI that takes keys
+        shown = world.tmux_screen(screen)  # (Codex's: once the new thread's header is drawn)
+        return "first turn done" not in shown and (client == "claude" or "permissions:" in shown)
+
+    type_line(world, screen, command, cleared)
     type_line(world, screen, "[run:h2] carry on", lambda: world.requests("h2"))
     wait_until(lambda: world.reached("h2", "reviewed by the successor"), timeout=90,
                what=lambda: f"the successor's turn:\n{world.tmux_screen(screen)}\n"
@@ -429,13 +425,8 @@ def test_claude_and_codex_hold_a_meeting_through_mcp_tools(world):
     meeting's record, and it reached Claude's model as the announcement of a DECISION."""
     world.nexus("install", "claude", "--tools", "default,workspace")
     world.nexus("install", "codex", "--tools", "default,workspace")
-    c_id = start(world, "claude", "c0")
     x_id = start(world, "codex", "x0")
     world.script(
-        c1=[{"tool": "mcp__nexus__start_meeting", "input": {"topic": "api style"}},
-            {"tool": "mcp__nexus__send_message",
-             "input": {"message": "proposal: REST over gRPC", "category": "PROPOSAL"}},
-            {"text": "proposed"}],
         x1=[{"tool": "mcp__nexus__list_meetings", "input": {"status": "active"}},
             {"tool": "mcp__nexus__find", "input": {"query": "gRPC", "kind": "meeting"}},
             {"tool": "mcp__nexus__send_message",
@@ -444,7 +435,11 @@ def test_claude_and_codex_hold_a_meeting_through_mcp_tools(world):
         c2=[{"tool": "mcp__nexus__end_meeting", "input": {"summary": "REST it is"}},
             {"text": "ended"}],
     )
-    resume(world, c_id, "c1")
+    c_id = start(world, "claude", "c1", [  # its first turn starts the meeting
+        {"tool": "mcp__nexus__start_meeting", "input": {"topic": "api style"}},
+        {"tool": "mcp__nexus__send_message",
+         "input": {"message": "proposal: REST over gRPC", "category": "PROPOSAL"}},
+        {"text": "proposed"}])
     resume(world, x_id, "x1")
     resume(world, c_id, "c2")
     meetings = json.loads(world.nexus("meeting", "list", "--json").stdout)["meetings"]
@@ -713,7 +708,6 @@ def other_machine(world: World) -> dict:
     return {"NEXUS_HOME": str(home), "NEXUS_MACHINE_ID": "laptop-machine-id"}
 
 
-@pytest.mark.realprocs
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_team_mail_from_another_machine_arrives_after_the_next_tool_call(team_world, client):
     """No marker can be raised across machines: in team mode the installed PostToolUse guard
@@ -804,7 +798,6 @@ def as_person(world: World, *args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, timeout=120)
 
 
-@pytest.mark.realprocs
 def test_codex_runs_the_hooks_install_trust_recorded_and_skips_a_changed_one(world):
     """Without --dangerously-bypass-hook-trust, Codex runs nexus's hooks once `nexus install
     codex --trust` recorded their hashes (Codex itself reports every handler trusted), skips them
@@ -932,7 +925,8 @@ def test_a_permission_prompt_left_unanswered_is_waiting(world, client):
         assert (data["pid"], str(data["procStart"]), data["sessionId"]) == (
             row["client_pid"], row["client_start"], sid.split(":", 1)[1])
         assert (data["status"], data["waitingFor"]) == ("waiting", "permission prompt")
-    time.sleep(1)  # the prompt is drawn and takes keys
+    wait_until(lambda: "1. Yes" in world.tmux_screen(screen), 60,  # the prompt's choices drawn
+               lambda: f"the permission prompt:\n{world.tmux_screen(screen)}")
     world.tmux_keys(screen, "Enter" if client == "claude" else "y")
     wait_until(target.exists, timeout=60, what=lambda: world.tmux_screen(screen))
     wait_until(lambda: shown(world, sid)["status"] != "waiting", timeout=60,
@@ -958,7 +952,8 @@ def test_an_announcement_waits_for_the_main_conversation_not_a_subagent(world):
     nothing into its context, and the receipt says delivered only once the main conversation
     got it (after the Agent tool call). The subagent's MCP calls act as the main session:
     whoami says so, send is refused."""
-    sid = start(world, "claude", "s0")
+    raw = str(uuid.uuid4())
+    sid = f"claude:{raw}"
     gate, ready = world.root / "go", world.root / "ready"
     world.script(
         s1=[{"tool": "Agent", "input": {"description": "side work", "prompt": "[run:s2] do it",
@@ -969,7 +964,7 @@ def test_an_announcement_waits_for_the_main_conversation_not_a_subagent(world):
             {"tool": "mcp__nexus__whoami", "input": {}},
             {"tool": "mcp__nexus__send", "input": {"target": sid, "text": "from the subagent"}},
             {"text": "sub done"}])
-    run = world.claude("s1", "use a subagent", resume=sid.split(":", 1)[1], background=True)
+    run = world.claude("s1", "use a subagent", session_id=raw, background=True)
     wait_until(ready.exists, timeout=90, what="the subagent's shell")
     mid = json.loads(world.nexus("send", sid, "for the main agent", "--json").stdout)[
         "message_id"]

@@ -63,11 +63,14 @@ def test_a_claude_run_returns_the_seed_result_shape(nx, clients, chdir_work, hom
     assert argv[argv.index("--output-format") + 1] == "stream-json"
 
 
-def test_codex_detached_is_collected_later_and_listed(nx, clients, chdir_work, monkeypatch):
+def test_codex_detached_is_collected_later_and_listed(nx, clients, chdir_work, monkeypatch,
+                                                     tmp_path):
     from schemas import validate
 
-    monkeypatch.setenv("FAKE_SLEEP", "1")
+    go = tmp_path / "go"  # the client answers once the test has seen the run under way
+    monkeypatch.setenv("FAKE_HOLD", str(go))
     r = nx("run", "codex", "look around", "--detach", "--json")
+    go.touch()
     assert r.code == 0 and r.json["status"] in ("queued", "running"), r.err
     assert "run result" in r.json["next"]
     out = final(nx, r.json["id"])

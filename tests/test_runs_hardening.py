@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -416,30 +419,62 @@ def test_codex_approvals_need_the_hook_installed_and_trusted(nx, clients, chdir_
 # -- 8, 9. a runner killed at the worst moments ---------------------------------------------------
 
 
-def _hold_when_running(home: Path, run_id: str):
-    """Hold the store's write lock from the moment the run is `running`: the runner then waits
-    for it with its client spawned but not yet recorded."""
-    import sqlite3
-    import time
+def queue_locks(home) -> list[tuple[int, bool]]:
+    """The flocks on the store's writers' queue (core/store/queue.py): (pid, waiting) each; a
+    holder is inside a write."""
+    inode = f":{os.stat(home / 'queue').st_ino}"
+    with open("/proc/locks") as fh:
+        rows = [line.split() for line in fh]
+    return [(int(r[5]), True) if r[1] == "->" and r[6].endswith(inode) else (int(r[4]), False)
+            for r in rows if (r[1] == "->" and r[6].endswith(inode)) or r[5].endswith(inode)]
 
-    conn = sqlite3.connect(str(home / "nexus.db"), isolation_level=None, timeout=0.001)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError:
-            continue
-        got = conn.execute("SELECT status, runner_pid, client_pid FROM runs WHERE id = ?",
-                           (run_id,)).fetchone()
-        if got and got[0] == "running":
-            return conn, got
-        conn.execute("ROLLBACK")
-        time.sleep(0.002)
-    raise AssertionError("the run never started")
+
+def in_a_write(pid: int, home) -> bool:
+    """Whether process `pid` holds the store's writers' queue: it is inside a write, which the
+    test's own open transaction keeps from going on."""
+    return (pid, False) in queue_locks(home)
+
+
+def _hold_once_queued(home) -> tuple[threading.Thread, dict]:
+    """A thread taking the store's write lock the moment `nexus run` has queued a run (before
+    its runner, a new process, can write): box["conn"], its transaction open, box["row"] the
+    run's (status, runner_pid, client_pid) as the lock found it."""
+    import sqlite3
+
+    box: dict = {}
+
+    def grab() -> None:
+        conn = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:  # (the store, once `nexus run` made it: never an empty file made here)
+                conn = conn or sqlite3.connect(f"file:{home / 'nexus.db'}?mode=rw", uri=True,
+                                               isolation_level=None, timeout=0.001,
+                                               check_same_thread=False)
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:  # not there yet, or `nexus run` writing
+                time.sleep(0.0005)
+                continue
+            row = conn.execute("SELECT status, runner_pid, client_pid FROM runs WHERE status"
+                               " IN ('queued', 'running')").fetchone()
+            if row is not None:
+                box.update(conn=conn, row=tuple(row))
+                return
+            conn.execute("ROLLBACK")
+            time.sleep(0.0005)
+
+    thread = threading.Thread(target=grab, daemon=True)
+    thread.start()
+    return thread, box
 
 
 def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clients, chdir_work,
                                                                        monkeypatch, home):
+    """The runner writes `running`, spawns its client behind a gate, then records the client:
+    killed in between, the gated client never runs. The test stops the runner there with the
+    writers' queue: while the store's lock (the test's) keeps the runner's first write waiting,
+    a `flock` of the test's queues behind it, and the runner's next write, recording the
+    client, waits behind that flock."""
     import signal
 
     from test_runs import of_run
@@ -448,41 +483,54 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
 
     monkeypatch.setenv("FAKE_SLEEP", "60")
     monkeypatch.setenv("FAKE_CHILD", "1")
-    # the window (between the runner's `running` write and the one recording its client) is a
-    # spawn long: on a loaded machine the runner may cross it before the test takes the lock;
-    # then that run is cancelled and the scenario tried again (each try is a real run: under
-    # load most may miss, and the test fails only when every one did)
-    for _attempt in range(40):
+    # a try misses only if the runner outran the test: wrote before the test's lock (it is a new
+    # process; the lock is taken within a millisecond of the run's queueing), or spawned its
+    # client before the scheduler woke the flock the runner let go to (1 try in 11 beside four
+    # busy loops on 2 cores; 0 in 12 on a quiet machine)
+    for _attempt in range(5):
+        thread, box = _hold_once_queued(home)
         run_id = nx("run", "claude", "orphan me", "--detach", "--json").json["id"]
-        conn, (_, runner, client) = _hold_when_running(home, run_id)
+        thread.join(60)
+        conn, (status, runner, client) = box["conn"], box["row"]
+        waiter = None
         try:
-            if client is None:
-                # the runner has spawned the gated client and waits for the lock
+            if status == "queued":
+                until(lambda: any(not waits for _, waits in queue_locks(home)), 60,
+                      "the runner's first write to wait, holding the writers' queue")
+                waiter = subprocess.Popen(["flock", str(home / "queue"), "sh", "-c",
+                                           "echo got; read _"], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True)
+                until(lambda w=waiter.pid: (w, True) in queue_locks(home), 60,
+                      "the test's flock to queue behind the runner's write")
+                conn.execute("ROLLBACK")
+                assert waiter.stdout is not None and waiter.stdout.readline() == "got\n"
+                status, runner, client = conn.execute(
+                    "SELECT status, runner_pid, client_pid FROM runs WHERE id = ?",
+                    (run_id,)).fetchone()
+                if client is None:
+                    until(lambda r=runner: (r, True) in queue_locks(home), 60,
+                          "the runner's write of its client to wait behind the test's flock")
+            # (else the runner wrote `running` first: its write of the client waits for the lock)
+            if status == "running" and client is None:
                 until(lambda r=run_id: of_run(r), 60, "the gated client to be spawned")
                 os.kill(runner, signal.SIGKILL)
+                break
         finally:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             conn.close()
-        if client is None:
-            break
+            if waiter is not None:
+                assert waiter.stdin is not None
+                waiter.stdin.close()
+                waiter.wait(60)
         nx("run", "cancel", run_id, "--json")
         until(lambda r=run_id: not of_run(r), 30, "the missed run to be cancelled")
     else:
-        raise AssertionError("the runner crossed the window in every attempt")
+        raise AssertionError("the runner went past the test in every attempt")
     out = final(nx, run_id)
     assert out["status"] == "error", out
     until(lambda: not of_run(run_id), 20, f"no process of the run: {of_run(run_id)}")
     assert not clients.exists() or run_id not in clients.read_text()  # it never ran
-
-
-def in_a_write(pid: int, home) -> bool:
-    """Whether process `pid` holds the store's writers' queue (core/store/queue.py): it is inside
-    a write, which the test's own open transaction keeps from going on."""
-    queue = os.stat(home / "queue")
-    inode = f":{queue.st_ino}"
-    with open("/proc/locks") as fh:
-        return any(f" {pid} " in line and line.split()[5].endswith(inode) and "->" not in line
-                   for line in fh)
 
 
 def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(

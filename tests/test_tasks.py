@@ -178,12 +178,14 @@ KILLER = textwrap.dedent("""
     from helpers import FakeTable, ctx_for
     from nexus_cli.catalog import load
     from nexus_cli.core.registry import TOOLS, invoke
+    from nexus_cli.core.store.db import Store
     FakeTable.adopt(sys.argv[3])
     load()
     a = {"CLAUDE_CODE_SESSION_ID": sys.argv[1]}
     b = {"CODEX_SESSION_ID": sys.argv[2]}
+    store = Store(reuse=True)  # one connection, as the MCP server keeps: killed in a write, mostly
     def ctx(env):
-        return ctx_for(None, env, cwd="/")
+        return ctx_for(None, env, cwd="/", store=store)
     i = 0
     while True:
         t = invoke(TOOLS["delegate"], ctx(a), {"target": "codex:" + sys.argv[2], "task": "t%d" % i,

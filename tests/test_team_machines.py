@@ -7,6 +7,7 @@ everything resumes when it returns."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -92,28 +93,56 @@ def until(check, what: str, limit: float = 90.0):  # type: ignore[no-untyped-def
     return helpers.until(check, limit, what, every=0.1)
 
 
-@pytest.fixture
-def machines(tmp_path, pg_cluster):
-    import pgcluster
-
-    from nexus_cli.core.store import pg
-
-    cluster = pgcluster.start()  # its own: this test stops the server mid-run
-    conn = pg.connect(cluster.url, "/nonexistent")
-    pg.migrate(conn, 0.0)
-    conn.close()
-    work = tmp_path / "work"
-    work.mkdir()
-    a = Machine("laptop", "claude", SA, tmp_path, cluster.url, str(work))
-    b = Machine("devbox", "codex", SB, tmp_path, cluster.url, str(work))
+@contextlib.contextmanager
+def two_machines(tmp_path, url: str, one: str, two: str):  # type: ignore[no-untyped-def]
+    """The laptop (claude, in folder `one`) and the devbox (codex, in `two`) on the team
+    database at `url`, both sessions started."""
+    a = Machine("laptop", "claude", SA, tmp_path, url, one)
+    b = Machine("devbox", "codex", SB, tmp_path, url, two)
     try:
         for m in (a, b):
             r = m.hook("SessionStart", source="startup")
             assert r["code"] == 0, r["err"]
-        yield a, b, cluster
+        yield a, b
     finally:
         a.close()
         b.close()
+
+
+@pytest.fixture
+def team_url(pg_schemas):
+    """A fresh schema of the shared test cluster (one a test before used, emptied: conftest)."""
+    url = pg_schemas.take()
+    yield url
+    pg_schemas.give_back(url)
+
+
+@pytest.fixture
+def machines(tmp_path, team_url):
+    """Two machines in one folder, on a fresh schema of the shared test cluster: (a, b, url)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    with two_machines(tmp_path, team_url, str(work), str(work)) as (a, b):
+        yield a, b, team_url
+
+
+@pytest.fixture
+def machines_own_server(tmp_path, pg_cluster):
+    """As `machines`, on a cluster of their own (the test stops the server): (a, b, cluster)."""
+    import pgcluster
+
+    from nexus_cli.core.store import pg
+
+    cluster = pgcluster.start()
+    try:
+        conn = pg.connect(cluster.url, "/nonexistent")
+        pg.migrate(conn, 0.0)
+        conn.close()
+        work = tmp_path / "work"
+        work.mkdir()
+        with two_machines(tmp_path, cluster.url, str(work), str(work)) as (a, b):
+            yield a, b, cluster
+    finally:
         cluster.stop()
 
 
@@ -168,10 +197,10 @@ def test_mail_from_another_machine_is_announced_after_the_next_tool_call(machine
     not even record the tool call, as a local hook without a marker never starts)."""
     import psycopg
 
-    a, b, cluster = machines
+    a, b, url = machines
 
     def last_tool() -> str | None:
-        with psycopg.connect(cluster.url, autocommit=True) as conn:
+        with psycopg.connect(url, autocommit=True) as conn:
             return conn.execute("SELECT last_tool FROM sessions WHERE id = %s",
                                 (B_ID,)).fetchone()[0]
 
@@ -192,8 +221,8 @@ def test_mail_from_another_machine_is_announced_after_the_next_tool_call(machine
     assert chat["code"] == 0 and "global chat" in chat["out"], chat
 
 
-def test_two_machines_survive_the_server_going_away(machines):
-    a, b, cluster = machines
+def test_two_machines_survive_the_server_going_away(machines_own_server):
+    a, b, cluster = machines_own_server
     assert a.nx("send", B_ID, "before")["code"] == 0
     cluster.pause()
     r = a.nx("send", B_ID, "during")
@@ -242,25 +271,14 @@ def clone(root, url: str) -> str:
 
 
 @pytest.fixture
-def clones(tmp_path, pg_cluster):
+def clones(tmp_path, team_url):
     """Two machines, each with its own clone of one repository (other root paths, the remote
     spelled differently), on a fresh schema of the shared test cluster."""
-    from conftest import new_schema
-
-    url = new_schema(pg_cluster)
     one = clone(tmp_path / "laptop-src" / "widget", "git@github.com:acme/widget.git")
     two = clone(tmp_path / "devbox-src" / "widget-ci",
                 "https://ci-token:SECRET@github.com/acme/widget.git")
-    a = Machine("laptop", "claude", SA, tmp_path, url, one)
-    b = Machine("devbox", "codex", SB, tmp_path, url, two)
-    try:
-        for m in (a, b):
-            r = m.hook("SessionStart", source="startup")
-            assert r["code"] == 0, r["err"]
-        yield a, b
-    finally:
-        a.close()
-        b.close()
+    with two_machines(tmp_path, team_url, one, two) as pair:
+        yield pair
 
 
 def test_two_clones_on_two_machines_are_one_project_and_one_login_is_two_people(clones):
@@ -343,6 +361,9 @@ def test_a_run_on_one_machine_is_not_judged_dead_by_another(machines, tmp_path):
     from conftest import FAKE_CLIENT
 
     a, b, _ = machines
+    elsewhere = ["unshare", "-p", "-f", "--mount-proc", "-n", "--"] if b.prefix else []
+    if not elsewhere:
+        pytest.skip("needs root for a process namespace of the devbox's own")
     folder = tmp_path / "fake-bin"
     folder.mkdir()
     script = folder / "claude"
@@ -350,29 +371,29 @@ def test_a_run_on_one_machine_is_not_judged_dead_by_another(machines, tmp_path):
                       f"exec(compile(open({str(FAKE_CLIENT)!r}).read(), 'fake_client.py',"
                       " 'exec'))\n")
     script.chmod(0o755)
-    laptop = {**a.env, "PATH": f"{folder}{os.pathsep}{a.env['PATH']}", "FAKE_SLEEP": "20"}
+    go = tmp_path / "go"  # the run goes on until the devbox has looked (no guess how long)
+    laptop = {**a.env, "PATH": f"{folder}{os.pathsep}{a.env['PATH']}", "FAKE_HOLD": str(go)}
     started = subprocess.run([*a.prefix, a.nexus, "run", "claude", "a long job", "--detach",
                               "--json"], env=laptop, cwd=a.cwd, capture_output=True, text=True,
                              timeout=120)
     assert started.returncode == 0, started.stderr
     run_id = json.loads(started.stdout)["id"]
-    elsewhere = ["unshare", "-p", "-f", "--mount-proc", "-n", "--"] if b.prefix else []
-    if not elsewhere:
-        pytest.skip("needs root for a process namespace of the devbox's own")
 
     def status() -> str:
         got = subprocess.run([*a.prefix, a.nexus, "run", "result", run_id, "--json"], env=laptop,
                              cwd=a.cwd, capture_output=True, text=True, timeout=120)
         return json.loads(got.stdout)["status"]
 
-    until(lambda: status() == "running", "the laptop's runner to claim the run")
-    for args in (("run", "list", "--all-workspaces", "--json"), ("info", "--json")):
-        got = subprocess.run([*elsewhere, b.nexus, *args], env=b.env, cwd=b.cwd,
-                             capture_output=True, text=True, timeout=120)
-        assert got.returncode == 0, got.stderr
-    listed = subprocess.run([*elsewhere, b.nexus, "run", "list", "--all-workspaces", "--json"],
-                            env=b.env, cwd=b.cwd, capture_output=True, text=True, timeout=120)
-    assert [(r["id"], r["status"]) for r in json.loads(listed.stdout)["items"]] == [
-        (run_id, "running")]
-
+    try:
+        until(lambda: status() == "running", "the laptop's runner to claim the run")
+        for args in (("run", "list", "--all-workspaces", "--json"), ("info", "--json")):
+            got = subprocess.run([*elsewhere, b.nexus, *args], env=b.env, cwd=b.cwd,
+                                 capture_output=True, text=True, timeout=120)
+            assert got.returncode == 0, got.stderr
+        listed = subprocess.run([*elsewhere, b.nexus, "run", "list", "--all-workspaces", "--json"],
+                                env=b.env, cwd=b.cwd, capture_output=True, text=True, timeout=120)
+        assert [(r["id"], r["status"]) for r in json.loads(listed.stdout)["items"]] == [
+            (run_id, "running")]
+    finally:
+        go.touch()  # (a failed check leaves no client holding on)
     assert until(lambda: (s := status()) != "running" and s, "the run to finish") == "done"

@@ -100,8 +100,8 @@ KEYS: dict[str, tuple[type, int, int, int, str]] = {
                                                       "result are kept"),
     "runApprovals": (int, 0, 1, 0, "1: runs route their permission requests to nexus "
                                    "(`nexus approvals`) unless `--approvals client`"),
-    "approvalTimeout": (int, 10, 590, 300, "seconds a routed permission request waits for an "
-                                           "answer before it is rejected"),
+    "approvalTimeout": (int, 1, 590, 300, "seconds a routed permission request waits for an "
+                                          "answer before it is rejected"),
     "fsWrite": (int, 0, 1, 0, "1: `fs_write` may write files inside the caller's project"),
     "widerRuns": (int, 0, 1, 0, "1: an agent may start a run with a wider sandbox tier than its "
                                 "own (its run's, or what its client states for the call: "
