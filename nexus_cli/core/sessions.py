@@ -404,11 +404,11 @@ def waiting_for(data: dict) -> str:
     return text if len(text) <= WAITING_FOR_MAX else text[:WAITING_FOR_MAX - 1] + "…"
 
 
-def of_process(conn: sqlite3.Connection, proc: Proc) -> list[sqlite3.Row]:
+def of_process(conn: sqlite3.Connection, proc: Proc, columns: str = "*") -> list[sqlite3.Row]:
     """The sessions this very process ran (a reused pid with another start time does not count),
-    most recently active first."""
-    return conn.execute("SELECT * FROM sessions WHERE client_pid = ? AND (client_start = ? OR"
-                        " client_start IS NULL) ORDER BY last_active DESC",
+    most recently active first; `columns`: what of them is read (`LOOK`: enough to judge them)."""
+    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND (client_start ="
+                        " ? OR client_start IS NULL) ORDER BY last_active DESC",
                         (proc.pid, proc.start)).fetchall()
 
 
@@ -566,7 +566,7 @@ class Found(Record):
     proc: Proc  # the nearest client process above us
     client: str  # its kind
     depth: int  # its place in the ancestry (0: our parent)
-    current: sqlite3.Row | None  # the session it runs now, when nexus registered it
+    current: sqlite3.Row | None  # the session it runs now (its LOOK columns), when registered
     hosted: frozenset[str]  # every session it ran, and their successors
 
 
@@ -581,7 +581,7 @@ def nearest_client(conn: sqlite3.Connection, chain: Sequence[Proc], now: float) 
     """The nearest ancestor that is a client process: registered by its hooks (a session names
     its pid and start time), or recognised by its name."""
     for depth, proc in enumerate(chain):
-        rows = of_process(conn, proc)
+        rows = of_process(conn, proc, LOOK)
         if rows:
             return Found(proc, rows[0]["client"], depth, current_of(rows, now),
                          hosted(rows))
