@@ -20,7 +20,8 @@ from .record import Record
 class Proc(Record):
     """One process."""
 
-    _fields = __slots__ = ("pid", "ppid", "name", "start")
+    __slots__ = ()
+    _fields = ("pid", "ppid", "name", "start")
     pid: int
     ppid: int
     name: str  # the executable's base name (as `comm`, up to 15 characters on Linux)

@@ -77,7 +77,8 @@ class Caller(Record):
     Code's permission mode), None when it states none, and `agent`: the Claude Code subagent
     (Task tool) an MCP call came from, which acts as its session."""
 
-    _fields = __slots__ = ("id", "cwd", "project", "source", "scope", "tier", "agent")
+    __slots__ = ()
+    _fields = ("id", "cwd", "project", "source", "scope", "tier", "agent")
     _defaults = ("", None, "")
     id: str
     cwd: str
@@ -562,7 +563,8 @@ def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
 
 
 class Found(Record):
-    _fields = __slots__ = ("proc", "client", "depth", "current", "hosted")
+    __slots__ = ()
+    _fields = ("proc", "client", "depth", "current", "hosted")
     proc: Proc  # the nearest client process above us
     client: str  # its kind
     depth: int  # its place in the ancestry (0: our parent)
