@@ -6,7 +6,14 @@ one row a transaction (`BEGIN IMMEDIATE`, INSERT, COMMIT, WAL, synchronous=NORMA
 busy timeout), each row the size of a message's, into a table of its own with nothing else
 on it; and beside the same sends from one process a core (what more processes than cores cost).
 
-Usage: python bench/cli.py [--runs N] [--senders N] [--per-sender N]"""
+With --baseline, another build's console script (say a checkout of an older commit's
+`.venv/bin/nexus`): only the throughput, in rounds of bare inserts, this build's sends and the
+baseline's (each on a store of its own), so that all three meet the same machine. With
+--instructions, one send in a long-lived sender and one bare insert in instructions executed
+(valgrind), which do not move with the machine's load (and the baseline's send, when given).
+
+Usage: python bench/cli.py [--runs N] [--senders N] [--per-sender N]
+                           [--baseline NEXUS [--rounds N]] [--instructions]"""
 
 from __future__ import annotations
 
@@ -83,9 +90,8 @@ def race(procs: list[subprocess.Popen]) -> tuple[float, list[str]]:
     return time.perf_counter() - start, lines
 
 
-def bare(writers: int, per: int) -> tuple[float, int, int]:
-    """Rows per second that `writers` processes insert at once, one a transaction, with SQLite
-    alone; (stored, distinct) counts."""
+def bare_store() -> str:
+    """A database holding one table shaped like `messages`, with nothing else on it."""
     path = os.path.join(tempfile.mkdtemp(prefix="nexus-bare-"), "bare.db")
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -94,30 +100,53 @@ def bare(writers: int, per: int) -> tuple[float, int, int]:
                  " request_id TEXT, created_at REAL, notify_when_idle INTEGER, task_id TEXT,"
                  " defer INTEGER, wake INTEGER)")
     conn.close()
-    elapsed, _ = race([subprocess.Popen([PY, "-c", BARE, path, str(n), str(per)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                       for n in range(writers)])
+    return path
+
+
+def bare_procs(path: str, writers: int, per: int, wrap: tuple[str, ...] = ()) -> list:
+    return [subprocess.Popen([*wrap, PY, "-c", BARE, path, str(n), str(per)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            for n in range(writers)]
+
+
+def bare(writers: int, per: int) -> tuple[float, int, int]:
+    """Rows per second that `writers` processes insert at once, one a transaction, with SQLite
+    alone; (stored, distinct) counts."""
+    path = bare_store()
+    elapsed, _ = race(bare_procs(path, writers, per))
     conn = sqlite3.connect(path)
     texts = [r[0] for r in conn.execute("SELECT text FROM bare")]
     conn.close()
     return writers * per / elapsed, len(texts), len(set(texts))
 
 
-def throughput(env: dict, senders: int, per: int) -> tuple[float, int, int, list[float]]:
-    """Messages per second with `senders` processes at once, (stored, distinct) counts, and
-    every send's latency (the writers' queue keeps the slowest near the typical)."""
+def sender_procs(env: dict, senders: int, per: int, python: str = PY, root: str = ROOT,
+                 wrap: tuple[str, ...] = ()) -> list:
+    """`senders` processes, each an agent below a stand-in Claude Code whose SessionStart hook
+    ran, ready to send `per` messages; `python` and `root`: the build that sends (and runs the
+    hooks)."""
     from standin import client_wrapper, hook_events
 
-    folder = tempfile.mkdtemp(prefix="nexus-senders-")
-    wrapper = client_wrapper(folder, "claude")
+    wrapper = client_wrapper(tempfile.mkdtemp(prefix="nexus-senders-"), "claude")
     procs = []
     for n in range(senders):
         sid = f"{n:08x}-5e4d-4000-8000-000000000000"
+        hooks = json.loads(hook_events("claude", sid, os.getcwd()))
+        for hook in hooks:
+            hook["argv"][:1] = [python, "-P"]  # (-P: not the current directory's nexus_cli)
         procs.append(subprocess.Popen(
-            [wrapper, PY, "-c", SENDER, str(n), f"codex:{PEER}", str(per)],
-            env={**env, "CLAUDE_CODE_SESSION_ID": sid, "PYTHONPATH": ROOT,
-                 "STANDIN_HOOKS": hook_events("claude", sid, os.getcwd())},
+            [wrapper, *wrap, python, "-P", "-c", SENDER, str(n), f"codex:{PEER}", str(per)],
+            env={**env, "CLAUDE_CODE_SESSION_ID": sid, "PYTHONPATH": root,
+                 "STANDIN_HOOKS": json.dumps(hooks)},
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    return procs
+
+
+def throughput(env: dict, senders: int, per: int, python: str = PY,
+               root: str = ROOT) -> tuple[float, int, int, list[float]]:
+    """Messages per second with `senders` processes at once, (stored, distinct) counts, and
+    every send's latency (the writers' queue keeps the slowest near the typical)."""
+    procs = sender_procs(env, senders, per, python, root)
     elapsed, lines = race(procs)
     latencies = [float(t) for line in lines for t in line.split()]
     conn = sqlite3.connect(os.path.join(env["NEXUS_HOME"], "nexus.db"))
@@ -130,12 +159,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--senders", type=int, default=8)
     parser.add_argument("--per-sender", type=int, default=500)
+    parser.add_argument("--baseline", help="another build's nexus console script: throughput "
+                        "only, in rounds with this build's and bare inserts")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds with --baseline")
+    parser.add_argument("--instructions", action="store_true",
+                        help="instructions of one send and of one bare insert (valgrind), with "
+                        "--baseline the baseline's send too")
     opts = parser.parse_args()
+    if opts.instructions:
+        return instructions(opts)
+    if opts.baseline:
+        return baseline(opts)
     nexus = console_script()
     compile_package()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CLAUDE", "CODEX")) and k != "NEXUS_HOME"}
-    env["NEXUS_HOME"] = tempfile.mkdtemp(prefix="nexus-bench-")
+    env = fresh_env()
     peer = Client("codex", PEER, env)
     me = Client("claude", ME, env)
     try:
@@ -178,6 +215,91 @@ def main() -> None:
                  f"{lat[-1] * 1000 / med:.0f}x", "report"))
     table(rows)
     json.dump({"rate": rate}, sys.stderr)
+
+
+def fresh_env() -> dict[str, str]:
+    """This environment without a session's variables, with a store of its own."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CLAUDE", "CODEX")) and k not in ("NEXUS_HOME",
+                                                                  "NEXUS_DATABASE_URL")}
+    return {**env, "NEXUS_HOME": tempfile.mkdtemp(prefix="nexus-bench-")}
+
+
+def builds(opts: argparse.Namespace) -> dict[str, tuple[str, str]]:
+    """(interpreter, checkout) of this build and of the baseline's, when given."""
+    out = {"this build": (PY, ROOT)}
+    if opts.baseline:
+        python = os.path.join(os.path.dirname(opts.baseline), "python")
+        out["baseline"] = (python, subprocess.run(
+            [python, "-P", "-c", "import nexus_cli, os; print(os.path.dirname(os.path.dirname("
+             "os.path.abspath(nexus_cli.__file__))))"],
+            capture_output=True, text=True, check=True, env=fresh_env()).stdout.strip())
+    return out
+
+
+def senders_env(build: tuple[str, str]) -> dict[str, str]:
+    """A new store where the recipient (a Codex session, gone since) has been seen."""
+    env = fresh_env()
+    Client("codex", PEER, {**env, "PYTHONPATH": build[1]},
+           nexus=os.path.join(os.path.dirname(build[0]), "nexus")).close()
+    return env
+
+
+def baseline(opts: argparse.Namespace) -> None:
+    """Bare inserts, this build's sends and the baseline's, in turn, each round on new stores."""
+    compile_package()
+    total = opts.senders * opts.per_sender
+    rows = []
+    for r in range(opts.rounds):
+        floor, stored, distinct = bare(opts.senders, opts.per_sender)
+        rows.append((f"#{r + 1} bare SQLite inserts, {opts.senders} processes",
+                     f"{floor:,.0f} rows/s", "1.00x", f"{stored} / {distinct} / {total}"))
+        for label, build in builds(opts).items():
+            rate, stored, distinct, _ = throughput(senders_env(build), opts.senders,
+                                                   opts.per_sender, *build)
+            rows.append((f"#{r + 1} send throughput, {opts.senders} processes, {label}",
+                         f"{rate:,.0f} msg/s", f"{rate / floor:.2f}x",
+                         f"{stored} / {distinct} / {total}"))
+    table(rows, ratio="vs bare")
+    print(f"(last column: stored / distinct / sent; baseline {builds(opts)['baseline'][1]})")
+
+
+def counted(procs: list, out: str) -> int:
+    """Instructions the one process in `procs` (started under callgrind) ran."""
+    import re
+
+    race(procs)
+    with open(out) as fh:
+        found = re.search(r"^summary: (\d+)", fh.read(), re.M)
+    assert found, "no callgrind summary"
+    return int(found.group(1))
+
+
+def instructions(opts: argparse.Namespace) -> None:
+    """One send in a long-lived sender (below its stand-in client) and one bare insert, in
+    instructions: a process making N + K of them less one making N, over K."""
+    import shutil
+
+    if not shutil.which("valgrind"):
+        sys.exit("bench: --instructions needs valgrind")
+    compile_package()
+    out = os.path.join(tempfile.mkdtemp(prefix="nexus-cg-"), "callgrind.out")
+    grind = ("valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}")
+    first, more = 20, 200
+
+    def each(start: object) -> float:
+        a, b = (counted(start(n), out) for n in (first, first + more))  # type: ignore[operator]
+        return (b - a) / more
+
+    floor = each(lambda n: bare_procs(bare_store(), 1, n, grind))
+    rows = [("one bare insert (BEGIN IMMEDIATE, INSERT, COMMIT)", f"{floor / 1e3:,.1f} k",
+             "1.00x", "")]
+    for label, build in builds(opts).items():
+        n = each(lambda k, build=build: sender_procs(senders_env(build), 1, k, *build,
+                                                     wrap=grind))
+        rows.append((f"one send, in-process, {label}", f"{n / 1e6:.3f} M",
+                     f"{n / floor:.1f}x", ""))
+    table(rows, ratio="vs bare")
 
 
 if __name__ == "__main__":

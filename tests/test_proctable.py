@@ -100,3 +100,43 @@ def test_both_backends_agree_on_the_tree():
         pytest.skip("no /proc here")
     proc, ps = ProcFS().ancestors(), PsTable().ancestors()
     assert [(p.pid, p.ppid, p.name) for p in proc] == [(p.pid, p.ppid, p.name) for p in ps]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_parent_is_alive_without_a_look_until_it_exits(backend, monkeypatch):
+    """This process's parent as its ancestry was read (the client that started an MCP server) is
+    alive while it is the parent, which the table tells without reading the process table; once
+    it exits (the child is re-parented at once) it is dead, though the ancestry was read before."""
+    table = backend()
+    parent = table.ancestors()[0]
+
+    def no_look(*args: object) -> None:
+        raise AssertionError("the process table was read")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(table, "get", no_look)
+        patched.setattr(ProcFS, "_stat", staticmethod(no_look))
+        assert table.alive(parent.pid, parent.start)
+    assert not table.alive(parent.pid, parent.start + "x")  # another process of that pid
+    orphan = subprocess.run([sys.executable, "-c", MIDDLE, ORPHAN, backend.__name__],
+                            capture_output=True, text=True, timeout=60)
+    assert (orphan.stdout.split(), orphan.stderr) == (["True"], "False"), orphan
+
+
+MIDDLE = """
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", *sys.argv[1:]], stdout=subprocess.PIPE, text=True)
+print(child.stdout.readline().strip(), flush=True)  # then it exits: its child is an orphan
+"""
+ORPHAN = """
+import os, sys, time
+from nexus_cli.core import proctable
+proctable.PsTable.FRESH = 0.0  # (ps: no snapshot of the time its parent ran)
+table = getattr(proctable, sys.argv[1])()
+parent = table.ancestors()[0]
+print(table.alive(parent.pid, parent.start), flush=True)
+deadline = time.monotonic() + 30
+while os.getppid() == parent.pid and time.monotonic() < deadline:
+    time.sleep(0.01)
+sys.stderr.write(str(table.alive(parent.pid, parent.start)))
+"""

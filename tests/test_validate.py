@@ -31,6 +31,7 @@ PROBES: list[Any] = [
     "off", "true", "TRUE", " true ", "False", "claude:00000001-0000-4000-8000-000000000001",
     "s-0123456789ab", "on\n", "a" * 70, [], ["x"], [1], {}, {"a": 1}, {"a": math.nan},
     '{"a": 1}', '{"a": NaN}', '{"a": Infinity}', '{"a": 1e999}', "[1]",
+    "\u3000\u2003", " \u00e9 ", [1.5], {"a": [math.inf]},  # (non-ASCII, nested)
 ]
 
 
@@ -171,3 +172,14 @@ def test_every_duration_refuses_what_is_not_a_duration(nx, chdir_work, value):
         return err.split("(", 1)[1].split(";", 1)[0]
 
     assert reason(asked.err) == reason(watched.stderr), (asked.err, watched.stderr)
+
+
+def test_text_that_is_not_text_or_only_blanks_is_refused_whatever_its_alphabet():
+    """(The checks of text take ASCII without a copy: what they refuse stays refused.)"""
+    schema = registry.spec(TOOLS["send"])["inputSchema"]
+    for text, reason in (("x\ud800", "not valid text"), ("\u3000 \u2003", "must not be blank"),
+                         ("\t \n", "must not be blank"), ("", "must not be empty")):
+        with pytest.raises(validate.Problem, match=reason):
+            validate.check(schema, {"target": "s-1", "text": text})
+    for text in (" é ", "x", "\u3000x"):
+        assert validate.check(schema, {"target": "s-1", "text": text})["text"] == text

@@ -31,7 +31,8 @@ class Presence(Record):
     - `waiting_for`: what a waiting session waits for, as its client says it;
     - `wakeable`: for idle and listening agents, whether a message now wakes it."""
 
-    _fields = __slots__ = ("status", "reason", "waiting_for", "wakeable")
+    __slots__ = ()
+    _fields = ("status", "reason", "waiting_for", "wakeable")
     _defaults = (None, None, None)
     status: str
     reason: str | None

@@ -129,7 +129,7 @@ class Ctx:
         if self._caller is None:
             self._caller = self.resolver(conn, self.now)
         if register:
-            sessions.ensure(conn, self._caller.id, self._caller.cwd, self.now)
+            sessions.refresh(conn, self._caller.id, self._caller.cwd, self.now)
             if self._caller.source == "option" and self._caller.id != identity.user_id() \
                     and not self._recorded:
                 # the person acting for a session: written down, so it can be seen afterwards

@@ -20,7 +20,8 @@ from .record import Record
 class Proc(Record):
     """One process."""
 
-    _fields = __slots__ = ("pid", "ppid", "name", "start")
+    __slots__ = ()
+    _fields = ("pid", "ppid", "name", "start")
     pid: int
     ppid: int
     name: str  # the executable's base name (as `comm`, up to 15 characters on Linux)
@@ -41,6 +42,8 @@ class ProcTable:
         """Whether `pid` runs, and is the process that had `start` (when given)."""
         if not pid or pid < 0:
             return False
+        if start is not None and self.is_parent(pid, start):
+            return True
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -53,6 +56,17 @@ class ProcTable:
             return True
         proc = self.get(pid)
         return proc is not None and proc.start == start
+
+    def is_parent(self, pid: int, start: str) -> bool:
+        """Whether (pid, start) is this process's parent as its ancestry was read, which runs
+        while it is still the parent (a process that exits has its children re-parented at
+        once): the check of a client that started this process (an MCP server, a command it ran
+        itself) costs no look at the process table."""
+        own = self._own
+        if own is None or own[0] != pid or not own[1]:
+            return False
+        parent = own[1][0]
+        return parent.pid == pid and parent.start == start and os.getppid() == pid
 
     def ancestors(self, pid: int | None = None, limit: int = 64) -> list[Proc]:
         """The processes above `pid` (default: this one), nearest first, ending before pid 1.
@@ -128,6 +142,8 @@ class ProcFS(ProcTable):
     def alive(self, pid: int | None, start: str | None = None) -> bool:
         if start is None or not pid or pid < 0:
             return super().alive(pid, start)
+        if self.is_parent(pid, start):
+            return True
         data = self._stat(pid)  # one read says both: it runs (not a zombie), and since when
         fields = data[data.rfind(b")") + 2:].split(None, 20) if data else []
         return len(fields) > 19 and fields[0] not in (b"Z", b"X") and \

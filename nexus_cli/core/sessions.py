@@ -77,7 +77,8 @@ class Caller(Record):
     Code's permission mode), None when it states none, and `agent`: the Claude Code subagent
     (Task tool) an MCP call came from, which acts as its session."""
 
-    _fields = __slots__ = ("id", "cwd", "project", "source", "scope", "tier", "agent")
+    __slots__ = ()
+    _fields = ("id", "cwd", "project", "source", "scope", "tier", "agent")
     _defaults = ("", None, "")
     id: str
     cwd: str
@@ -181,6 +182,14 @@ def get(conn: sqlite3.Connection, sid: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
 
 
+# What judging a session's liveness (`gone`) needs of its row, and a caller's scope
+# (`caller.caller_for`): the look every tool call makes at its caller takes these alone. A whole
+# row is 37 columns, and each costs SQLite and Python as much as a short statement's own work (a
+# whole row read by id: 87 k instructions; these: 40 k).
+LOOK = ("id, client, cwd, project, scope, status, client_pid, client_start, machine, last_active,"
+        " waiter_pid, successor, end_reason")
+
+
 def known(conn: sqlite3.Connection, sid: str) -> sqlite3.Row:
     """The row of a session the caller registered or resolved in this transaction."""
     return present(get(conn, sid), f"session {sid}")
@@ -268,6 +277,19 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
             return row
         conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
     return get(conn, sid)  # type: ignore[return-value]
+
+
+def refresh(conn: sqlite3.Connection, sid: str, cwd: str, now: float) -> None:
+    """`ensure` for a caller about to act as itself (`Ctx.me`), which needs no row back: in the
+    common case (live, where it was) one narrow look and one write."""
+    row = conn.execute(_LOOK_BY_ID, (sid,)).fetchone()
+    if row is None or gone(row, now) or (cwd and cwd != row["cwd"]):
+        ensure(conn, sid, cwd, now)
+    else:
+        later(conn, "UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+
+
+_LOOK_BY_ID = f"SELECT {LOOK} FROM sessions WHERE id = ?"
 
 
 def start_project(conn: sqlite3.Connection, client: Proc | None, root: str) -> str:
@@ -383,11 +405,11 @@ def waiting_for(data: dict) -> str:
     return text if len(text) <= WAITING_FOR_MAX else text[:WAITING_FOR_MAX - 1] + "…"
 
 
-def of_process(conn: sqlite3.Connection, proc: Proc) -> list[sqlite3.Row]:
+def of_process(conn: sqlite3.Connection, proc: Proc, columns: str = "*") -> list[sqlite3.Row]:
     """The sessions this very process ran (a reused pid with another start time does not count),
-    most recently active first."""
-    return conn.execute("SELECT * FROM sessions WHERE client_pid = ? AND (client_start = ? OR"
-                        " client_start IS NULL) ORDER BY last_active DESC",
+    most recently active first; `columns`: what of them is read (`LOOK`: enough to judge them)."""
+    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND (client_start ="
+                        " ? OR client_start IS NULL) ORDER BY last_active DESC",
                         (proc.pid, proc.start)).fetchall()
 
 
@@ -541,11 +563,12 @@ def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
 
 
 class Found(Record):
-    _fields = __slots__ = ("proc", "client", "depth", "current", "hosted")
+    __slots__ = ()
+    _fields = ("proc", "client", "depth", "current", "hosted")
     proc: Proc  # the nearest client process above us
     client: str  # its kind
     depth: int  # its place in the ancestry (0: our parent)
-    current: sqlite3.Row | None  # the session it runs now, when nexus registered it
+    current: sqlite3.Row | None  # the session it runs now (its LOOK columns), when registered
     hosted: frozenset[str]  # every session it ran, and their successors
 
 
@@ -560,7 +583,7 @@ def nearest_client(conn: sqlite3.Connection, chain: Sequence[Proc], now: float) 
     """The nearest ancestor that is a client process: registered by its hooks (a session names
     its pid and start time), or recognised by its name."""
     for depth, proc in enumerate(chain):
-        rows = of_process(conn, proc)
+        rows = of_process(conn, proc, LOOK)
         if rows:
             return Found(proc, rows[0]["client"], depth, current_of(rows, now),
                          hosted(rows))

@@ -64,6 +64,9 @@ FALSE = frozenset({"false", "0", "no", "off", "f", "n"})
 
 def _coerce(schema: Mapping[str, Any], value: object, path: tuple) -> object:
     kind = schema.get("type")
+    if (kind == "string" and isinstance(value, str)) or (
+            kind == "boolean" and isinstance(value, bool)):
+        return value  # (most arguments, as the checks below would take them)
     kinds = kind if isinstance(kind, list) else [kind] if kind else []
     if not kinds or (value is None and "null" in kinds):
         return value
@@ -113,9 +116,14 @@ def _coerce(schema: Mapping[str, Any], value: object, path: tuple) -> object:
     raise Problem(path, "must be " + " or ".join(words.get(str(k), str(k)) for k in kinds))
 
 
+_SCALARS = frozenset((str, bool, int, type(None)))
+
+
 def nonfinite(value: object) -> tuple | None:
     """The path to a NaN or infinity inside `value` (given by a caller in-process: text from
     outside is read by `jsonstrict`, which refuses them), else None."""
+    if isinstance(value, dict) and _SCALARS.issuperset(map(type, value.values())):
+        return None  # (flat arguments, looked at without a Python loop)
     stack: list[tuple[object, tuple]] = [(value, ())]
     while stack:
         item, where = stack.pop()
@@ -157,14 +165,15 @@ def check(schema: Mapping[str, Any], value: object, defs: Mapping[str, Any] | No
         raise Problem(path, "must be one of: " + ", ".join(map(str, schema["enum"])))
     if isinstance(value, str):
         try:
-            value.encode("utf-8")
+            if not value.isascii():  # (ASCII holds no lone surrogate: no copy to find one)
+                value.encode("utf-8")
         except UnicodeEncodeError:
             raise Problem(path, "is not valid text (it holds bytes that are not UTF-8)") from None
         n = len(value)
         if "minLength" in schema and n < schema["minLength"]:
             raise Problem(path, "must not be empty" if schema["minLength"] == 1 else
                           f"must be at least {_plural(schema['minLength'], 'character')}")
-        if schema.get("minLength", 0) >= 1 and not value.strip():
+        if schema.get("minLength", 0) >= 1 and value.isspace():  # (not empty, as just checked)
             raise Problem(path, "must not be blank")
         if "maxLength" in schema and n > schema["maxLength"]:
             raise Problem(path, f"must be at most {_plural(schema['maxLength'], 'character')} "
@@ -234,7 +243,7 @@ def _object(schema: Mapping[str, Any], value: dict, defs: Mapping[str, Any],
         else:
             out[key] = item
     for key, item in props.items():
-        if key in out or any(p.path[len(path):][:1] == (key,) for p in problems):
+        if key in out or (problems and any(p.path[len(path):][:1] == (key,) for p in problems)):
             continue
         if key in schema.get("required", ()):
             fault(Problem((*path, key), "is required", kind="missing"))

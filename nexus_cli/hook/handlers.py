@@ -16,7 +16,8 @@ from ..core.record import Record
 
 
 class Event(Record):
-    _fields = __slots__ = ("client", "sid", "data", "me", "now", "root", "proc", "env")
+    __slots__ = ()
+    _fields = ("client", "sid", "data", "me", "now", "root", "proc", "env")
     _defaults = (None,)
     client: str
     sid: str
@@ -29,7 +30,8 @@ class Event(Record):
 
 
 class Outcome(Record):
-    _fields = __slots__ = ("reply", "wake", "listen", "then")
+    __slots__ = ()
+    _fields = ("reply", "wake", "listen", "then")
     _defaults = (None, (), False, None)
     reply: dict | None
     wake: tuple[str, ...]

@@ -54,6 +54,13 @@ def _header_fd(path: str, ident: tuple[int, int]) -> int:
     return fd
 
 
+def _no_link(path: str, mode: int) -> None:
+    if stat.S_ISLNK(mode):
+        raise _fail("store_insecure", path, "it is a symbolic link",
+                    "replace the link with the file itself; nexus never follows a link out of "
+                    "its private directory")
+
+
 def _fail(code: str, path: str, reason: str, action: str) -> NexusError:
     return NexusError(code, path, reason, action)
 
@@ -171,20 +178,20 @@ class Store:
         self._check_private(st, "store directory", self.root, 0o700)
         return True
 
-    def check_file(self) -> bool:
+    def check_file(self, sides: bool = True) -> bool:
         """Validate `nexus.db` before SQLite opens it: False when absent. The store's files are
-        never symbolic links (SQLite would follow one out of the private directory)."""
+        never symbolic links (SQLite would follow one out of the private directory). `sides`:
+        the WAL and shared-memory files too, which SQLite opens with a connection (one the store
+        keeps has them open: `_links_refused` before a new one)."""
         try:
             st = os.lstat(self.path)
         except FileNotFoundError:
             return False
         except OSError as exc:
             raise _translate(exc, self.path) from None
-        for path, mode in ((self.path, st.st_mode), *self._sides()):
-            if stat.S_ISLNK(mode):
-                raise _fail("store_insecure", path, "it is a symbolic link",
-                            "replace the link with the file itself; nexus never follows a link "
-                            "out of its private directory")
+        _no_link(self.path, st.st_mode)
+        if sides:
+            self._links_refused()
         if not stat.S_ISREG(st.st_mode):
             raise _fail("store_unreadable", self.path, "not a regular file",
                         "move it aside; nexus will create a new store")
@@ -195,21 +202,21 @@ class Store:
                         "writable",
                         f"run `chmod 600 {self.path}`")
         self._ident = (st.st_dev, st.st_ino)
-        header = self._header_checked()
+        header = self._header_checked(st.st_size)
         app_id = int.from_bytes(header[68:72], "big")
         if app_id != APPLICATION_ID:
             raise _fail("store_unreadable", self.path, "an SQLite database, but not a nexus store",
                         "point NEXUS_HOME elsewhere (the file was left untouched)")
         return True
 
-    def _sides(self) -> list[tuple[str, int]]:
-        out = []
+    def _links_refused(self) -> None:
+        """The WAL and shared-memory files, where they exist, are no symbolic links."""
         for suffix in ("-wal", "-shm"):
             try:
-                out.append((self.path + suffix, os.lstat(self.path + suffix).st_mode))
+                mode = os.lstat(self.path + suffix).st_mode
             except OSError:
-                pass
-        return out
+                continue
+            _no_link(self.path + suffix, mode)
 
     def _wal_size(self) -> int:
         try:
@@ -217,16 +224,18 @@ class Store:
         except OSError:
             return 0
 
-    def _header_checked(self) -> bytes:
-        """The 100-byte header, after checking the file holds every page it declares. Pages a
-        checkpoint has not copied yet (cut short by a full disk, or still running) are in the WAL:
-        a shortfall counts as truncation only without a WAL, and only if it persists."""
+    def _header_checked(self, size: int) -> bytes:
+        """The 100-byte header, after checking the file holds every page it declares (`size`:
+        its size as just looked at, the descriptor's own file). Pages a checkpoint has not copied
+        yet (cut short by a full disk, or still running) are in the WAL: a shortfall counts as
+        truncation only without a WAL, and only if it persists."""
         assert self._ident is not None
         for attempt in range(6):
             try:
                 fd = _header_fd(self.path, self._ident)
                 header = os.pread(fd, 100, 0)
-                size = os.fstat(fd).st_size
+                if attempt:
+                    size = os.fstat(fd).st_size
             except FileNotFoundError:
                 raise _fail("store_busy", self.path,
                             "the file was replaced while nexus looked at it", "retry") from None
@@ -376,12 +385,13 @@ class Store:
     def open_write(self) -> sqlite3.Connection:
         """A connection for writing, creating or migrating the store as needed."""
         self.check_dir()
-        if not self.check_file():
+        if not self.check_file(sides=False):
             self._create()
-            self.check_file()
+            self.check_file(sides=False)
         cached = self._cached("write")
         if cached is not None:
             return cached
+        self._links_refused()
         try:
             conn, version = self._opened(self.path)
             try:
@@ -406,13 +416,15 @@ class Store:
             conn.execute("ROLLBACK")
             raise
 
-    def open_read(self) -> sqlite3.Connection:
-        """A read-only connection; an empty in-memory store when none exists yet."""
-        if not (self.check_dir() and self.check_file()):
+    def open_read(self, checked: bool = False) -> sqlite3.Connection:
+        """A read-only connection; an empty in-memory store when none exists yet. `checked`: the
+        caller has just checked the directory and the file (and found them)."""
+        if not checked and not (self.check_dir() and self.check_file(sides=False)):
             return self._empty()
         cached = self._cached("read")
         if cached is not None:
             return cached
+        self._links_refused()
         try:
             try:
                 conn, version = self._opened(f"file:{self.path}?mode=ro", uri=True)
@@ -647,10 +659,10 @@ class Write:
 class Read:
     """What `Store.read()` opens: a read transaction of its own, or this thread's open write."""
 
-    __slots__ = ("conn", "inner", "store")
+    __slots__ = ("checked", "conn", "inner", "store")
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, checked: bool = False) -> None:
+        self.store, self.checked = store, checked  # checked: the store's files were just looked at
         self.conn: sqlite3.Connection | None = None  # its own connection (not the write's)
 
     def __enter__(self) -> sqlite3.Connection:
@@ -658,7 +670,7 @@ class Read:
         outer = getattr(store._active, "conn", None)
         if outer is not None:
             return outer
-        conn = store.open_read()
+        conn = store.open_read(self.checked)
         self.inner = Transaction(conn, store.path, immediate=False)
         try:
             self.inner.__enter__()
@@ -683,9 +695,13 @@ class Snapshot:
     __slots__ = ("read",)
 
     def __init__(self, store: Store) -> None:
-        self.read = Read(store) if os.path.isfile(store.path) else None
+        self.read: Read | None = Read(store, checked=True)
 
     def __enter__(self) -> sqlite3.Connection | None:
+        store = self.read.store  # type: ignore[union-attr]
+        if getattr(store._active, "conn", None) is None and not (
+                store.check_dir() and store.check_file(sides=False)):  # (one look serves both)
+            self.read = None
         return self.read.__enter__() if self.read is not None else None
 
     def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:

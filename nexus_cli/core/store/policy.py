@@ -55,7 +55,8 @@ def when(condition: str, rule: str) -> str:
 # read, insert, update, delete: a rule (SQL over the row) or FUNCTIONS; `owner`: the table has a
 # db_role column; `columns`: the only columns an update may set (None: any)
 class Table(Record):
-    _fields = __slots__ = ("read", "insert", "update", "delete", "owner", "columns")
+    __slots__ = ()
+    _fields = ("read", "insert", "update", "delete", "owner", "columns")
     _defaults = (False, None)
     read: str | None
     insert: str | None
