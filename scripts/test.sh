@@ -8,9 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+trap 'wait; rm -rf "$logs"' EXIT  # a step that fails early leaves no install half done
 pids=()
-background() {  # NAME COMMAND...: run it beside the rest; its output is shown when it fails
+background() {  # NAME COMMAND...: run it beside the rest (`finish` shows what it said)
   local name=$1; shift
   ("$@") >"$logs/$name" 2>&1 &
   pids+=("$!:$name")

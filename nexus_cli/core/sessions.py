@@ -266,7 +266,7 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
              start_project(conn, client, root)),
         )
     elif touch:
-        if gone(row, now, client) or (cwd and cwd != row["cwd"]):
+        if _stale(row, now, cwd, client):
             revive(conn, row, now, client)
             if cwd and cwd != row["cwd"]:
                 root = identity.project_root(cwd)
@@ -279,11 +279,17 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
     return get(conn, sid)  # type: ignore[return-value]
 
 
+def _stale(row: sqlite3.Row, now: float, cwd: str, client: Proc | None = None) -> bool:
+    """Whether a known session must be revived or moved (offline, or in another directory),
+    not only touched: what `ensure` and `refresh` decide alike."""
+    return bool(gone(row, now, client) or (cwd and cwd != row["cwd"]))
+
+
 def refresh(conn: sqlite3.Connection, sid: str, cwd: str, now: float) -> None:
     """`ensure` for a caller about to act as itself (`Ctx.me`), which needs no row back: in the
     common case (live, where it was) one narrow look and one write."""
     row = conn.execute(_LOOK_BY_ID, (sid,)).fetchone()
-    if row is None or gone(row, now) or (cwd and cwd != row["cwd"]):
+    if row is None or _stale(row, now, cwd):
         ensure(conn, sid, cwd, now)
     else:
         later(conn, "UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
