@@ -31,12 +31,6 @@ A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"  # a Claude Code and a Codex 
 A, B = claude_env(sid(1)), codex_env(sid(2))  # what their shell tools' commands see
 
 
-@pytest.fixture
-def pair(hook, chdir_work):
-    for client, n in (("claude", 1), ("codex", 2)):
-        hook(client, "SessionStart", sid(n), source="startup")
-
-
 def seen(nx, sid_: str, env: dict | None = None) -> dict:
     """The session as `peers --include-offline` shows it."""
     items = nx("peers", "--include-offline", "--all-workspaces", "--json", env=env).json["items"]
