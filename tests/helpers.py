@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -226,6 +227,22 @@ def until(check: Any, timeout: float = 60, what: Any = "", every: float = 0.02) 
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
         time.sleep(every)
+
+
+def kill9(pid: int) -> None:
+    """kill -9 a process that is not the test's child, and return once it has died: the signal is
+    delivered when the process is next scheduled, not by the time os.kill returns, so a look right
+    after os.kill may still find it running (seen under load). Dead: gone, or a zombie its parent
+    has not reaped yet (what nexus counts as exited)."""
+    os.kill(pid, signal.SIGKILL)
+
+    def dead() -> bool:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+        except FileNotFoundError:
+            return True
+    until(dead, 30, f"process {pid} to die of its SIGKILL")
 
 
 def wait_listening(nx, env, target_id, timeout=60.0):

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import sqlite3
 import subprocess
 import time
@@ -19,6 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from e2e.harness import NEXUS, PY, World, available, wait_until
+from helpers import kill9
 
 pytestmark = pytest.mark.realclient
 REASON = available()
@@ -898,7 +898,7 @@ def test_an_interactive_session_killed_with_9_is_offline_at_the_next_look(world,
     _, sid = interactive(world, client, "k1", *(
         ["--dangerously-skip-permissions"] if client == "claude" else []))
     row = row_of(world, sid)
-    os.kill(row["client_pid"], signal.SIGKILL)
+    kill9(row["client_pid"])
     gone = shown(world, sid)
     assert gone["status"] == "offline" and "exited" in gone["status_reason"], gone
     sent = json.loads(world.nexus("send", gone["handle"], "kept for you", "--json").stdout)
@@ -950,7 +950,7 @@ def test_a_permission_prompt_left_unanswered_is_waiting(world, client):
 def test_a_killed_waiter_is_visible_and_senders_are_told(world):
     _, sid = interactive(world, "claude", "w1", "--dangerously-skip-permissions")
     waiter = row_of(world, sid)["waiter_pid"]
-    os.kill(waiter, signal.SIGKILL)
+    kill9(waiter)
     idle = shown(world, sid)
     assert (idle["status"], idle["wakeable"]) == ("idle", False) and "killed" in \
         idle["status_reason"], idle

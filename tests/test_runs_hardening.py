@@ -60,7 +60,7 @@ def test_every_python_nexus_starts_is_isolated():
 
 # -- 2, 6, 7, 16. files: code-running places, secrets, roots, non-regular files, links --------
 
-from helpers import A, claude_env, sid  # noqa: E402
+from helpers import A, claude_env, kill9, sid  # noqa: E402
 
 
 def _project(hook, root: str) -> str:
@@ -475,7 +475,6 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
     writers' queue: while the store's lock (the test's) keeps the runner's first write waiting,
     a `flock` of the test's queues behind it, and the runner's next write, recording the
     client, waits behind that flock."""
-    import signal
 
     from test_runs import of_run
 
@@ -513,7 +512,7 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
             # (else the runner wrote `running` first: its write of the client waits for the lock)
             if status == "running" and client is None:
                 until(lambda r=run_id: of_run(r), 60, "the gated client to be spawned")
-                os.kill(runner, signal.SIGKILL)
+                kill9(runner)
                 break
         finally:
             if conn.in_transaction:
@@ -535,7 +534,6 @@ def test_a_runner_killed_before_it_recorded_its_client_leaves_no_client(nx, clie
 
 def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(
         nx, clients, chdir_work, monkeypatch, home, tmp_path):
-    import signal
     import sqlite3
 
     from helpers import until
@@ -556,7 +554,7 @@ def test_a_finished_answer_is_kept_when_the_runner_dies_before_its_last_write(
         go.touch()
         until(lambda p=pid, s=start: not procs.alive(p, s), 60, "the client to finish")
         until(lambda r=runner: in_a_write(r, home), 60, "the runner's last write")
-        os.kill(runner, signal.SIGKILL)
+        kill9(runner)  # dead before the lock is let go: the runner's last write never happens
         conn.execute("ROLLBACK")
         conn.close()
         out = final(nx, run_id)
