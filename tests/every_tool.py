@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers import WORKER, sid
+from helpers import A_ID, B_ID, WORKER, sid
 
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"
 PROJECT = "web_example.com"
 
 STEPS: list[tuple[str, str, dict[str, Any]]] = [

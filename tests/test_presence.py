@@ -15,20 +15,20 @@ import time
 import pytest
 
 from helpers import (
-    claude_env,
-    codex_env,
+    A_ID,
+    B_ID,
+    A,
+    B,
     raw_db,
     run_hook_in_thread,
     sid,
     store_env,
+    until,
     wait_listening,
 )
 from nexus_cli.core import settings
 from nexus_cli.core.proctable import Proc
 from nexus_cli.maintenance import expiry
-
-A_ID, B_ID = f"claude:{sid(1)}", f"codex:{sid(2)}"  # a Claude Code and a Codex session
-A, B = claude_env(sid(1)), codex_env(sid(2))  # what their shell tools' commands see
 
 
 def seen(nx, sid_: str, env: dict | None = None) -> dict:
@@ -128,14 +128,17 @@ def test_an_ask_to_an_offline_session_returns_at_once(nx, hook, pair, fake):
     assert "yes" in texts and any("late reply" in t for t in texts)
 
 
-def test_an_ask_stops_waiting_when_its_target_goes_offline(nx, hook, pair, fake):
+def test_an_ask_stops_waiting_when_its_target_goes_offline(nx, hook, pair, fake, home):
     import threading
 
-    def kill_soon() -> None:
-        time.sleep(1.0)
+    def kill_once_asked() -> None:
+        conn = raw_db(home)
+        until(lambda: conn.execute("SELECT 1 FROM messages WHERE text = 'still there?'"
+                                   ).fetchone(), 60, "the question to be stored")
+        conn.close()
         fake.kill(fake.client_of(B_ID))
 
-    threading.Thread(target=kill_soon, daemon=True).start()
+    threading.Thread(target=kill_once_asked, daemon=True).start()
     start = time.monotonic()
     r = nx("ask", "codex", "still there?", "--timeout", "120", "--json", env=A)
     assert time.monotonic() - start < 60
@@ -272,13 +275,22 @@ def test_a_live_waiter_is_listening_and_wakes(nx, hook, pair):
 # -- waking on request -----------------------------------------------------------------------------
 
 
-def test_send_no_wake_is_stored_announced_at_the_next_prompt_and_wakes_nobody(nx, hook, pair):
+def test_send_no_wake_is_stored_announced_at_the_next_prompt_and_wakes_nobody(nx, hook, pair,
+                                                                            monkeypatch):
+    from nexus_cli.delivery import waiting
+
+    looks: list = []  # what each look of the waiter (the hook's thread, in this process) found
+    real = waiting._state
+    monkeypatch.setattr(waiting, "_state", lambda *a: looks.append(real(*a)) or looks[-1])
     thread, _ = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
                                      env={"NEXUS_CODEX_COMMAND": "true"})
     wait_listening(nx, A, B_ID)
+    before = len(looks)
     sent = nx("send", "codex", "no hurry", "--no-wake", "--json", env=A).json
     assert sent["wake"] is False and "--no-wake" in sent["outlook"]
-    time.sleep(2.5)  # past a safety poll of the waiter: it saw the message and kept waiting
+    # no poke; the waiter's safety poll sees the store change, looks, and keeps waiting
+    until(lambda: len(looks) > before, 60, "the waiter to look at the changed store")
+    assert looks[before:] == [None] * (len(looks) - before)
     assert thread.is_alive() and seen(nx, B_ID, A)["status"] == "listening"
     nx("send", "codex", "now please", env=A)  # a message that may wake: both are announced
     thread.join(30)
@@ -297,12 +309,16 @@ def test_delegate_no_wake(nx, hook, pair):
                                                    prompt="next"))
 
 
-def test_a_session_can_ask_not_to_be_woken(nx, hook, pair, home):
+def test_a_session_can_ask_not_to_be_woken(nx, hook, pair, home, monkeypatch):
+    from nexus_cli.delivery import waiting
+
     assert nx("profile", "--wake", "off", "--json", env=B).json["profile"]["wake"] is False
-    start = time.monotonic()
+    waits: list = []  # a wait would be recorded here, however fast it ended
+    monkeypatch.setattr(waiting, "wait_for_news", lambda *a, **k: waits.append(a) or (
+        "timeout", None))
     thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True)
-    thread.join(10)
-    assert box["reply"] == (None, 0, None) and time.monotonic() - start < 5  # no waiter at all
+    thread.join(60)
+    assert box["reply"] == (None, 0, None) and waits == []  # no waiter at all
     p = seen(nx, B_ID, A)
     assert p["wakeable"] is False and "asked not to be woken" in p["status_reason"]
     nx("send", "codex", "for later", env=A)

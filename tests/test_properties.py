@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import claude_env, codex_env, ctx_for, fake_table, sid
+from helpers import A_ID, B_ID, claude_env, codex_env, ctx_for, fake_table, sid
 from nexus_cli.catalog import load
 from nexus_cli.core import discovery, sessions
 from nexus_cli.core.context import Ctx
@@ -91,7 +91,7 @@ def ctx(store: Store, sid: str) -> Ctx:
     return ctx_for(store.root, env, cwd=PROJECT)
 
 
-A, B, C = f"claude:{sid(1)}", f"codex:{sid(2)}", f"codex:{sid(3)}"
+A, B, C = A_ID, B_ID, f"codex:{sid(3)}"  # the third a second Codex session
 
 
 def three_sessions(store: Store) -> None:

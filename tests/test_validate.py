@@ -6,6 +6,7 @@ is not JSON (NaN, Infinity) is refused at every door and never written out."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import math
@@ -71,14 +72,53 @@ def same(a: Any, b: Any) -> bool:
     return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
 
 
+@functools.cache
+def others(tool_name: str, prop: str) -> tuple[tuple[str, Any], ...]:
+    """Values both validators accept for the tool's other required arguments (an enum's first,
+    every_tool.py's, else the first probe), so that what each reads of `prop` can be compared
+    in a whole call."""
+    from every_tool import STEPS
+
+    schema = registry.spec(TOOLS[tool_name])["inputSchema"]
+    filled = []
+    for other in schema.get("required", []):
+        if other == prop:
+            continue
+        given = [args[other] for _, tool, args in STEPS if tool == tool_name and other in args]
+        filled.append((other, next(
+            v for v in (*schema["properties"][other].get("enum", ()), *given, *PROBES)
+            if v is not None and pydantic_reads(tool_name, other, v)[0]
+            and runtime_reads(tool_name, other, v)[0])))
+    return tuple(filled)
+
+
+def whole_reads(tool_name: str, prop: str, value: Any) -> tuple[Any, Any]:
+    """What the model and core.validate read of `prop` in a whole call (None: refused)."""
+    from pydantic import ValidationError
+
+    tool = TOOLS[tool_name]
+    args = {**dict(others(tool_name, prop)), prop: value}
+    cls = model(tool, tool.args)
+    field = next(n for n, f in cls.model_fields.items() if prop in (n, f.alias))
+    try:
+        by_model = getattr(cls.model_validate(args), field)
+    except ValidationError:
+        by_model = None
+    try:
+        by_run = validate.check(registry.spec(tool)["inputSchema"], args)[prop]
+    except validate.Problem:
+        by_run = None
+    return by_model, by_run
+
+
 def agree(tool_name: str, prop: str, value: Any) -> None:
-    ok_model, read_model = pydantic_reads(tool_name, prop, value)
-    ok_run, read_run = runtime_reads(tool_name, prop, value)
+    ok_model, _ = pydantic_reads(tool_name, prop, value)
+    ok_run, _ = runtime_reads(tool_name, prop, value)
     assert ok_model == ok_run, (f"{tool_name}.{prop} = {value!r}: the model "
                                 f"{'accepts' if ok_model else 'refuses'} it, core.validate "
                                 f"{'accepts' if ok_run else 'refuses'} it")
-    required = registry.spec(TOOLS[tool_name])["inputSchema"].get("required", [])
-    if ok_model and value is not None and set(required) <= {prop}:
+    if ok_model and value is not None:
+        read_model, read_run = whole_reads(tool_name, prop, value)
         assert same(read_model, read_run), (tool_name, prop, value, read_model, read_run)
 
 

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import WORKER, claude_env, codex_env, run_hook_in_thread, sid
+from helpers import WORKER, A, B, claude_env, run_hook_in_thread, sid
 
-A, B = claude_env(sid(1)), codex_env(sid(2))
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
