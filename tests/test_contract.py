@@ -243,12 +243,21 @@ def test_the_security_model_doc_carries_it_word_for_word():
 
 
 COMMAND_SPAN = re.compile(r"`(nexus [^`\n]+)`")
+FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
+FENCED_COMMAND = re.compile(r"^(?:\$ )?(nexus(?: [^#|;&\n]*)?)", re.M)  # to a comment or a pipe
+
+
+def commands_named(text: str) -> list[str]:
+    """The `nexus ...` commands a text names: in backticks, and the lines of its fenced blocks
+    that run one (`nexus ...` or `$ nexus ...`)."""
+    return [*COMMAND_SPAN.findall(text),
+            *(c.strip() for block in FENCE.findall(text) for c in FENCED_COMMAND.findall(block))]
 
 
 def test_every_command_a_text_points_to_exists():
     """What an error, a help text, the README or a doc tells people to run (`nexus ...` in
-    backticks) is a command nexus has, with options that command takes (an error said
-    `nexus task list`)."""
+    backticks or on a line of a fenced block) is a command nexus has, with options that command
+    takes (an error said `nexus task list`)."""
     import click
 
     root = build()
@@ -281,8 +290,9 @@ def test_every_command_a_text_points_to_exists():
 
     files = [*sorted((ROOT / "nexus_cli").rglob("*.py")), ROOT / "README.md",
              *sorted((ROOT / "docs").glob("*.md")), ROOT / "contract" / "README.md"]
-    faults = [(f.name, span, why) for f in files for span in COMMAND_SPAN.findall(f.read_text())
-              if (why := fault(span))]
+    named = [(f.name, span) for f in files for span in commands_named(f.read_text())]
+    assert sum(1 for _, span in named if span.startswith("nexus install")) > 1  # fences seen
+    faults = [(name, span, why) for name, span in named if (why := fault(span))]
     assert faults == []
 
 
