@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers import A_ID, B_ID, WORKER, sid
+from helpers import A_ID, B_ID, WORKER, plain, sid
 
 PROJECT = "web_example.com"
 
@@ -107,21 +107,29 @@ STEPS: list[tuple[str, str, dict[str, Any]]] = [
 
 
 def steps() -> list[tuple[str, str, dict[str, Any]]]:
-    """STEPS, then one call with no arguments of each served tool that needs none and has no step
-    of its own: a new tool of that kind needs no line here. A new tool that needs arguments and
-    has none here fails with the line to add."""
+    """STEPS, then one call of each served tool that has no step of its own: with no arguments,
+    or with plain values for the ones it requires (`plain`). A new tool of that kind needs no
+    line here; one that requires what must exist first (an id, a session) fails with the line to
+    add."""
     from nexus_cli.core.specs import served
 
     tools, stepped = served(("all",)), {tool for _, tool, _ in STEPS}
-    unstepped = [name for name in tools if name not in stepped]
-    needing = {name: required for name in unstepped
-               if (required := tools[name]["inputSchema"].get("required"))}
+    extra: list[tuple[str, str, dict[str, Any]]] = []
+    needing: dict[str, list[str]] = {}
+    for name, tool in tools.items():
+        if name in stepped:
+            continue
+        schema = tool["inputSchema"]
+        args = {a: plain(schema["properties"][a]) for a in schema.get("required", [])}
+        if None in args.values():
+            needing[name] = list(args)
+        extra.append((name, name, args))
     assert not needing, "tests/every_tool.py has no step for " + ", ".join(needing) + (
         ": add (label, tool, {arguments that work}) to STEPS, after the steps whose results "
         "it needs (\"$label.field\" reads one): " + "; ".join(
             f'("{name}", "{name}", {{{", ".join(f"{a!r}: ..." for a in required)}}})'
             for name, required in needing.items()))
-    return [*STEPS, *((name, name, {}) for name in unstepped)]
+    return [*STEPS, *extra]
 
 
 # the steps B takes, on a server of its own (the codex session's), with its _meta

@@ -215,6 +215,25 @@ def run_hook_in_thread(client: str, event: str, session: str, wait: bool = False
     return thread, box
 
 
+def plain(schema: dict[str, Any]) -> Any:
+    """A value of a plain schema (an enum's first, text without a pattern, a number's minimum, a
+    flag, a list of those), or None for one that needs something made for it (a JSON object, a
+    pattern): what the every-tool and bad-input tests pass for an argument they know nothing
+    more of."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "string" and not {"pattern", "format"} & schema.keys():
+        return "x" * max(1, schema.get("minLength", 1))
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return True
+    if kind == "array" and (item := plain(schema.get("items", {}))) is not None:
+        return [item] * max(1, schema.get("minItems", 1))
+    return None
+
+
 def until(check: Any, timeout: float = 60, what: Any = "", every: float = 0.02) -> Any:
     """Poll `check` until it returns something true, and return that; fail after `timeout`
     seconds naming `what` (a text, or a callable giving one). The limit is an outer one for a

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from helpers import claude_env, sid, tree_bytes
+from helpers import claude_env, plain, sid, tree_bytes
 from nexus_cli.cli.params import dest, flag
 from nexus_cli.core.registry import specs
 
@@ -28,10 +28,15 @@ VALID = {"target": "codex", "text": "hi", "task": "job", "message_id": "m-1", "t
 
 
 def valid(spec: dict[str, Any], name: str) -> str:
-    """A good value for an argument (a choice: one of its choices), so that the one bad value is
-    the only thing wrong."""
-    choices = spec["inputSchema"]["properties"][name].get("enum")
-    good = VALID.get((spec["name"], name), VALID.get(name, "x"))
+    """A good value for an argument (a choice: one of its choices; else a plain value of its
+    schema, helpers.plain), so that the one bad value is the only thing wrong."""
+    prop = spec["inputSchema"]["properties"][name]
+    good = VALID.get((spec["name"], name), VALID.get(name))
+    if good is None:
+        value = plain(prop)
+        value = value[0] if isinstance(value, list) else value  # one value of a list argument
+        good = "x" if value is None else str(value)
+    choices = prop.get("enum")
     return good if not choices or good in choices else choices[0]
 
 

@@ -839,9 +839,11 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
     accepts: no structuredContent, the code in `_meta`)."""
     from contextlib import AsyncExitStack
 
-    from every_tool import AS_B, B_META, failing, resolve, steps
+    from every_tool import AS_B, B_META, STEPS, failing, resolve, steps
 
     from nexus_cli.core.specs import served
+
+    stepped = {tool for _, tool, _ in STEPS}
 
     async def connect(stack, as_):
         if era == "legacy":
@@ -858,7 +860,9 @@ def test_every_tool_succeeds_and_fails_as_the_sdk_expects(home, pair, clients, c
                 on, meta = (b, B_META) if tool in AS_B else (a, None)
                 r = await on.call_tool(tool, resolve(args, results, chdir_work), meta=meta)
                 if r.is_error:
-                    problems.append(f"{tool}: {r.content[0].text}")
+                    problems.append(f"{tool}: {r.content[0].text}" + ("" if tool in stepped else (
+                        f" (called with {args}: give it a step with arguments that work in "
+                        "tests/every_tool.py STEPS)")))
                     continue
                 results[label] = r.structured_content
                 validate(tool, r.structured_content)  # and counted as checked (tests/schemas.py)
