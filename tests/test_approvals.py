@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from helpers import RUN, WORKER, call, claude_env, codex_env, run_hook_in_thread, sid, until
+from helpers import RUN, WORKER, A, B, call, claude_env, run_hook_in_thread, sid, until
 from nexus_cli.approvals import ledger
 from nexus_cli.clients import hookdefs
 from nexus_cli.core.store.db import Store
@@ -44,17 +44,17 @@ def test_allow_once_reaches_the_waiting_hook(nx, routed):
     from schemas import validate
 
     thread, box = ask(routed)
-    got = wait_pending(nx, claude_env(sid(1)))
+    got = wait_pending(nx, A)
     validate("approvals", got)
     item = got["items"][0]
     assert item["tool_name"] == "Bash" and item["summary"] == "command: rm -rf build"
     assert item["session_id"] == f"claude:{WORKER}" and got["hint"].startswith(
         f"nexus approve {item['id']} --session claude:{WORKER}")
     assert thread.is_alive()  # the client is still waiting
-    told = nx("read", "--json", env=claude_env(sid(1))).json["messages"]
+    told = nx("read", "--json", env=A).json["messages"]
     assert told[0]["kind"] == "notice" and f"nexus approve {item['id']}" in told[0]["text"]
     r = nx("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}", "--json",
-           env=claude_env(sid(1)))
+           env=A)
     validate("approve", r.json)
     assert r.code == 0 and r.json["receipt"] == "accepted" and r.json["pending_remaining"] == 0
     thread.join(30)
@@ -82,7 +82,7 @@ def test_no_answer_in_time_rejects_never_allows(nx, routed):
     got = decision(box)
     assert got["behavior"] == "deny" and "no answer within 1 s" in got["message"]
     aid = re.search(r"\(approval (\S+)\)", got["message"])[1]  # type: ignore[index]
-    told = nx("read", "--json", env=claude_env(sid(1))).json["messages"]
+    told = nx("read", "--json", env=A).json["messages"]
     assert f"Permission request {aid} " in told[0]["text"]  # it was registered and announced
     r = nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}", "--json")
     assert r.json["receipt"] == "not-pending" and r.json["status"] == "rejected"
@@ -114,8 +114,8 @@ def test_who_may_answer(nx, routed):
     thread, box = ask(routed)
     item = wait_pending(nx)["items"][0]
     args = ("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}")
-    assert pending(nx, codex_env(sid(2)))["pending"] == 0  # not its run: not listed
-    r = nx(*args, env=codex_env(sid(2)))
+    assert pending(nx, B)["pending"] == 0  # not its run: not listed
+    r = nx(*args, env=B)
     assert r.code == 5 and "not_approver" in r.err
     r = nx(*args, env=claude_env(WORKER))
     assert r.code == 5 and "its own" in r.err
@@ -202,7 +202,7 @@ def test_answering_after_the_run_ended_is_not_pending_for_its_dispatcher(nx, rou
         # and its client with the waiting hook: gone
         conn.execute("UPDATE approvals SET hook_pid = 999999999 WHERE id = ?", (item["id"],))
     r = nx("approve", item["id"], "allow-once", "--session", f"claude:{WORKER}", "--json",
-           env=claude_env(sid(1)))
+           env=A)
     assert r.code == 4 and r.json["receipt"] == "not-pending", r.err
     assert r.json["status"] == "withdrawn"
     thread.join(60)

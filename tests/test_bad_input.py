@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from helpers import claude_env, plain, sid, tree_bytes
+from helpers import A, plain, sid, tree_bytes
 from nexus_cli.cli.params import dest, flag
 from nexus_cli.core.registry import specs
 
@@ -99,7 +99,7 @@ def test_every_bad_argument_is_a_coded_error_and_writes_nothing(nx, hook, chdir_
     hook("codex", "SessionStart", sid(2), source="startup")
     before = tree_bytes(home)
     spec = specs()[tool_name]
-    r = nx(*argv(spec, field, value), "--json", env=claude_env(sid(1)))
+    r = nx(*argv(spec, field, value), "--json", env=A)
     assert r.code == 2, (argv(spec, field, value), r.out, r.err)
     err = r.json["error"]
     assert err["code"] in ("invalid_argument", "usage_error"), err

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import codex_env, sid
+from helpers import B, sid
 from nexus_cli.clients.codex import trust
 from nexus_cli.core import caller
 
@@ -133,7 +133,7 @@ def test_install_trust_is_refused_without_a_terminal_and_to_an_agent(nx, hook, f
     assert not (fakehome / ".codex").exists()  # nothing written, not even the install
     monkeypatch.setattr(caller, "at_terminal", lambda: True)  # an agent's pty is no person
     hook("codex", "SessionStart", sid(2), source="startup")
-    r = nx("install", "codex", "--trust", env=codex_env(sid(2)))
+    r = nx("install", "codex", "--trust", env=B)
     assert r.code == 5 and "people_only" in r.err and "may not trust hooks" in r.err, r.err
     assert not (fakehome / ".codex").exists()
     r = nx("install", "claude", "--trust")

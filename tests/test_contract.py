@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import claude_env, codex_env, sid
+from helpers import A, B, sid
 from nexus_cli.catalog import load
 from nexus_cli.cli import build
 from nexus_cli.gen import contract, docs, manpages
@@ -82,67 +82,66 @@ def test_every_tool_in_one_project(nx, hook, chdir_work, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "userhome"))
     hook("claude", "SessionStart", sid(1), source="startup")
     hook("codex", "SessionStart", sid(2), source="startup")
-    a, b = claude_env(sid(1)), codex_env(sid(2))
 
     def run(*args: str, env=None) -> dict:
         r = nx(*args, "--json", env=env)
         assert r.code == 0, (args, r.err)
         return r.json
 
-    run("whoami", env=a)
-    run("status", "codex", env=a)
-    run("peers", env=a)
-    run("profile", "--note", "n", env=a)
-    run("listen", "on", env=b)
-    run("listen", "off", env=b)
-    mid = run("send", "codex", "hi", env=a)["message_id"]
-    run("message", "status", mid, env=a)
-    run("inbox", env=b)
-    run("message", "show", mid, env=b)
-    r = nx("message", "status", "m-unknown", "--json", env=a)
+    run("whoami", env=A)
+    run("status", "codex", env=A)
+    run("peers", env=A)
+    run("profile", "--note", "n", env=A)
+    run("listen", "on", env=B)
+    run("listen", "off", env=B)
+    mid = run("send", "codex", "hi", env=A)["message_id"]
+    run("message", "status", mid, env=A)
+    run("inbox", env=B)
+    run("message", "show", mid, env=B)
+    r = nx("message", "status", "m-unknown", "--json", env=A)
     assert r.code == 3  # unknown: not found
-    run("read", env=b)
-    run("reply", mid, "back", env=b)
-    task = run("delegate", "codex", "do it", env=a)["id"]
-    run("tasks", "--open", env=b)
-    run("report", task, "--status", "completed", "--result", "done", env=b)
-    run("tasks", env=a)
-    self_task = run("task", "create", "mine", "--ttl", "60000", env=a)["task_id"]
-    run("task", "update", self_task, "--progress", "0.5", env=a)
-    run("task", "get", self_task, env=a)
-    run("tasks", "--self", env=a)
-    run("task", "cancel", self_task, env=a)
+    run("read", env=B)
+    run("reply", mid, "back", env=B)
+    task = run("delegate", "codex", "do it", env=A)["id"]
+    run("tasks", "--open", env=B)
+    run("report", task, "--status", "completed", "--result", "done", env=B)
+    run("tasks", env=A)
+    self_task = run("task", "create", "mine", "--ttl", "60000", env=A)["task_id"]
+    run("task", "update", self_task, "--progress", "0.5", env=A)
+    run("task", "get", self_task, env=A)
+    run("tasks", "--self", env=A)
+    run("task", "cancel", self_task, env=A)
     manifest = json.dumps({"id": "web_shop", "name": "Shop", "description": "the shop",
                            "techStack": ["python"], "relations": [{"targetId": "api_pay",
                            "type": "dependency"}], "repositoryUrl": "", "localPath": "/w",
                            "endpoints": [{"name": "n", "url": "u", "description": "d"}],
                            "apiSpec": [], "billing": {"plain": "free"}, "feature_tier": "team"})
     run("project", "sync", "--manifest", manifest, "--internal-docs",
-        "checkout docs", env=a)
+        "checkout docs", env=A)
     run("project", "upload", "web_shop", "a.txt", "--base64-content",
-        "aGk=", env=a)
-    run("project", "update", "web_shop", "--patch", '{"name": "S"}', env=a)
-    run("project", "rename", "web_shop", "web_store", env=a)
-    run("project", "search", "shop", env=a)
-    run("project", "topology", env=a)
-    run("project", "get", "web_store", env=a)
-    run("doc", "set-strategy", "# plan", env=a)
-    run("doc", "strategy", "--history", "2", env=a)
-    run("doc", "sync", "arch", "Architecture", "text", env=a)
-    run("doc", "list", env=a)
-    run("doc", "get", "arch", env=a)
-    meeting = run("meeting", "start", "release", env=a)["meetingId"]
-    run("chat", "send", "ship it @codex@work", "--category", "DECISION", env=a)
-    run("chat", "read", "--meeting-id", meeting, env=b)
-    run("meeting", "list", env=a)
-    run("meeting", "end", "--summary", "done", env=a)
-    run("meeting", "archive", meeting, env=a)
-    run("meeting", "reopen", meeting, env=a)
-    run("find", "checkout", env=a)
-    run("chat", "maintenance", "prune", "--count", "1", "--confirm", env=a)
-    run("project", "delete", "web_store", "--confirm", env=a)
-    run("handoff", "status", env=a)
-    r = nx("ask", "codex", "anyone?", "--timeout", "0", "--json", env=a)
+        "aGk=", env=A)
+    run("project", "update", "web_shop", "--patch", '{"name": "S"}', env=A)
+    run("project", "rename", "web_shop", "web_store", env=A)
+    run("project", "search", "shop", env=A)
+    run("project", "topology", env=A)
+    run("project", "get", "web_store", env=A)
+    run("doc", "set-strategy", "# plan", env=A)
+    run("doc", "strategy", "--history", "2", env=A)
+    run("doc", "sync", "arch", "Architecture", "text", env=A)
+    run("doc", "list", env=A)
+    run("doc", "get", "arch", env=A)
+    meeting = run("meeting", "start", "release", env=A)["meetingId"]
+    run("chat", "send", "ship it @codex@work", "--category", "DECISION", env=A)
+    run("chat", "read", "--meeting-id", meeting, env=B)
+    run("meeting", "list", env=A)
+    run("meeting", "end", "--summary", "done", env=A)
+    run("meeting", "archive", meeting, env=A)
+    run("meeting", "reopen", meeting, env=A)
+    run("find", "checkout", env=A)
+    run("chat", "maintenance", "prune", "--count", "1", "--confirm", env=A)
+    run("project", "delete", "web_store", "--confirm", env=A)
+    run("handoff", "status", env=A)
+    r = nx("ask", "codex", "anyone?", "--timeout", "0", "--json", env=A)
     assert r.code == 7
     run("path")
     run("version")
@@ -154,24 +153,24 @@ def test_every_tool_in_one_project(nx, hook, chdir_work, tmp_path, monkeypatch):
     run("config", "set", "maxAutoTurns", "5")
     run("config", "get", "maxAutoTurns")
     run("events", "--action", "security")
-    run("reserve", "src/", "--reason", "r", env=a)
-    run("reservations", env=b)
-    r = nx("guard", "src/x.py", "--json", env=b)
+    run("reserve", "src/", "--reason", "r", env=A)
+    run("reservations", env=B)
+    r = nx("guard", "src/x.py", "--json", env=B)
     assert r.code == 4  # held by another session
-    run("status", "claude", env=b)
-    run("release", "--all", env=a)
+    run("status", "claude", env=B)
+    run("release", "--all", env=A)
     transcript = tmp_path / "userhome" / ".claude" / "projects" / "p" / f"{sid(1)}.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_text((ROOT / "tests" / "data" / "transcripts" / "claude-main.jsonl")
                           .read_text().replace("/home/dev/work", chdir_work))
     run("log", f"claude:{sid(1)}", "--timestamps")
     run("log", f"claude:{sid(1)}", "--tail-scan", "--tail", "3")
-    run("stats", env=a)
+    run("stats", env=A)
     run("sessions")
     run("search", "hello")
     run("search", "hello", "--no-index")
     run("rename", "claude@work", "a title")
-    run("waits", "--on", "codex", env=a)
+    run("waits", "--on", "codex", env=A)
     run("run", "tools")
     run("run", "tools", "--client", "claude", "--preset", "minimal")
     run("team", "status")
@@ -189,12 +188,11 @@ def normalise(text: str) -> str:
 def test_golden_output_for_people(nx, hook, chdir_work):
     hook("claude", "SessionStart", sid(1), source="startup")
     hook("codex", "SessionStart", sid(2), source="startup")
-    a, b = claude_env(sid(1)), codex_env(sid(2))
-    sent = normalise(nx("send", "codex", "please review\nsecond line", env=a).out)
+    sent = normalise(nx("send", "codex", "please review\nsecond line", env=A).out)
     assert sent == ("sent m-XXXXXXXXXXXX to codex@work (s-000000020000)\n"
                     "idle: nothing can wake it now: it has not ended a turn yet (nothing waits "
                     "before its first prompt); the message waits for its next prompt\n")
-    peers = normalise(nx("peers", env=a).out)
+    peers = normalise(nx("peers", env=A).out)
     lines = [line.rstrip() for line in peers.splitlines()]
     assert re.match(r"\s+name\s+handle\s+client\s+status\s+active\s+cwd\s+note$", lines[0])
     assert re.match(r"\*\s+claude@work\s+s-000000010000\s+claude\s+idle, no wake\s+N ago\s+"
@@ -202,11 +200,11 @@ def test_golden_output_for_people(nx, hook, chdir_work):
     assert re.match(r"\s+codex@work\s+s-000000020000\s+codex\s+idle, no wake\s+N ago\s+<work>$",
                     lines[2])
     assert lines[3] == "2 of 2"
-    got = normalise(nx("read", env=b).out)
+    got = normalise(nx("read", env=B).out)
     assert got == ("m-XXXXXXXXXXXX from claude@work (s-000000010000), N ago\n"
                    "> please review\n> second line\n")
-    assert nx("read", env=b).out == "no unread messages\n"
-    err = nx("send", "nobody", "x", env=a)
+    assert nx("read", env=B).out == "no unread messages\n"
+    err = nx("send", "nobody", "x", env=A)
     assert err.out == "" and err.err == (
         "nexus: target_not_found: nobody (no session in project " + hook.cwd + " matches; run "
         "`nexus peers --include-offline --all-workspaces` and use a handle)\n")

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from helpers import A, claude_env, codex_env, sid
+from helpers import A, B, claude_env, sid
 
 pytestmark = pytest.mark.usefixtures("terminal")  # the person at a terminal
 
@@ -142,7 +142,6 @@ def test_fs_write_honours_file_reservations(nx, work, hook):
     """fs_write is an edit no hook sees: a file another session reserved is refused here as it
     would be at the edit, and nothing is written; the holder itself writes."""
     hook("codex", "SessionStart", sid(2), source="startup")
-    B = codex_env(sid(2))
     assert nx("config", "set", "fsWrite", "1").code == 0
     path = os.path.join(work, "src", "a.txt")
     before = read(path)

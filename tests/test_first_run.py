@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import claude_env, sid
+from helpers import A, sid
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def test_the_documented_install_puts_nexus_on_a_login_shell_path(tmp_path):
     with StandIn("claude", str(tmp_path / "client")) as claude:
         event = json.dumps({"hook_event_name": "SessionStart", "session_id": sid(1),
                             "cwd": str(tmp_path), "source": "startup"})
-        got = claude.run([nexus, "hook", "claude"], {**env, **claude_env(sid(1))}, event)
+        got = claude.run([nexus, "hook", "claude"], {**env, **A}, event)
     greeting = json.loads(got["out"])["hookSpecificOutput"]["additionalContext"]
     assert "`nexus peers` lists sessions" in greeting, greeting
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import claude_env, raw_db, sid, tree_bytes
+from helpers import A, raw_db, sid, tree_bytes
 
 
 def rows(home: Path) -> dict:
@@ -149,7 +149,7 @@ def test_bad_hook_arguments(hook, home):
 def test_hook_state_is_visible_to_peers(hook, nx, chdir_work):
     hook("claude", "SessionStart", sid(1), source="startup")
     hook("codex", "SessionStart", sid(2), source="startup")
-    r = nx("peers", "--json", env=claude_env(sid(1)))
+    r = nx("peers", "--json", env=A)
     assert r.code == 0
     data = r.json
     assert [p["name"] for p in data["items"]] == ["codex@work", "claude@work"]

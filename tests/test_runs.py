@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_mcp import A_ID, run, session  # imported before any capture: the SDK keeps stderr
 
-from helpers import claude_env, codex_env, kill9, raw_db, sid, until
+from helpers import A, B, kill9, raw_db, sid, until
 from nexus_cli.runs import procs
 
 
@@ -93,14 +93,14 @@ def test_output_fields_are_capped_one_by_one(nx, clients, chdir_work, monkeypatc
 def test_an_agent_run_is_its_own_session_without_the_callers_variables(nx, hook, clients,
                                                                          chdir_work):
     hook("claude", "SessionStart", sid(1), source="startup")
-    out = nx("run", "claude", "x", "--json", env=claude_env(sid(1))).json
+    out = nx("run", "claude", "x", "--json", env=A).json
     logged = json.loads(clients.read_text().splitlines()[-1])
     assert logged["claude_sid"] is None and logged["run"] == out["id"]
     assert out["dispatcher"]["id"] == f"claude:{sid(1)}"
     # another agent does not see it; the person does
     hook("codex", "SessionStart", sid(2), source="startup")
-    assert nx("run", "list", "--json", env=codex_env(sid(2))).json["total"] == 0
-    assert nx("run", "result", out["id"], env=codex_env(sid(2))).code == 3
+    assert nx("run", "list", "--json", env=B).json["total"] == 0
+    assert nx("run", "result", out["id"], env=B).code == 3
     assert nx("run", "list", "--json").json["total"] == 1
 
 
@@ -289,7 +289,7 @@ def test_info_never_echoes_secrets_and_echo_echoes(nx, clients, chdir_work, monk
 
 def test_delegate_spawn_delegates_to_the_new_run(nx, hook, clients, chdir_work):
     hook("claude", "SessionStart", sid(1), source="startup")
-    a = claude_env(sid(1))
+    a = A
     task = nx("delegate", "--spawn", "codex", "count the files", "--json", env=a).json
     assert task["sender"]["id"] == f"claude:{sid(1)}" and task["target"]["id"].startswith("codex:")
     runs = nx("run", "list", "--json", env=a).json["items"]

@@ -60,7 +60,7 @@ def test_every_python_nexus_starts_is_isolated():
 
 # -- 2, 6, 7, 16. files: code-running places, secrets, roots, non-regular files, links --------
 
-from helpers import A, claude_env, kill9, sid  # noqa: E402
+from helpers import A, B, claude_env, kill9, sid  # noqa: E402
 
 
 def _project(hook, root: str) -> str:
@@ -237,9 +237,8 @@ def test_an_agent_may_not_resume_another_agents_session(nx, hook, clients, chdir
     assert nx("run", "claude", "x", "--resume", f"claude:{sid(7)}", "--json").code == 0
     # another agent may not resume the first one's worker either
     hook("codex", "SessionStart", sid(2), source="startup")
-    from helpers import codex_env
 
-    r = nx("run", "claude", "x", "--resume", mine["session_id"], env=codex_env(sid(2)))
+    r = nx("run", "claude", "x", "--resume", mine["session_id"], env=B)
     assert r.code == 5 and "impersonation_refused" in r.err
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import claude_env, sid, tree_bytes
+from helpers import A, sid, tree_bytes
 from nexus_cli.core.errors import NexusError
 from nexus_cli.core.store import APPLICATION_ID, SCHEMA, migrations, paths
 from nexus_cli.core.store.db import Store
@@ -137,7 +137,7 @@ def test_unreadable_store_is_refused_by_name_and_left_untouched(nx, hook, home, 
     # the same header check the other cases prove every command reaches: one read, one write
     commands = [READ_ONLY[1], WRITES[0]] if case == "truncated" else [*READ_ONLY, *WRITES]
     for args in commands:
-        r = nx(*args, env=claude_env(sid(1)))
+        r = nx(*args, env=A)
         assert r.code == 6, (args, r.err)
         assert code in r.err and str(db) in r.err and "Traceback" not in r.err
     h = hook("claude", "Stop", sid(1))
@@ -538,7 +538,7 @@ def test_links_planted_for_the_wake_and_news_folders_are_never_followed(nx, hook
                 p.unlink()
             (home / folder).rmdir()
         (home / folder).symlink_to(victim)
-    assert nx("send", "codex", "poke", env=claude_env(sid(1))).code == 0
+    assert nx("send", "codex", "poke", env=A).code == 0
     assert nx("maintenance").code == 0
     assert {p.name: p.read_text() for p in victim.iterdir()} == files
     # in its own folders too, only what nexus makes is touched: FIFOs in wake/, files in news/
@@ -548,7 +548,7 @@ def test_links_planted_for_the_wake_and_news_folders_are_never_followed(nx, hook
     planted = home / "wake" / f"{wake.key(f'codex:{sid(2)}')}.{dead.pid}"
     planted.write_text("HELLO")
     (home / "news" / "link").symlink_to(victim / "backup.2024")
-    assert nx("send", "codex", "again", env=claude_env(sid(1))).code == 0
+    assert nx("send", "codex", "again", env=A).code == 0
     assert nx("maintenance").code == 0
     assert planted.read_text() == "HELLO" and (victim / "backup.2024").read_text() == "keep"
 

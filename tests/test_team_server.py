@@ -18,7 +18,7 @@ import time
 import psycopg
 import pytest
 
-from helpers import claude_env, sid
+from helpers import A, sid
 
 
 def _msg(kind: bytes, body: bytes) -> bytes:
@@ -173,7 +173,7 @@ def test_one_row_of_a_member_is_capped_by_the_server(pg_cluster, monkeypatch, nx
     with t.sql(t.alice) as conn, pytest.raises(psycopg.errors.ProgramLimitExceeded):
         conn.execute("INSERT INTO ws_docs (id, title, content, updated_by, updated_at) VALUES"
                      " ('big', 'big', repeat('x', 30 << 20), %s, 0)", (f"claude:{sid(1)}",))
-    r = nx("doc", "sync", "small", "Small", "fits", env=claude_env(sid(1)))
+    r = nx("doc", "sync", "small", "Small", "fits", env=A)
     assert r.code == 0, r.err
 
 
