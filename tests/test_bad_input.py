@@ -94,9 +94,7 @@ def argv(spec: dict[str, Any], field: str, value: str) -> list[str]:
 
 @pytest.mark.parametrize("tool_name,field,value", cases())
 def test_every_bad_argument_is_a_coded_error_and_writes_nothing(nx, hook, chdir_work, home,
-                                                               tool_name, field, value):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+                                                               tool_name, field, value, pair):
     before = tree_bytes(home)
     spec = specs()[tool_name]
     r = nx(*argv(spec, field, value), "--json", env=A)

@@ -185,9 +185,7 @@ def normalise(text: str) -> str:
     return text
 
 
-def test_golden_output_for_people(nx, hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+def test_golden_output_for_people(nx, hook, chdir_work, pair):
     sent = normalise(nx("send", "codex", "please review\nsecond line", env=A).out)
     assert sent == ("sent m-XXXXXXXXXXXX to codex@work (s-000000020000)\n"
                     "idle: nothing can wake it now: it has not ended a turn yet (nothing waits "

@@ -146,9 +146,7 @@ def test_bad_hook_arguments(hook, home):
     assert not home.exists()
 
 
-def test_hook_state_is_visible_to_peers(hook, nx, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+def test_hook_state_is_visible_to_peers(hook, nx, chdir_work, pair):
     r = nx("peers", "--json", env=A)
     assert r.code == 0
     data = r.json

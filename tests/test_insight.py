@@ -578,9 +578,7 @@ def test_no_store_is_created_by_reading(nx, chdir_work, user_home, home):
 # -- titles -------------------------------------------------------------------------------------
 
 
-def test_rename_rights(nx, hook, chdir_work, user_home):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+def test_rename_rights(nx, hook, chdir_work, user_home, pair):
     place(user_home, "claude-main.jsonl", chdir_work, CLAUDE_MAIN)
     own = nx("rename", "claude@work", "auth refactor", "--json", env=A)
     assert own.code == 0 and own.json["set_by"] == f"claude:{sid(1)}"
@@ -626,9 +624,7 @@ def test_a_deadlock_between_two_sessions_is_reported(nx, deadlock):
     assert "DEADLOCK" in human
 
 
-def test_waits_on_asks_and_would_deadlock_before_waiting(nx, hook, chdir_work):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+def test_waits_on_asks_and_would_deadlock_before_waiting(nx, hook, chdir_work, pair):
     assert nx("ask", "codex", "which port?", "--timeout", "0", env=A).code == 7  # stays open
     out = nx("waits", "--json").json
     assert [(e["kind"], e["from"]["id"]) for e in out["edges"]] == [("ask", f"claude:{sid(1)}")]

@@ -444,9 +444,7 @@ def test_password_authentication_and_a_wrong_password(nx, pg_cluster, monkeypatc
 
 
 def test_migrate_copies_a_local_store_in_and_back_out_idempotently(
-        nx, hook, chdir_work, pg_cluster, home, tmp_path, monkeypatch):
-    hook("claude", "SessionStart", sid(1), source="startup")
-    hook("codex", "SessionStart", sid(2), source="startup")
+        nx, hook, chdir_work, pg_cluster, home, tmp_path, monkeypatch, pair):
     mid = nx("send", "codex", "from before the team", "--json", env=A).json["message_id"]
     task = nx("delegate", "codex", "an old obligation", "--json", env=A).json["id"]
     from nexus_cli.core import identity
