@@ -187,8 +187,8 @@ def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) ->
                 import webbrowser
 
                 webbrowser.open(site.url)
-            while site.thread.is_alive():
-                site.thread.join(1.0)
+            while site.thread.is_alive():  # asleep, not in join(): a join that Ctrl-C
+                time.sleep(0.5)  # interrupts marks the thread dead before 3.12 (CPython #90882)
         finally:
             signal.signal(signal.SIGTERM, previous)
     except KeyboardInterrupt:
