@@ -93,8 +93,8 @@ def argv(spec: dict[str, Any], field: str, value: str) -> list[str]:
 
 
 @pytest.mark.parametrize("tool_name,field,value", cases())
-def test_every_bad_argument_is_a_coded_error_and_writes_nothing(nx, hook, chdir_work, home,
-                                                               tool_name, field, value, pair):
+def test_every_bad_argument_is_a_coded_error_and_writes_nothing(nx, pair, home, tool_name, field,
+                                                               value):
     before = tree_bytes(home)
     spec = specs()[tool_name]
     r = nx(*argv(spec, field, value), "--json", env=A)

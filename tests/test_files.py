@@ -69,7 +69,7 @@ def test_traversal_and_escapes_are_refused(nx, work, tmp_path):
                  os.path.join(work, "linkdir", "outside.txt"), "/etc/passwd",
                  "/proc/self/root" + os.path.join(work, "ok.md")):
         r = nx("fs", "read", path, env=A)
-        assert (r.code, r.err.split(":", 2)[1].strip()) == (5, "path_outside_roots"), (path, r.err)
+        assert r.code == 5 and r.err.startswith("nexus: path_outside_roots: "), (path, r.err)
     r = nx("fs", "read", "relative/path", env=A)
     assert r.code == 2 and "invalid_argument" in r.err and "not an absolute path" in r.err, r.err
     # a symlink that stays inside is fine

@@ -285,8 +285,8 @@ def test_send_no_wake_is_stored_announced_at_the_next_prompt_and_wakes_nobody(nx
     thread, _ = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
                                      env={"NEXUS_CODEX_COMMAND": "true"})
     wait_listening(nx, A, B_ID)
-    before = len(looks)
     sent = nx("send", "codex", "no hurry", "--no-wake", "--json", env=A).json
+    before = len(looks)  # from here on, every look finds the message stored
     assert sent["wake"] is False and "--no-wake" in sent["outlook"]
     # no poke; the waiter's safety poll sees the store change, looks, and keeps waiting
     until(lambda: len(looks) > before, 60, "the waiter to look at the changed store")
@@ -314,10 +314,11 @@ def test_a_session_can_ask_not_to_be_woken(nx, hook, pair, home, monkeypatch):
 
     assert nx("profile", "--wake", "off", "--json", env=B).json["profile"]["wake"] is False
     waits: list = []  # a wait would be recorded here, however fast it ended
-    monkeypatch.setattr(waiting, "wait_for_news", lambda *a, **k: waits.append(a) or (
-        "timeout", None))
-    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True)
-    thread.join(60)
+    with monkeypatch.context() as patched:
+        patched.setattr(waiting, "wait_for_news", lambda *a, **k: waits.append(a) or (
+            "timeout", None))
+        thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True)
+        thread.join(60)
     assert box["reply"] == (None, 0, None) and waits == []  # no waiter at all
     p = seen(nx, B_ID, A)
     assert p["wakeable"] is False and "asked not to be woken" in p["status_reason"]

@@ -371,15 +371,16 @@ def type_line(world: World, screen: str, text: str, took: Callable[[], object]) 
 
 
 def answer(world: World, screen: str, key: str, asking: str, took: Callable[[], object]) -> None:
-    """What a person does at a prompt drawn with `asking` on it: press `key`, and again while the
-    prompt is still drawn, until `took()`. Claude Code drops the keys of the first moment after it
-    draws a permission prompt (measured with the pinned client: an Enter at once is lost, one 3 s
-    later taken), so one press is not enough; a press after the prompt went is never sent."""
+    """What a person does at a prompt drawn with `asking` on it: press `key`, and again if the
+    prompt is still drawn 2 s later, until `took()`. Claude Code drops the keys of the first
+    moment after it draws a permission prompt (measured with the pinned client: an Enter at once
+    is lost, one 3 s later taken), so one press is not enough; once the prompt has gone from the
+    screen no key is sent."""
     deadline, pressed = time.monotonic() + 60, float("-inf")
     while not took():
         now = time.monotonic()
         assert now < deadline, f"{key} to be taken:\n{world.tmux_screen(screen)}"
-        if asking in world.tmux_screen(screen) and now - pressed >= 1:
+        if asking in world.tmux_screen(screen) and now - pressed >= 2:
             world.tmux_keys(screen, key)
             pressed = now
         time.sleep(0.1)

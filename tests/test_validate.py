@@ -85,10 +85,11 @@ def others(tool_name: str, prop: str) -> tuple[tuple[str, Any], ...]:
         if other == prop:
             continue
         given = [args[other] for _, tool, args in STEPS if tool == tool_name and other in args]
-        filled.append((other, next(
-            v for v in (*schema["properties"][other].get("enum", ()), *given, *PROBES)
-            if v is not None and pydantic_reads(tool_name, other, v)[0]
-            and runtime_reads(tool_name, other, v)[0])))
+        good = [v for v in (*schema["properties"][other].get("enum", ()), *given, *PROBES)
+                if v is not None and pydantic_reads(tool_name, other, v)[0]
+                and runtime_reads(tool_name, other, v)[0]]
+        assert good, f"no value of {tool_name}.{other} both accept: give one in every_tool.py"
+        filled.append((other, good[0]))
     return tuple(filled)
 
 
@@ -119,6 +120,8 @@ def agree(tool_name: str, prop: str, value: Any) -> None:
                                 f"{'accepts' if ok_run else 'refuses'} it")
     if ok_model and value is not None:
         read_model, read_run = whole_reads(tool_name, prop, value)
+        assert (read_model, read_run) != (None, None), (
+            f"{tool_name}: both refuse the whole call with {prop} = {value!r}: {others.__doc__}")
         assert same(read_model, read_run), (tool_name, prop, value, read_model, read_run)
 
 

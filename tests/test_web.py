@@ -437,9 +437,29 @@ def test_the_command_prints_its_address_serves_and_stops_at_ctrl_c(hook, chdir_w
             proc.kill()
             proc.wait(30)
         os.close(main)
-    assert code == 0 and b"Traceback" not in seen and b"stopped" in seen, seen.decode()
+    assert code == 0 and b"Traceback" not in seen and b"stopped" in seen, seen.decode(
+        errors="replace")
     with pytest.raises(OSError):
         http.client.HTTPConnection("127.0.0.1", port, timeout=5).request("GET", "/")
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # its own
+def test_a_web_server_that_dies_by_itself_is_an_internal_error(terminal, chdir_work, home,
+                                                               monkeypatch, capsys):
+    """The server's loop fails (here: the standard library's per-loop hook raises): the command
+    does not go on as if it served, nor exit 0; it says so and exits 70."""
+    import socketserver
+
+    from nexus_cli.cli import board
+
+    def broken(self) -> None:
+        raise RuntimeError("the loop broke")
+
+    monkeypatch.setattr(socketserver.BaseServer, "service_actions", broken)
+    with pytest.raises(SystemExit) as exited:
+        board._web(0, False, False, False)
+    err = capsys.readouterr().err
+    assert exited.value.code == 70 and "internal_error" in err and "stopped by itself" in err, err
 
 
 def test_the_options_go_together(nx):

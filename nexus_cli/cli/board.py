@@ -162,7 +162,8 @@ def reserved(extras: dict, now: float, most: int = 5) -> list[str]:
 
 
 def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) -> None:
-    """Serve the web board until Ctrl-C (or SIGTERM): exit 0, no traceback."""
+    """Serve the web board until Ctrl-C (or SIGTERM): exit 0, no traceback; if its server stops
+    by itself, `internal_error` (exit 70) after what it said."""
     import signal
 
     from ..core.errors import NexusError
@@ -177,6 +178,7 @@ def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) ->
     except NexusError as exc:
         output.emit_error(exc, False)
         sys.exit(int(exc.exit_code))
+    died = None
     try:
         previous = signal.signal(signal.SIGTERM, stop)
         try:
@@ -188,7 +190,10 @@ def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) ->
 
                 webbrowser.open(site.url)
             while site.thread.is_alive():  # asleep, not in join(): a join that Ctrl-C
-                time.sleep(0.5)  # interrupts marks the thread dead before 3.12 (CPython #90882)
+                time.sleep(0.5)  # interrupts marks the thread dead before 3.13 (CPython #90882)
+            died = NexusError("internal_error", "nexus board --web", "its web server stopped by "
+                              "itself (what it said is above)", "report it, then start the "
+                              "board again")
         finally:
             signal.signal(signal.SIGTERM, previous)
     except KeyboardInterrupt:
@@ -201,6 +206,9 @@ def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) ->
         except KeyboardInterrupt:
             pass
         sys.stderr.write("nexus board: stopped\n")
+    if died is not None:
+        output.emit_error(died, False)
+        sys.exit(int(died.exit_code))
 
 
 def _live(store, fetch, focus: str | None, width: int | None) -> None:
