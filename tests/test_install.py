@@ -58,8 +58,9 @@ def test_a_relative_nexus_home_is_installed_as_the_absolute_path_it_means(
     written = "".join(p.read_text() for p in [*fakehome.rglob("*"), *tmp_path.joinpath(
         ".git").rglob("*")] if p.is_file() and not p.name.endswith("-backup"))
     assert f"NEXUS_HOME={home}" in written, written  # the hooks' commands
-    if client == "codex":  # and the MCP server's environment in config.toml
-        assert f'NEXUS_HOME = "{home}"' in written, written
+    server_env = {"claude": f'"NEXUS_HOME": "{home}"', "codex": f'NEXUS_HOME = "{home}"'}
+    if client in server_env:  # and the MCP server's environment (~/.claude.json, config.toml)
+        assert server_env[client] in written, written
     assert "NEXUS_HOME=nexus-home" not in written and '"nexus-home"' not in written
 
 
