@@ -238,6 +238,17 @@ def plain(schema: dict[str, Any]) -> Any:
     return None
 
 
+def recorded_waits(monkeypatch: Any) -> list:
+    """The idle wait replaced by a recorder: where a hook must not wait, the list stays empty,
+    however fast a wait would have ended (a timing cannot tell)."""
+    from nexus_cli.delivery import waiting
+
+    waits: list = []
+    monkeypatch.setattr(waiting, "wait_for_news", lambda *a, **k: waits.append(a) or (
+        "timeout", None))
+    return waits
+
+
 def until(check: Any, timeout: float = 60, what: Any = "", every: float = 0.02) -> Any:
     """Poll `check` until it returns something true, and return that; fail after `timeout`
     seconds naming `what` (a text, or a callable giving one). The limit is an outer one for a

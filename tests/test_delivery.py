@@ -15,6 +15,7 @@ from helpers import (
     A,
     B,
     raw_db,
+    recorded_waits,
     run_hook_in_thread,
     sid,
     tree_bytes,
@@ -127,11 +128,7 @@ def test_claude_idle_wait_wakes_with_exit_2(nx, hook, pair):
 
 
 def test_unattended_claude_never_waits(hook, pair, monkeypatch):
-    from nexus_cli.delivery import waiting
-
-    waits: list = []  # a wait would be recorded here, however fast it ended
-    monkeypatch.setattr(waiting, "wait_for_news", lambda *a, **k: waits.append(a) or (
-        "timeout", None))
+    waits = recorded_waits(monkeypatch)
     thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True,
                                      env={"CLAUDE_CODE_SESSION_ATTENDED": "0"})
     thread.join(60)

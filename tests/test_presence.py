@@ -20,6 +20,7 @@ from helpers import (
     A,
     B,
     raw_db,
+    recorded_waits,
     run_hook_in_thread,
     sid,
     store_env,
@@ -310,13 +311,9 @@ def test_delegate_no_wake(nx, hook, pair):
 
 
 def test_a_session_can_ask_not_to_be_woken(nx, hook, pair, home, monkeypatch):
-    from nexus_cli.delivery import waiting
-
     assert nx("profile", "--wake", "off", "--json", env=B).json["profile"]["wake"] is False
-    waits: list = []  # a wait would be recorded here, however fast it ended
     with monkeypatch.context() as patched:
-        patched.setattr(waiting, "wait_for_news", lambda *a, **k: waits.append(a) or (
-            "timeout", None))
+        waits = recorded_waits(patched)
         thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True)
         thread.join(60)
     assert box["reply"] == (None, 0, None) and waits == []  # no waiter at all
