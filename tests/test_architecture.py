@@ -355,3 +355,63 @@ os._exit(0)
     assert "nexus_cli.core.registry" in listed and features <= {"maintenance", "mcp"}, listed
     called_features = {m.split(".")[1] for m in called if m.endswith(".tools")}
     assert called_features - features == {"runs"}, called  # echo's feature, and no other
+
+
+def test_the_mcp_server_imports_one_feature_at_a_time_after_its_own_preparation(tmp_path):
+    """Calls that arrive together on a fresh server import their features one after another, and
+    only once the preparation's imports are done: two threads importing at once can each be
+    handed the other's half-initialised module (CPython gh-83065), and a call that runs on one
+    fails with a NameError of a name its module defines further down."""
+    probe = """
+import importlib, io, json, os, sys, threading, time
+import nexus_cli.catalog as catalog
+from nexus_cli.mcp.server import Server
+state = {"now": 0, "most": 0, "early": 0}
+lock = threading.Lock()
+real = importlib.import_module
+def slow(name, *rest):
+    with lock:
+        state["now"] += 1
+        state["most"] = max(state["most"], state["now"])
+        tools = sys.modules.get("nexus_cli.mcp.tools")
+        if tools is None or getattr(tools.__spec__, "_initializing", False):
+            state["early"] += 1
+    try:
+        time.sleep(0.05)
+        return real(name, *rest)
+    finally:
+        with lock:
+            state["now"] -= 1
+catalog.importlib = type("I", (), {"import_module": staticmethod(slow)})
+server = Server(io.BytesIO())
+server.handle_line(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                               "params": {"protocolVersion": "2025-11-25"}}).encode())
+server.start_preparing()
+for i, name in enumerate(["peers", "inbox", "tasks", "events", "reservations", "waits"]):
+    server.handle_line(json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                                   "params": {"name": name, "arguments": {}}}).encode())
+server.workers.shutdown()
+print(json.dumps(state), flush=True)
+os._exit(0)
+"""
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent),
+           "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout, done.stderr
+    state = json.loads(done.stdout)
+    assert state["most"] == 1 and state["early"] == 0, state
+
+
+def test_every_package_of_the_source_tree_ships():
+    """pyproject.toml lists the packages (setuptools cannot both find them and map the data
+    folders hooks/, contract/ and man/ into the package): a folder of code missing from the list
+    would be missing from every installed nexus, so the list is checked against the tree."""
+    import tomllib
+
+    conf = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(PACKAGE.parent).parts)
+             for p in PACKAGE.rglob("__init__.py") if "__pycache__" not in p.parts}
+    listed = set(conf["packages"])
+    assert found <= listed, f"add to pyproject.toml's packages: {sorted(found - listed)}"
+    assert listed - found == set(conf["package-dir"]), sorted(listed - found)

@@ -66,8 +66,3 @@ def env_claims(env: Mapping[str, str]) -> list[tuple[str, str]]:
             if value:
                 found.append((name, value))
     return found
-
-
-def agent_markers(env: Mapping[str, str]) -> list[str]:
-    """The variables that say "this process runs inside an agent session"."""
-    return [v for adapter in ADAPTERS.values() for v in adapter.ENV_MARKERS if env.get(v)]

@@ -119,14 +119,3 @@ def quoted(text: str, limit: int | None = None) -> str:
     if limit is not None and len(line) > limit:
         line = line[: limit - 1] + "…"
     return f'"{line}"'
-
-
-def clip(text: str, limit: int) -> str:
-    """Cut at `limit` characters on a word boundary where one is near, with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip() + "…"

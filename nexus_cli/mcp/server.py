@@ -156,7 +156,9 @@ class Server:
         self.initialized = False  # a legacy client opened with `initialize`
         self.inflight: dict[Any, threading.Event] = {}
         self.workers = Workers(CALL_THREADS)
-        self._ready = threading.Event()
+        self._ready = threading.Event()  # the listing is known
+        self._loaded = threading.Event()  # ... and the modules every call needs are imported
+        self._importing = threading.Lock()  # one feature's first import at a time
         self._tools: dict[str, dict] = {}  # served tool name -> its contract entry
         self._listing: list[dict] = []
         self._ancestors: list = []  # the client that started us is among them
@@ -222,6 +224,7 @@ class Server:
             self._load_error = exc
         finally:
             self._ready.set()
+            self._loaded.set()
 
     def tools(self) -> dict[str, dict]:
         self.start_preparing()
@@ -229,6 +232,21 @@ class Server:
         if self._load_error is not None:
             raise RuntimeError(f"tools failed to load: {self._load_error}")
         return self._tools
+
+    def feature(self, name: str, module: str) -> Any:
+        """The registry's tool `name`, its feature imported by one thread at a time, after the
+        preparation's own imports: Python's per-module import locks, taken in opposite orders by
+        two threads, hand one of them a half-initialised module (CPython gh-83065 and its kin), and
+        a call must never run on one."""
+        self._loaded.wait()
+        if self._load_error is not None:
+            raise RuntimeError(f"tools failed to load: {self._load_error}")
+        from ..catalog import TOOLS, tool
+
+        if name in TOOLS:
+            return TOOLS[name]
+        with self._importing:
+            return tool(name, module)
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -374,10 +392,10 @@ class Server:
              shape: Any) -> None:
         name = found["name"]
         try:
-            from ..catalog import tool as find
+            tool = self.feature(name, found["module"])
             from .tools import run_tool
 
-            result = run_tool(find(name, found["module"]), args, meta, self.env, self._ancestors,
+            result = run_tool(tool, args, meta, self.env, self._ancestors,
                               cancelled, lambda done: self.result(mid, shape(done), ANSWER_WAIT))
         except OutputGone:
             return  # rolled back: what it would have consumed is still there

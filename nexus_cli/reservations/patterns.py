@@ -108,10 +108,6 @@ def literal(component: str) -> str | None:
     return "".join(out)
 
 
-def wild(component: str) -> bool:
-    return literal(component) is None
-
-
 def escape(name: str) -> str:
     """A literal path (or name) as a pattern that matches exactly it."""
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)

@@ -161,12 +161,6 @@ def _drop_orphans(conn: sqlite3.Connection, digests: list[str]) -> None:
                      " (SELECT 1 FROM ws_assets WHERE sha256 = ?)", [(d, d) for d in digests])
 
 
-def asset_data(conn: sqlite3.Connection, project: str, name: str) -> bytes | None:
-    row = conn.execute("SELECT b.data FROM ws_assets a JOIN ws_blobs b ON b.sha256 = a.sha256"
-                       " WHERE a.project = ? AND a.name = ?", (project, name)).fetchone()
-    return None if row is None else bytes(row[0])
-
-
 def update(ctx: Ctx, a: UpdateProjectArgs) -> dict:
     patch = _clean(dict(a.patch))
     if "id" in patch:

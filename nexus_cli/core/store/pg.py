@@ -266,17 +266,6 @@ class WireRaw:
     def cursor(self) -> _WireCursor:
         return _WireCursor(self, None)
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        self.wire.query("BEGIN")
-        try:
-            yield
-        except BaseException:
-            if not self.wire.broken:
-                self.wire.query("ROLLBACK")
-            raise
-        self.wire.query("COMMIT")
-
     def notifies(self, timeout: float = 0, stop_after: int | None = None) -> Iterator:
         self.wire.wait_notify(timeout)
         notes, self.wire.notes = self.wire.notes, []
@@ -343,12 +332,6 @@ def translate_error(exc: BaseException, url: str) -> NexusError:
     return NexusError("internal_error", team.redact(url),
                       f"PostgreSQL says: {str(exc).splitlines()[0][:300]}",
                       "please report it; nothing was committed")
-
-
-def unsupported(what: str) -> NexusError:
-    return NexusError("team_unsupported", what,
-                      f"{what} works on the local store only; not available in team mode yet",
-                      "run it against the local store: NEXUS_DATABASE_URL= nexus ...")
 
 
 # -- connections -----------------------------------------------------------------------------
