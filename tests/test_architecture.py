@@ -315,6 +315,16 @@ def test_nexus_mcp_as_its_client_starts_it_answers_with_its_server_alone(tmp_pat
     assert not loaded & {"typing", *HEAVY}, sorted(loaded & {"typing", *HEAVY})
 
 
+def probed(tmp_path: Path, probe: str) -> subprocess.CompletedProcess:
+    """`probe` run by a fresh interpreter on a store of its own; it must print and exit 0."""
+    env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent),
+           "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout, done.stderr
+    return done
+
+
 def test_the_mcp_server_answers_before_it_loads_what_the_tools_need(tmp_path):
     """`initialize` and `server/discover` are answered by the server module and its strict JSON
     parser alone (no typing, no registry, no feature); `tools/list` needs the contract only; a
@@ -342,11 +352,7 @@ server.workers.shutdown()
 print(json.dumps([answered, listed, ours()]), flush=True)
 os._exit(0)
 """
-    env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent),
-           "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0 and done.stdout, done.stderr
+    done = probed(tmp_path, probe)
     (answered, typing_loaded), listed, called = json.loads(done.stdout)
     # the server module and the strict JSON it parses every message with (stdlib json alone)
     assert answered == ["nexus_cli", "nexus_cli.core", "nexus_cli.core.jsonstrict", "nexus_cli.mcp",
@@ -394,11 +400,7 @@ server.workers.shutdown()
 print(json.dumps(state), flush=True)
 os._exit(0)
 """
-    env = {"NEXUS_HOME": str(tmp_path / "store"), "PYTHONPATH": str(PACKAGE.parent),
-           "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0 and done.stdout, done.stderr
+    done = probed(tmp_path, probe)
     state = json.loads(done.stdout)
     assert state["most"] == 1 and state["early"] == 0, state
 
