@@ -104,5 +104,5 @@ def test_a_new_tool_group_without_a_title_says_where_it_goes():
     from nexus_cli.gen.manpages import GROUP_TITLES, group_title
 
     assert group_title("messages") == GROUP_TITLES["messages"]
-    with pytest.raises(SystemExit, match=r"GROUP_TITLES in nexus_cli/gen/manpages\.py"):
+    with pytest.raises(SystemExit, match=r"GROUP_TITLES in nexus_cli/core/registry\.py"):
         group_title("telepathy")

@@ -11,4 +11,5 @@ register(Tool(
     "or a prefix (`security` lists refused impersonations and forged hook events).",
     args="EventsArgs", result="EventsResult", run=log.events, render=render.events,
     command=("events",), read_only=True, idempotent=True,
+    example="nexus events --limit 20",
 ))

@@ -14,6 +14,7 @@ register(Tool(
     "it is rejected, never allowed. `pending` 0 means nothing to answer.",
     args="ApprovalsArgs", result="ApprovalsResult", run=answer.listing,
     render=render.approvals, read_only=True, idempotent=True,
+    example="nexus approvals",
 ))
 register(Tool(
     name="approve", group="approvals", title="Answer a permission request",
@@ -22,4 +23,5 @@ register(Tool(
     "an agent answers only for the runs it started; the person for any.",
     args="ApproveArgs", result="ApproveResult", run=answer.respond, render=render.approved,
     positional=("approval_id", "outcome"), destructive=True, exit_if=("ok", False, 4),
+    example="nexus approve a-9b8c7d6e5f40 allow-once --session codex@shop",
 ))

@@ -35,9 +35,17 @@ EXTRA = {"hook": "hook", "mcp": "mcp", "watch": "watch", "help": "help_", "man":
 
 
 GROUP_HELP = {
+    "chat": "The workspace chat: send, read, and prune or clear it.",
     "config": "Your settings (config.toml): list, get, set.",
-    "message": "A message you sent: its receipt.",
+    "doc": "The workspace's shared docs and its strategy: list, get, sync, set.",
+    "fs": "Read, list, probe and write files in your project.",
+    "meeting": "Workspace meetings: start, list, end, archive, reopen.",
+    "message": "A message you sent or received: its receipt, or the whole message.",
+    "policy": "The sandbox tier of runs: get, set.",
+    "preset": "Presets for runs: list, get, set the default.",
+    "project": "Workspace projects: their manifests, assets, docs and topology.",
     "task": "One task: create, get, update, cancel (the whole ledger: `nexus tasks`).",
+    "team": "A store shared across machines: init, join, status, migrate, leave.",
 }
 
 
@@ -51,6 +59,22 @@ class Group(click.Group):
     def __init__(self, name: str, prefix: tuple[str, ...], **kw: Any) -> None:
         super().__init__(name, **kw)
         self.prefix = prefix
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """`nexus --help`: the commands by group, as the man pages and docs/commands.md group
+        them, in the order of GROUP_TITLES (the clients' entry points last)."""
+        if self.prefix:
+            return super().format_commands(ctx, formatter)
+        by_group: dict[str, list[tuple[str, str]]] = {}
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                by_group.setdefault(group_of(name, cmd), []).append(
+                    (name, cmd.get_short_help_str(formatter.width)))
+        for group in sorted(by_group, key=list(registry.GROUP_TITLES).index):
+            title = registry.GROUP_TITLES[group]
+            with formatter.section(title[:1].upper() + title[1:]):
+                formatter.write_dl(by_group[group])
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         depth = len(self.prefix)
@@ -67,7 +91,7 @@ class Group(click.Group):
         if path in paths:
             return tool_command(paths[path])
         if any(p[: len(path)] == path for p in paths):
-            return Group(name, path, help=GROUP_HELP.get(name, f"{name.capitalize()} commands."))
+            return Group(name, path, help=GROUP_HELP[name])
         if not self.prefix and name in EXTRA:
             import importlib
 
@@ -88,6 +112,14 @@ class ToolGroup(Group):
         if args and args[0] in self.list_commands(click.Context(self)):
             return super().make_context(info_name, args, parent=parent, **extra)
         return self.tool.make_context(info_name, args, parent=parent, **extra)
+
+
+def group_of(path: str, cmd: click.Command) -> str:
+    """The group a command is listed under: a tool's own; a command group's (`nexus fs`), that
+    of its tools; another command says its own (`man_group`), else integration."""
+    words = tuple(path.split())
+    found = [s["group"] for p, s in tool_paths().items() if p[: len(words)] == words]
+    return found[0] if found else str(getattr(cmd, "man_group", "integration"))
 
 
 OWN_PROCESS = False  # `nexus` itself runs (__main__), not a test: its signals are ours to set
@@ -143,8 +175,13 @@ def tool_command(spec: dict[str, Any]) -> click.Command:
         shown = [params.dest(n).upper() if n in spec["cli"]["positional"] else params.flag(n)
                  for n in spec["cli"]["stdin"]]
         doc += "\n\nPass - as " + " or ".join(shown) + " to read it from standard input."
-    return click.Command(spec["cli"]["path"][-1], callback=callback, params=params.params(spec),
-                         help=doc, short_help=spec["title"])
+    example = spec.get("example") or ""
+    command = click.Command(spec["cli"]["path"][-1], callback=callback,
+                            params=params.params(spec), help=params.cli_words(doc),
+                            short_help=spec["title"],
+                            epilog=f"\b\nExample:\n  {example}" if example else None)
+    command.example = example  # type: ignore[attr-defined]  # the man page and docs show it
+    return command
 
 
 def build() -> click.Group:

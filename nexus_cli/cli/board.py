@@ -34,7 +34,7 @@ def _width(explicit: int | None) -> int:
         return 80
 
 
-@click.command("board")
+@click.command("board", short_help="A live board of every session in scope")
 @click.option("--once", is_flag=True, help="Print one frame and exit (also without a terminal).")
 @click.option("--all-workspaces", is_flag=True, help="All projects, not only yours.")
 @click.option("--include-offline", is_flag=True, help="Also sessions that ended in the last 24 h.")

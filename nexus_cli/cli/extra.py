@@ -11,7 +11,8 @@ from .. import clients
 from ..core.settings import DEFAULT_GROUPS, WATCH_MAX
 
 
-@click.command("hook", context_settings={"ignore_unknown_options": True})
+@click.command("hook", context_settings={"ignore_unknown_options": True},
+               short_help="Entry point for client hooks")
 @click.argument("client", type=click.Choice(clients.NAMES))
 @click.option("--wait", is_flag=True, help="Idle wait: block until something arrives, then wake.")
 def hook(client: str, wait: bool) -> None:
@@ -22,7 +23,7 @@ def hook(client: str, wait: bool) -> None:
     sys.exit(main([client, *(["--wait"] if wait else [])]))
 
 
-@click.command("mcp")
+@click.command("mcp", short_help="Serve nexus tools over MCP on stdio")
 @click.option("--tools", "groups", default="default", metavar="GROUPS",
               help="Tool groups to serve: comma-separated names, `default` "
               f"({','.join(DEFAULT_GROUPS)}) or `all`.")
@@ -42,7 +43,7 @@ def mcp(groups: str) -> None:
 WATCH_TIMEOUT = {"type": "number", "minimum": 0, "maximum": WATCH_MAX}
 
 
-@click.command("watch")
+@click.command("watch", short_help="Follow your inbox as messages arrive")
 @click.option("--timeout", "timeout_text", default=None, metavar="SECONDS",
               help="Stop after this long without a message (default: until Ctrl-C); exit 7 "
               f"when none came at all (0 to {WATCH_MAX:,}).")
@@ -132,7 +133,8 @@ def _no_command(path: str, where: str) -> Exception:
                       "see `nexus --help` for the commands")
 
 
-@click.command("help", context_settings={"ignore_unknown_options": True})
+@click.command("help", context_settings={"ignore_unknown_options": True},
+               short_help="Show the help of nexus or of a command")
 @click.argument("command", nargs=-1)
 @click.pass_context
 def help_(ctx: click.Context, command: tuple[str, ...]) -> None:
@@ -151,7 +153,7 @@ def help_(ctx: click.Context, command: tuple[str, ...]) -> None:
 help_.man_group = "integration"  # type: ignore[attr-defined]
 
 
-@click.command("completion")
+@click.command("completion", short_help="Print the shell completion script")
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """Print the shell completion script: commands, options, choices, and session names and
@@ -169,7 +171,7 @@ def completion(shell: str) -> None:
 completion.man_group = "integration"  # type: ignore[attr-defined]
 
 
-@click.command("man")
+@click.command("man", short_help="Show a manual page")
 @click.argument("command", nargs=-1)
 def man(command: tuple[str, ...]) -> None:
     """Show the manual page of nexus, or of the group a command belongs to (`nexus man send`).

@@ -25,8 +25,21 @@ def _kind(prop: dict[str, Any]) -> str:
     return kind or "string"
 
 
+def cli_words(text: str) -> str:
+    """A tool's text as the command line says it: an MCP tool name that is not a command's
+    (`run_result`) as its command (`nexus run result`)."""
+    from ..core.specs import specs
+
+    renamed = {name: "nexus " + " ".join(s["cli"]["path"]) for name, s in specs().items()
+               if s["cli"] and "_" in name}
+    if not renamed:
+        return text
+    pattern = r"`?\b(" + "|".join(map(re.escape, renamed)) + r")\b`?"
+    return re.sub(pattern, lambda m: f"`{renamed[m.group(1)]}`", text)
+
+
 def _help(prop: dict[str, Any]) -> str:
-    text = prop.get("description", "")
+    text = cli_words(prop.get("description", ""))
     default = prop.get("default")
     if default not in (None, False, "", [], {}) and _kind(prop) != "boolean":
         text += f" [default: {default}]"
@@ -114,7 +127,7 @@ def params(spec: dict[str, Any]) -> list[click.Parameter]:
             shell_complete=complete_session if name in TARGETS else None)
         # shown under "Positional arguments" by click 8.5 and later (older ones leave it out)
         bounds = _bounds(prop.get("items", prop) if many else prop)
-        text = prop.get("description", "")
+        text = cli_words(prop.get("description", ""))
         arg.help = (text.rstrip(".") + bounds + "." if bounds else  # type: ignore[attr-defined]
                     text)
         out.append(arg)

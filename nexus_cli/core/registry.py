@@ -42,6 +42,7 @@ class Tool:
     needs_caller: bool = True  # the tool acts as (or for) the caller
     exit_if: tuple[str, object, int] | None = None  # (result field, value, CLI exit code)
     details: str = ""  # more for --help and the man page, beyond what MCP clients are sent
+    example: str = ""  # one command line, as typed at a shell (--help, the man page, docs)
     stdin: tuple[str, ...] = field(default=())  # arguments that may be `-` (read from stdin)
     module: str = ""  # the feature's tools module that registered it (set by `register`)
 
@@ -63,6 +64,26 @@ class Tool:
             "idempotentHint": self.idempotent,
             "openWorldHint": self.open_world,
         }
+
+
+# the tool groups in the order `nexus --help` lists them, with the title of their man page and
+# docs section
+GROUP_TITLES = {
+    "clients": "wiring Claude Code and Codex to nexus",
+    "sessions": "finding sessions and presenting yourself",
+    "messages": "direct messages between sessions",
+    "tasks": "delegated tasks and their reports",
+    "lifecycle": "a conversation's successor after /clear",
+    "reservations": "file reservations, enforced at the edit and at the commit",
+    "insight": "what sessions did: transcripts, stats, search, titles, the wait graph, the board",
+    "runs": "headless runs of Claude Code and Codex, presets, policy and status",
+    "approvals": "permission requests of runs, answered by a peer or a person",
+    "workspace": "the shared workspace: projects, docs, meetings, chat, tasks, the activity log",
+    "files": "files in your project, for agents whose sandbox cannot see them",
+    "team": "team mode: the store on a PostgreSQL server shared across machines",
+    "store": "the per-user store and your settings",
+    "integration": "help, manuals, shell completion, and the entry points the clients call",
+}
 
 
 TOOLS: dict[str, Tool] = {}

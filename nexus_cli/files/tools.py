@@ -16,6 +16,7 @@ register(Tool(
     details=JAIL + " Files over 8 MB are refused.",
     args="FsReadArgs", result="FsReadResult", run=fs.read, render=render.read,
     command=("fs", "read"), positional=("path",), read_only=True, idempotent=True,
+    example="nexus fs read src/cart.py --limit 40",
 ))
 register(Tool(
     name="fs_list", group="files", title="List a folder",
@@ -23,6 +24,7 @@ register(Tool(
     details=JAIL + " Up to 1,000 entries are gathered, then paged (at most 100 per page).",
     args="FsListArgs", result="FsListResult", run=fs.listing, render=render.listing,
     command=("fs", "list"), positional=("path",), read_only=True, idempotent=True,
+    example="nexus fs list src --depth 2",
 ))
 register(Tool(
     name="fs_stat", group="files", title="Probe a path",
@@ -31,6 +33,7 @@ register(Tool(
     details=JAIL,
     args="FsPathArgs", result="FsStatResult", run=fs.stat_, render=render.stat,
     command=("fs", "stat"), positional=("path",), read_only=True, idempotent=True,
+    example="nexus fs stat src/cart.py",
 ))
 register(Tool(
     name="fs_write", group="files", title="Write a file",
@@ -41,4 +44,5 @@ register(Tool(
     args="FsWriteArgs", result="FsWriteResult", run=fs.write, render=render.written,
     command=("fs", "write"), positional=("path", "content"), stdin=("content",),
     destructive=True,
+    example="nexus fs write notes/plan.md - --mode create-new < plan.md",
 ))

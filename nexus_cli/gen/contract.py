@@ -70,6 +70,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "title": tool.title,
         "description": tool.description,
         "details": tool.details,
+        "example": tool.example,
         "inputSchema": input_schema,
         "outputSchema": lean(result.model_json_schema(by_alias=True, mode="serialization"),
                              inputs=False),

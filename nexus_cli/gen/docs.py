@@ -42,6 +42,11 @@ def _parameters(cmd: click.Command) -> list[str]:
     return out + ([f"Also {' and '.join(common)}.", ""] if common else [])
 
 
+def _example(cmd: click.Command) -> list[str]:
+    example = getattr(cmd, "example", "")
+    return ["Example:", "", "```sh", example, "```", ""] if example else []
+
+
 def _help(cmd: click.Command) -> str:
     return inspect.cleandoc(cmd.help or "")
 
@@ -81,7 +86,7 @@ def commands(root: click.Group) -> str:
         out += ["", f"## {group}", "", title[:1].upper() + title[1:] + ".", ""]
         for path, cmd in members:
             out += [f"### nexus {path}", "", "```", _usage(path, cmd), "```", "",
-                    _help(cmd), "", *_parameters(cmd)]
+                    _help(cmd), "", *_example(cmd), *_parameters(cmd)]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -8,26 +8,9 @@ import re
 import click
 
 from .. import __version__
-from ..catalog import load
 from ..core.errors import exits
+from ..core.registry import GROUP_TITLES
 from . import generated, prose
-
-GROUP_TITLES = {
-    "sessions": "finding sessions and presenting yourself",
-    "messages": "direct messages between sessions",
-    "tasks": "delegated tasks and their reports",
-    "lifecycle": "a conversation's successor after /clear",
-    "store": "the per-user store and your settings",
-    "clients": "wiring Claude Code and Codex to nexus",
-    "workspace": "the shared workspace: projects, docs, meetings, chat, tasks, the activity log",
-    "integration": "entry points the clients call",
-    "reservations": "file reservations, enforced at the edit and at the commit",
-    "insight": "what sessions did: transcripts, stats, search, titles, the wait graph, the board",
-    "runs": "headless runs of Claude Code and Codex, presets, policy and status",
-    "approvals": "permission requests of runs, answered by a peer or a person",
-    "files": "files in your project, for agents whose sandbox cannot see them",
-    "team": "team mode: the store on a PostgreSQL server shared across machines",
-}
 
 
 def group_title(group: str) -> str:
@@ -37,7 +20,7 @@ def group_title(group: str) -> str:
         return GROUP_TITLES[group]
     except KeyError:
         raise SystemExit(f"nexus_cli.gen: the tool group {group!r} has no title: add one to "
-                         "GROUP_TITLES in nexus_cli/gen/manpages.py (and the group to "
+                         "GROUP_TITLES in nexus_cli/core/registry.py (and the group to "
                          "settings.GROUPS when it is served over MCP)") from None
 
 
@@ -87,9 +70,9 @@ def _commands(root: click.Group) -> list[tuple[str, click.Command]]:
 
 
 def group_of(path: str, cmd: click.Command) -> str:
-    """A registry tool's group; other commands say theirs (`man_group`), else integration."""
-    tools = {" ".join(t.path): t.group for t in load().values()}
-    return tools.get(path) or str(getattr(cmd, "man_group", "integration"))
+    from ..cli import group_of
+
+    return group_of(path, cmd)
 
 
 def _usage(path: str, cmd: click.Command) -> str:
@@ -105,6 +88,11 @@ def _options(cmd: click.Command) -> list[str]:
             meta = "" if p.is_flag else f" {p.metavar or 'VALUE'}"
             lines += [".TP", f"\\fB{esc(names)}\\fR{esc(meta)}", esc(p.help or "")]
     return lines
+
+
+def _example(cmd: click.Command) -> list[str]:
+    example = getattr(cmd, "example", "")
+    return [".PP", "Example:", ".PP", ".RS 4", ".nf", esc(example), ".fi", ".RE"] if example else []
 
 
 def page(title: str, name: str, description: str, body: list[str]) -> str:
@@ -137,7 +125,7 @@ def render(root: click.Group) -> dict[str, str]:
         body = []
         for path, cmd in members:
             body += [".SH " + esc(f"nexus {path}").upper(), ".nf", esc(_usage(path, cmd)), ".fi",
-                     *markdown(cmd.help or ""), *_options(cmd)]
+                     *markdown(cmd.help or ""), *_example(cmd), *_options(cmd)]
         body += [".SH SEE ALSO", "\\fBnexus\\fR(1)"]
         pages[f"nexus-{group}.1"] = page(f"nexus-{group}", f"nexus-{group}",
                                          group_title(group), body)

@@ -21,6 +21,7 @@ register(Tool(
     "not proof that a peer answered you (your inbox is).",
     args="LogArgs", result="LogResult", run=log.log, render=render.log, command=("log",),
     positional=("target",), read_only=True, idempotent=True,
+    example="nexus log claude@shop --tail 20",
 ))
 register(Tool(
     name="session_list", group="insight", title="List sessions, with their transcripts",
@@ -32,6 +33,7 @@ register(Tool(
     "the index, brought up to date for the page shown.",
     args="SessionsArgs", result="SessionsResult", run=catalogue.list_sessions,
     render=render.sessions, command=("sessions",), read_only=True, idempotent=True,
+    example="nexus sessions --limit 10",
 ))
 register(Tool(
     name="session_stats", group="insight", title="A session's numbers",
@@ -42,6 +44,7 @@ register(Tool(
     "parallel calls once.",
     args="StatsArgs", result="StatsResult", run=stats.stats, render=render.stats,
     command=("stats",), positional=("target",), read_only=True, idempotent=True,
+    example="nexus stats codex@shop",
 ))
 register(Tool(
     name="session_search", group="insight", title="Search sessions",
@@ -56,6 +59,7 @@ register(Tool(
     "those cut short.",
     args="SearchArgs", result="SearchResult", run=search.search, render=render.search,
     command=("search",), positional=("query",), read_only=True, idempotent=True,
+    example="nexus search 'flaky test'",
 ))
 register(Tool(
     name="session_rename", group="insight", title="Title a session",
@@ -66,6 +70,7 @@ register(Tool(
     "cannot retitle another's session (not_your_session).",
     args="RenameArgs", result="RenameResult", run=titles.rename, render=render.rename,
     command=("rename",), positional=("target", "title"), destructive=True, idempotent=True,
+    example="nexus rename claude@shop 'checkout refactor'",
 ))
 register(Tool(
     name="waits", group="insight", title="Who waits on whom",
@@ -76,4 +81,5 @@ register(Tool(
     "working. Check before you wait.",
     args="WaitsArgs", result="WaitsResult", run=waits.waits, render=render.waits,
     read_only=True, idempotent=True,
+    example="nexus waits",
 ))

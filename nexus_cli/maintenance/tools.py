@@ -11,6 +11,7 @@ register(Tool(
     "file and its schema.",
     args="NoArgs", result="PathResult", run=upkeep.store_path, render=render.path,
     read_only=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus path",
 ))
 register(Tool(
     name="version", group="store", title="Versions",
@@ -20,6 +21,7 @@ register(Tool(
     "_meta[\"nexus/contract_version\"].",
     args="NoArgs", result="VersionResult", run=upkeep.version, render=render.version,
     read_only=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus version --json",
 ))
 register(Tool(
     name="maintenance", group="store", title="Run maintenance now",
@@ -29,6 +31,7 @@ register(Tool(
     "commands do this lazily; this does it now. Also migrates an older store.",
     args="NoArgs", result="MaintenanceResult", run=upkeep.maintenance, render=render.maintenance,
     destructive=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus maintenance",
 ))
 register(Tool(
     name="config_list", group="store", title="List the settings",
@@ -36,6 +39,7 @@ register(Tool(
     "its range and what it does.",
     args="NoArgs", result="ConfigResult", run=config.config_list, render=render.config,
     command=("config", "list"), read_only=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus config list",
 ))
 register(Tool(
     name="config_get", group="store", title="Show a setting",
@@ -43,6 +47,7 @@ register(Tool(
     args="ConfigGetArgs", result="Setting", run=config.config_get, render=render.setting,
     command=("config", "get"), positional=("key",), read_only=True, idempotent=True, mcp=False,
     needs_caller=False,
+    example="nexus config get runWait",
 ))
 register(Tool(
     name="config_set", group="store", title="Change a setting",
@@ -51,4 +56,5 @@ register(Tool(
     args="ConfigSetArgs", result="Setting", run=config.config_set, render=render.changed,
     command=("config", "set"), positional=("key", "value"), destructive=True, idempotent=True,
     mcp=False, needs_caller=False,
+    example="nexus config set runWait 30",
 ))

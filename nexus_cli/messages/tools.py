@@ -12,11 +12,13 @@ register(Tool(
     "arrives through `read`.",
     args="SendArgs", result="SendResult", run=direct.send, render=render.sent,
     positional=("target", "text"), stdin=("text",),
+    example="nexus send claude@shop 'the tests pass on main'",
 ))
 register(Tool(
     name="read", group="messages", title="Read my messages",
     description="Take your unread messages, oldest first (marks them read).",
     args="ReadArgs", result="ReadResult", run=direct.read, render=render.read,
+    example="nexus read --limit 5",
 ))
 register(Tool(
     name="reply", group="messages", title="Reply to a message",
@@ -24,6 +26,7 @@ register(Tool(
     details="The reply goes to its sender with reply_to set.",
     args="ReplyArgs", result="SendResult", run=direct.reply, render=render.sent,
     positional=("message_id", "text"), stdin=("text",),
+    example="nexus reply m-3f2a9c81d0e4 'done, see the PR'",
 ))
 register(Tool(
     name="ask", group="messages", title="Ask and wait",
@@ -33,6 +36,7 @@ register(Tool(
     "pointing at it, and wakes you.",
     args="AskArgs", result="AskResult", run=ask.ask, render=render.ask,
     positional=("target", "text"), stdin=("text",), exit_if=("answered", False, 7),
+    example="nexus ask codex@shop 'which branch has the fix?' --timeout 120",
 ))
 register(Tool(
     name="message_status", group="messages", title="Message receipt",
@@ -42,6 +46,7 @@ register(Tool(
     args="MessageStatusArgs", result="MessageStatusResult", run=direct.status,
     render=render.status, command=("message", "status"), positional=("message_id",),
     read_only=True, idempotent=True, exit_if=("state", "unknown", 3),
+    example="nexus message status m-3f2a9c81d0e4",
 ))
 register(Tool(
     name="inbox", group="messages", title="Message history",
@@ -50,10 +55,12 @@ register(Tool(
     "expired).",
     args="InboxArgs", result="InboxResult", run=history.inbox, render=render.inbox,
     positional=("peer",), read_only=True, idempotent=True,
+    example="nexus inbox claude@shop --unread",
 ))
 register(Tool(
     name="message_show", group="messages", title="Show a message",
     description="One message to or from you, whole, with its receipt; marks nothing read.",
     args="MessageShowArgs", result="Entry", run=history.show, render=render.show,
     command=("message", "show"), positional=("message_id",), read_only=True, idempotent=True,
+    example="nexus message show m-3f2a9c81d0e4",
 ))

@@ -16,6 +16,7 @@ register(Tool(
     description="Which session you are, how nexus knows, and your project scope.",
     args="NoArgs", result="WhoamiResult", run=presence.whoami, render=render.whoami,
     read_only=True, idempotent=True,
+    example="nexus whoami",
 ))
 register(Tool(
     name="peers", group="sessions", title="List peer sessions",
@@ -24,6 +25,7 @@ register(Tool(
     "ended in the last 24 h. Read-only: it never wakes anyone. " + STATUSES,
     args="PeersArgs", result="PeersResult", run=presence.peers, render=render.peers,
     positional=("query",), read_only=True, idempotent=True,
+    example="nexus peers --include-offline",
 ))
 register(Tool(
     name="profile", group="sessions", title="Set my name and note",
@@ -33,6 +35,7 @@ register(Tool(
     "`nexus config set wake 0` makes that every session's default.",
     args="ProfileArgs", result="ProfileResult", run=presence.set_profile,
     render=lambda r: render.profile(r["profile"]), destructive=True, idempotent=True,
+    example="nexus profile --name reviewer --note 'reviewing the checkout PR'",
 ))
 register(Tool(
     name="status", group="sessions", title="Probe a session",
@@ -42,6 +45,7 @@ register(Tool(
     "its status and what a message sent now would meet. " + STATUSES,
     args="StatusArgs", result="StatusResult", run=presence.status, render=render.status,
     positional=("target",), read_only=True, idempotent=True,
+    example="nexus status claude@shop",
 ))
 register(Tool(
     name="listen", group="sessions", title="Listen mode",
@@ -51,6 +55,7 @@ register(Tool(
     "uses `nexus watch`.",
     args="ListenArgs", result="ListenResult", run=presence.listen, render=render.listen,
     positional=("state",), destructive=True, idempotent=True,
+    example="nexus listen on",
 ))
 register(Tool(
     name="handoff", group="lifecycle", title="Hand a conversation over",
@@ -64,4 +69,5 @@ register(Tool(
     "takes over with `accept --from-session YOU` within an hour: nothing moves without it.",
     args="HandoffArgs", result="HandoffResult", run=handoff.handoff, render=render.handoff,
     positional=("action",), destructive=True,
+    example="nexus handoff now --to codex@shop",
 ))

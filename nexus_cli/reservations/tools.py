@@ -24,6 +24,7 @@ register(Tool(
     "of the project (its git remote), on any machine. " + SYNTAX,
     args="ReserveArgs", result="ReserveResult", run=reserve.reserve, render=render.reserve,
     positional=("paths",), idempotent=True,
+    example="nexus reserve src/checkout.py --ttl 1800 --reason 'refactoring totals'",
 ))
 register(Tool(
     name="release", group="reservations", title="Release reservations",
@@ -32,6 +33,7 @@ register(Tool(
     "reservation of is listed as not held.",
     args="ReleaseArgs", result="ReleaseResult", run=reserve.release, render=render.release,
     positional=("paths",), destructive=True, idempotent=True,
+    example="nexus release src/checkout.py",
 ))
 register(Tool(
     name="reservations", group="reservations", title="List file reservations",
@@ -40,6 +42,7 @@ register(Tool(
     "mode also those taken in another clone of the project, with the holder's machine.",
     args="ReservationsArgs", result="ReservationsResult", run=reserve.reservations,
     render=render.reservations, read_only=True, idempotent=True,
+    example="nexus reservations --mine",
 ))
 register(Tool(
     name="guard", group="reservations", title="Check files against reservations",
@@ -51,4 +54,5 @@ register(Tool(
     "(`git commit --no-verify` skips it).",
     args="GuardArgs", result="GuardResult", run=reserve.guard, render=render.guard,
     positional=("paths",), read_only=True, idempotent=True, exit_if=("ok", False, 4),
+    example="nexus guard --staged",
 ))

@@ -18,6 +18,7 @@ register(Tool(
     "commands: `nexus run result ID`, `nexus run list`, `nexus run cancel ID`.",
     args="RunArgs", result="RunResult", run=runs.start, render=render.run,
     positional=("client", "task"), stdin=("task",), open_world=True,
+    example="nexus run codex 'add type hints to cart.py; the tests must pass' --detach",
 ))
 register(Tool(
     name="run_result", group="runs", title="A run's result",
@@ -27,6 +28,7 @@ register(Tool(
     "reason, never as running. The client's whole event stream stays in `output_file`.",
     args="RunIdArgs", result="RunResult", run=runs.result, render=render.run,
     command=("run", "result"), positional=("run_id",), read_only=True, idempotent=True,
+    example="nexus run result r-5e1d0c7b2a93",
 ))
 register(Tool(
     name="run_list", group="runs", title="List runs",
@@ -35,6 +37,7 @@ register(Tool(
     details="Finished runs are kept `runRetention` seconds (default 7 days).",
     args="RunListArgs", result="RunList", run=runs.listing, render=render.runs,
     command=("run", "list"), read_only=True, idempotent=True,
+    example="nexus run list --status running",
 ))
 register(Tool(
     name="run_cancel", group="runs", title="Cancel a run",
@@ -44,6 +47,7 @@ register(Tool(
     args="RunIdArgs", result="CancelResult", run=runs.cancel, render=render.cancelled,
     command=("run", "cancel"), positional=("run_id",), destructive=True, idempotent=True,
     exit_if=("ok", False, 4),
+    example="nexus run cancel r-5e1d0c7b2a93",
 ))
 register(Tool(
     name="preset_list", group="runs", title="List presets",
@@ -52,12 +56,14 @@ register(Tool(
     details="Built-in presets plus your own tables in presets.toml beside config.toml.",
     args="NoArgs", result="PresetList", run=runs.preset_list, render=render.presets,
     command=("preset", "list"), read_only=True, idempotent=True, needs_caller=False,
+    example="nexus preset list",
 ))
 register(Tool(
     name="preset_get", group="runs", title="Show a preset choice",
     description="The default preset, or the preset of one session.",
     args="PresetGetArgs", result="PresetGetResult", run=runs.preset_get, render=render.preset,
     command=("preset", "get"), read_only=True, idempotent=True, needs_caller=False,
+    example="nexus preset get",
 ))
 register(Tool(
     name="preset_set", group="runs", title="Choose a preset",
@@ -67,6 +73,7 @@ register(Tool(
     args="PresetSetArgs", result="PresetSetResult", run=runs.preset_set,
     render=render.preset_set, command=("preset", "set"), positional=("preset_id",),
     idempotent=True,
+    example="nexus preset set review",
 ))
 register(Tool(
     name="policy_get", group="runs", title="Show the sandbox policy",
@@ -74,6 +81,7 @@ register(Tool(
     "for it.",
     args="PolicyGetArgs", result="PolicyGetResult", run=runs.policy_get, render=render.policy,
     command=("policy", "get"), read_only=True, idempotent=True, needs_caller=False,
+    example="nexus policy get",
 ))
 register(Tool(
     name="policy_set", group="runs", title="Set the sandbox policy",
@@ -83,6 +91,7 @@ register(Tool(
     "permission mode and rules (`nexus policy get` shows them).",
     args="PolicySetArgs", result="PolicySetResult", run=runs.policy_set, render=render.policy,
     command=("policy", "set"), positional=("mode",), idempotent=True,
+    example="nexus policy set workspace-write",
 ))
 register(Tool(
     name="info", group="runs", title="nexus status and configuration",
@@ -90,12 +99,14 @@ register(Tool(
     "(secrets never echoed).",
     args="NoArgs", result="InfoResult", run=runs.info, render=render.info,
     read_only=True, idempotent=True, needs_caller=False,
+    example="nexus info",
 ))
 register(Tool(
     name="echo", group="runs", title="Echo",
     description="Echo the text back: the cheapest liveness check.",
     args="EchoArgs", result="EchoResult", run=runs.echo, render=render.echo,
     positional=("text",), read_only=True, idempotent=True, needs_caller=False,
+    example="nexus echo hello",
 ))
 register(Tool(
     name="run_tools", group="runs", title="What runs may use",
@@ -107,4 +118,5 @@ register(Tool(
     "sandbox), plus the nexus tools its installed MCP server serves.",
     args="RunToolsArgs", result="RunToolsResult", run=toolsets.toolsets, render=render.toolsets,
     command=("run", "tools"), read_only=True, idempotent=True,
+    example="nexus run tools --client codex --sandbox read-only",
 ))

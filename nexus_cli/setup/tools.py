@@ -18,6 +18,7 @@ register(Tool(
     "your own interactive terminal, never for an agent.",
     args="InstallArgs", result="InstallResult", run=install.install, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus install claude",
 ))
 register(Tool(
     name="uninstall", group="clients", title="Unwire a client",
@@ -32,6 +33,7 @@ register(Tool(
     "refused (remove it yourself).",
     args="UninstallArgs", result="InstallResult", run=install.uninstall, render=render.install,
     positional=("client",), destructive=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus uninstall codex --dry-run",
 ))
 register(Tool(
     name="doctor", group="clients", title="Check the set-up",
@@ -40,4 +42,5 @@ register(Tool(
     "check fails.",
     args="DoctorArgs", result="DoctorResult", run=doctor.doctor, render=render.doctor,
     read_only=True, idempotent=True, mcp=False, needs_caller=False, exit_if=("ok", False, 1),
+    example="nexus doctor",
 ))

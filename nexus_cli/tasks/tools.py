@@ -13,6 +13,7 @@ register(Tool(
     "target as a task; the report wakes you.",
     args="DelegateArgs", result="TaskRecord", run=delegation.delegate, render=render.task,
     positional=("target", "task"), stdin=("task",), open_world=True,  # --spawn starts a run
+    example="nexus delegate codex@shop 'add a test for the empty cart; report when it passes'",
 ))
 register(Tool(
     name="report", group="tasks", title="Report a task",
@@ -22,6 +23,7 @@ register(Tool(
     "follow-up); an identical replay is harmless.",
     args="ReportArgs", result="TaskRecord", run=delegation.report, render=render.task,
     positional=("task_id",), destructive=True, idempotent=True,
+    example="nexus report t-820b50a89a1c --status completed --result 'fixed in 4e1c2d0'",
 ))
 register(Tool(
     name="tasks", group="tasks", title="The task ledger",
@@ -30,6 +32,7 @@ register(Tool(
     "the tasks you track for yourself.",
     args="TasksArgs", result="TasksResult", run=delegation.tasks, render=render.tasks,
     read_only=True, idempotent=True,
+    example="nexus tasks --open",
 ))
 register(Tool(
     name="create_task", group="workspace", title="Create Task",
@@ -40,12 +43,14 @@ register(Tool(
     "purged after 7 days. Returns {task_id, status, message, task}.",
     args="TaskCreateArgs", result="TaskCreated", run=selftasks.create, render=render.created,
     command=("task", "create"), positional=("text",),
+    example="nexus task create 'index the docs' --ttl 3600",
 ))
 register(Tool(
     name="get_task", group="workspace", title="Get Task",
     description="One task you created, dispatched or were assigned (taskId).",
     args="TaskIdArgs", result="TaskRecord", run=selftasks.show, render=render.task,
     command=("task", "get"), positional=("taskId",), read_only=True, idempotent=True,
+    example="nexus task get t-820b50a89a1c",
 ))
 register(Tool(
     name="list_tasks", group="workspace", title="List Tasks",
@@ -60,6 +65,7 @@ register(Tool(
     "`running` on one assigned to you).",
     args="TaskUpdateArgs", result="TaskRecord", run=selftasks.update, render=render.task,
     command=("task", "update"), positional=("taskId",), idempotent=True,
+    example="nexus task update t-820b50a89a1c --status running --progress 0.5",
 ))
 register(Tool(
     name="cancel_task", group="workspace", title="Cancel Task",
@@ -67,4 +73,5 @@ register(Tool(
     "gets a notice to stop.",
     args="TaskIdArgs", result="TaskRecord", run=selftasks.cancel, render=render.task,
     command=("task", "cancel"), positional=("taskId",), destructive=True, idempotent=True,
+    example="nexus task cancel t-820b50a89a1c",
 ))

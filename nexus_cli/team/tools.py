@@ -20,6 +20,7 @@ register(Tool(
     args="TeamJoinArgs", result="TeamJoinResult", run=admin.join, render=render.join,
     command=("team", "join"), positional=("url",), destructive=True, idempotent=True, mcp=False,
     needs_caller=False,
+    example="nexus team join postgresql://nexus.example.org/team --name ana",
 ))
 register(Tool(
     name="team_status", group="team", title="Show the team database",
@@ -27,6 +28,7 @@ register(Tool(
     "version, latency, TLS, the role and whether row-level security is on.",
     args="NoArgs", result="TeamStatusResult", run=admin.status, render=render.status,
     command=("team", "status"), read_only=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus team status",
 ))
 register(Tool(
     name="team_leave", group="team", title="Leave the team database",
@@ -34,6 +36,7 @@ register(Tool(
     "NEXUS_DATABASE_URL is set). Nothing in either store is changed.",
     args="NoArgs", result="TeamLeaveResult", run=admin.leave, render=render.leave,
     command=("team", "leave"), destructive=True, idempotent=True, mcp=False, needs_caller=False,
+    example="nexus team leave",
 ))
 register(Tool(
     name="team_init", group="team", title="The team database administrator's script",
@@ -49,6 +52,7 @@ register(Tool(
     args="TeamInitArgs", result="TeamInitResult", run=admin.init, render=render.init,
     command=("team", "init"), positional=("roles",), destructive=True, idempotent=True,
     mcp=False, needs_caller=False,
+    example="nexus team init ana bob --admin lead",
 ))
 register(Tool(
     name="team_migrate", group="team", title="Copy your nexus data in or out",
@@ -69,4 +73,5 @@ register(Tool(
     args="TeamMigrateArgs", result="TeamMigrateResult", run=admin.migrate, render=render.migrate,
     command=("team", "migrate"), destructive=False, idempotent=True, mcp=False,
     needs_caller=False,
+    example="nexus team migrate --to team",
 ))

@@ -17,6 +17,7 @@ register(Tool(
     "1,000,000 characters. Recorded as project.sync.",
     args="SyncProjectArgs", result="ProjectAck", run=projects.sync, render=render.project_ack,
     command=("project", "sync"), stdin=("internalDocs",), destructive=True, idempotent=True,
+    example="nexus project sync --manifest \"$(cat manifest.json)\" --internal-docs - < NOTES.md",
 ))
 register(Tool(
     name="upload_project_asset", group=G, title="Upload Project Asset",
@@ -28,6 +29,7 @@ register(Tool(
     args="UploadAssetArgs", result="AssetAck", run=projects.upload, render=render.asset,
     command=("project", "upload"), positional=("projectId", "fileName"),
     stdin=("base64Content",), destructive=True, idempotent=True,
+    example="nexus project upload shop hello.txt --base64-content aGVsbG8=",
 ))
 register(Tool(
     name="update_project", group=G, title="Update Project",
@@ -36,6 +38,7 @@ register(Tool(
     args="UpdateProjectArgs", result="ProjectAck", run=projects.update,
     render=render.project_ack, command=("project", "update"), positional=("projectId",),
     destructive=True, idempotent=True,
+    example="nexus project update shop --patch '{\"description\": \"the web shop\"}'",
 ))
 register(Tool(
     name="rename_project", group=G, title="Rename Project",
@@ -43,6 +46,7 @@ register(Tool(
     "follow in the same transaction.",
     args="RenameProjectArgs", result="RenameAck", run=projects.rename, render=render.renamed,
     command=("project", "rename"), positional=("oldId", "newId"), destructive=True,
+    example="nexus project rename shop web-shop",
 ))
 register(Tool(
     name="search_projects", group=G, title="Search Projects",
@@ -51,6 +55,7 @@ register(Tool(
     args="SearchProjectsArgs", result="SearchProjectsResult", run=projects.search,
     render=render.search, command=("project", "search"), positional=("query",),
     read_only=True, idempotent=True,
+    example="nexus project search payments",
 ))
 register(Tool(
     name="get_global_topology", group=G, title="Project Topology",
@@ -58,6 +63,7 @@ register(Tool(
     "that project's neighbourhood.",
     args="TopologyArgs", result="TopologyResult", run=projects.topology, render=render.topology,
     command=("project", "topology"), positional=("projectId",), read_only=True, idempotent=True,
+    example="nexus project topology",
 ))
 register(Tool(
     name="get_project", group=G, title="Get Project",
@@ -65,6 +71,7 @@ register(Tool(
     "assets.",
     args="GetProjectArgs", result="ProjectResult", run=projects.show, render=render.project,
     command=("project", "get"), positional=("projectId",), read_only=True, idempotent=True,
+    example="nexus project get shop",
 ))
 register(Tool(
     name="host_delete_project", group=G, title="Delete Project",
@@ -72,6 +79,7 @@ register(Tool(
     "once the person agreed.",
     args="DeleteProjectArgs", result="DeleteAck", run=projects.delete, render=render.deleted,
     command=("project", "delete"), positional=("projectId",), destructive=True,
+    example="nexus project delete shop --confirm",
 ))
 register(Tool(
     name="update_global_strategy", group=G, title="Update Global Strategy",
@@ -81,6 +89,7 @@ register(Tool(
     args="StrategyArgs", result="StrategyAck", run=docs.set_strategy,
     render=render.strategy_ack, command=("doc", "set-strategy"), positional=("content",),
     stdin=("content",), destructive=True, idempotent=True,
+    example="nexus doc set-strategy \"$(cat STRATEGY.md)\"",
 ))
 register(Tool(
     name="get_global_strategy", group=G, title="Get Global Strategy",
@@ -88,18 +97,21 @@ register(Tool(
     "from the previous one.",
     args="GetStrategyArgs", result="StrategyResult", run=docs.get_strategy,
     render=render.strategy, command=("doc", "strategy"), read_only=True, idempotent=True,
+    example="nexus doc strategy",
 ))
 register(Tool(
     name="list_global_docs", group=G, title="List Global Docs",
     description="The global shared documents, most recently updated first.",
     args="NoArgs", result="DocsResult", run=docs.list_docs, render=render.docs,
     command=("doc", "list"), read_only=True, idempotent=True,
+    example="nexus doc list",
 ))
 register(Tool(
     name="get_global_doc", group=G, title="Get Global Doc",
     description="One global shared document, whole.",
     args="DocIdArgs", result="DocResult", run=docs.get_doc, render=render.doc,
     command=("doc", "get"), positional=("docId",), read_only=True, idempotent=True,
+    example="nexus doc get api-style",
 ))
 register(Tool(
     name="sync_global_doc", group=G, title="Sync Global Doc",
@@ -107,6 +119,7 @@ register(Tool(
     args="SyncDocArgs", result="DocAck", run=docs.sync_doc, render=render.doc_ack,
     command=("doc", "sync"), positional=("docId", "title", "content"), stdin=("content",),
     destructive=True, idempotent=True,
+    example="nexus doc sync api-style 'API style' \"$(cat api-style.md)\"",
 ))
 register(Tool(
     name="list_meetings", group=G, title="List Meetings",
@@ -116,6 +129,7 @@ register(Tool(
     "--meeting-id ID`).",
     args="ListMeetingsArgs", result="MeetingsResult", run=meetings.list_meetings,
     render=render.meetings, command=("meeting", "list"), read_only=True, idempotent=True,
+    example="nexus meeting list --status active",
 ))
 register(Tool(
     name="start_meeting", group=G, title="Start Meeting",
@@ -123,6 +137,7 @@ register(Tool(
     "it is the active one.",
     args="StartMeetingArgs", result="MeetingAck", run=meetings.start, render=render.meeting,
     command=("meeting", "start"), positional=("topic",),
+    example="nexus meeting start 'release 2.0 plan'",
 ))
 register(Tool(
     name="end_meeting", group=G, title="End Meeting",
@@ -132,18 +147,21 @@ register(Tool(
     "meeting.",
     args="EndMeetingArgs", result="MeetingAck", run=meetings.end, render=render.meeting,
     command=("meeting", "end"), positional=("meetingId",), destructive=True, idempotent=True,
+    example="nexus meeting end --summary 'ship on Friday'",
 ))
 register(Tool(
     name="archive_meeting", group=G, title="Archive Meeting",
     description="Archive a closed meeting (initiator only).",
     args="MeetingIdArgs", result="MeetingAck", run=meetings.archive, render=render.meeting,
     command=("meeting", "archive"), positional=("meetingId",), destructive=True, idempotent=True,
+    example="nexus meeting archive mtg-1a2b3c4d",
 ))
 register(Tool(
     name="reopen_meeting", group=G, title="Reopen Meeting",
     description="Make a closed or archived meeting active again (initiator only).",
     args="MeetingIdArgs", result="MeetingAck", run=meetings.reopen, render=render.meeting,
     command=("meeting", "reopen"), positional=("meetingId",), destructive=True, idempotent=True,
+    example="nexus meeting reopen mtg-1a2b3c4d",
 ))
 register(Tool(
     name="send_message", group=G, title="Send Message",
@@ -154,6 +172,7 @@ register(Tool(
     "handle, or a DECISION is posted in a meeting they joined.",
     args="SendMessageArgs", result="SentMessage", run=chat.send, render=render.sent,
     command=("chat", "send"), positional=("message",), stdin=("message",),
+    example="nexus chat send 'tests green, merging' --category UPDATE",
 ))
 register(Tool(
     name="read_messages", group=G, title="Read Messages",
@@ -161,6 +180,7 @@ register(Tool(
     "(count 1-500); each call moves your own cursor.",
     args="ReadMessagesArgs", result="ReadMessagesResult", run=chat.read, render=render.messages,
     command=("chat", "read"),
+    example="nexus chat read --count 20",
 ))
 register(Tool(
     name="host_maintenance", group=G, title="Host Maintenance",
@@ -169,6 +189,7 @@ register(Tool(
     args="MaintenanceArgs", result="MaintenanceResult", run=chat.maintain,
     render=render.maintenance, command=("chat", "maintenance"), positional=("action",),
     destructive=True,
+    example="nexus chat maintenance prune --count 100",
 ))
 register(Tool(
     name="find", group=G, title="Find in the workspace",
@@ -180,4 +201,5 @@ register(Tool(
     "localPath wrote. `total` is counted up to 1,000.",
     args="FindArgs", result="FindResult", run=find.find, render=render.find,
     command=("find",), positional=("query",), read_only=True, idempotent=True,
+    example="nexus find checkout --kind doc",
 ))

@@ -1,0 +1,75 @@
+"""Help that helps (issue 38, item 9): `nexus --help` lists the commands by group as the man pages
+and docs do, the clients' entry points apart; every command's help ends with an example that
+runs as written; the command line's help names commands, never the MCP tool names behind them."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import click
+import pytest
+
+from nexus_cli.cli import build
+from nexus_cli.core.registry import GROUP_TITLES, specs
+from nexus_cli.gen.manpages import _commands
+
+CLI = {name: s for name, s in specs().items() if s["cli"]}
+
+
+def context(words: list[str]) -> click.Context:
+    """The click context `nexus WORDS` parses to, without running it."""
+    cmd: click.Command = build()
+    while isinstance(cmd, click.Group) and words:
+        sub = cmd.get_command(click.Context(cmd), words[0])
+        if sub is None:
+            break
+        cmd, words = sub, words[1:]
+    return cmd.make_context(cmd.name, list(words))
+
+
+@pytest.mark.parametrize("name", sorted(CLI))
+def test_every_command_has_an_example_that_parses(name: str) -> None:
+    spec = CLI[name]
+    example = spec["example"]
+    path = "nexus " + " ".join(spec["cli"]["path"])
+    assert example.startswith(path + " ") or example == path, (name, example)
+    words = shlex.split(example.split(" < ")[0])[1:]  # the command, not its input redirection
+    ctx = context(words)
+    assert ctx.command.name == spec["cli"]["path"][-1]
+
+
+def test_the_example_ends_each_commands_help_and_its_manual(nx) -> None:
+    shown = nx("send", "--help").out
+    assert shown.rstrip().endswith("Example:\n    " + CLI["send"]["example"])
+    from nexus_cli.core import data
+
+    with open(data.path("man", "nexus-messages.1"), encoding="utf-8") as fh:
+        page = fh.read()
+    assert "nexus send claude@shop \\(aqthe tests pass on main\\(aq" in page or \
+        "nexus send claude@shop 'the tests pass on main'" in page
+
+
+def test_the_top_help_groups_the_commands_with_the_entry_points_last(nx) -> None:
+    shown = nx("--help").out
+    titles = [t[:1].upper() + t[1:] + ":" for t in GROUP_TITLES.values()]
+    at = [shown.index(t) for t in titles if t in shown]
+    assert len(at) == len(GROUP_TITLES) and at == sorted(at)  # every group, in their order
+    last = shown[shown.index(titles[-1]):]
+    for internal in ("hook", "mcp", "completion"):
+        assert re.search(rf"^  {internal} ", last, re.M)
+        assert not re.search(rf"^  {internal} ", shown[:shown.index(titles[-1])], re.M)
+    assert "commands." not in shown  # no "Fs commands." filler for a command group
+    for line in shown.splitlines():
+        assert line.startswith("Usage:") or not line.endswith("..."), line  # none cut short
+
+
+def test_no_help_names_an_mcp_tool_where_a_command_is_meant(nx) -> None:
+    """`run --help` said `run_result` and `preset_list`: at a shell they are `nexus run result`
+    and `nexus preset list`."""
+    mcp_only = [n for n in CLI if "_" in n]
+    for path, _cmd in _commands(build()):
+        shown = nx(*path.split(), "--help").out
+        said = [n for n in mcp_only if re.search(rf"\b{n}\b", shown)]
+        assert not said, (path, said)
+    assert "`nexus run result`" in nx("run", "--help").out
