@@ -73,3 +73,23 @@ def test_no_help_names_an_mcp_tool_where_a_command_is_meant(nx) -> None:
         said = [n for n in mcp_only if re.search(rf"\b{n}\b", shown)]
         assert not said, (path, said)
     assert "`nexus run result`" in nx("run", "--help").out
+
+
+@pytest.mark.usefixtures("terminal")
+def test_approve_without_session_names_the_session_it_means(nx, routed) -> None:
+    """`--session` was required, and click's "Missing option" said nothing of which one."""
+    from helpers import WORKER, A, run_hook_in_thread, until
+
+    thread, box = run_hook_in_thread("claude", "PermissionRequest", WORKER, env=routed,
+                                     tool_name="Bash", tool_input={"command": "make"},
+                                     permission_mode="default")
+    got = until(lambda: (r := nx("approvals", "--json", env=A).json)["pending"] and r, 60,
+                "the request to show up")
+    aid = got["items"][0]["id"]
+    r = nx("approve", aid, "allow-once", env=A)
+    assert r.code == 2 and f"session claude:{WORKER}" in r.err
+    assert f"`nexus approve {aid} allow-once --session claude:{WORKER}`" in r.err
+    assert nx("approvals", "--json", env=A).json["pending"] == 1  # nothing was answered
+    assert nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}", env=A).code == 0
+    thread.join(30)
+    assert box["reply"][0]["hookSpecificOutput"]["decision"]["behavior"] == "allow"

@@ -77,7 +77,14 @@ def respond(ctx: Ctx, a: ApproveArgs) -> dict:
         if row is None:
             raise NexusError("approval_not_found", a.approval_id, "no permission request has "
                              "that id", "list the pending ones with `nexus approvals`")
-        wanted = sessions.follow_successors(conn, a.session) if a.session else a.session
+        if a.session is None:  # the answer is confirmed against the session it is meant for
+            ref = discovery.ref(conn, row["session_id"])
+            raise NexusError("invalid_argument", "--session",
+                             f"{a.approval_id} is a permission request of session "
+                             f"{row['session_id']} ({ref['handle']}): say that you answer it",
+                             f"`nexus approve {a.approval_id} {a.outcome} --session "
+                             f"{row['session_id']}`")
+        wanted = sessions.follow_successors(conn, a.session)
         if a.session != row["session_id"] and wanted != row["session_id"]:
             raise NexusError("approval_mismatch", a.approval_id,
                              f"the request belongs to session {row['session_id']}",

@@ -45,8 +45,10 @@ class ApproveArgs(Args):
     approval_id: str = Field(min_length=1, max_length=64, description="From approvals.")
     outcome: Literal["allow-once", "reject"] = Field(description="Allow this one call, or "
                                                      "reject it.")
-    session: str = Field(min_length=1, max_length=300, description="The request's session, "
-                         "as listed.")
+    session: str | None = Field(None, min_length=1, max_length=300,
+                                description="The request's session id, as listed: it confirms "
+                                "which session's call you answer (without it, the error names "
+                                "it).")
 
 
 class ApproveResult(Result):

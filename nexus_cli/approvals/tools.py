@@ -19,8 +19,9 @@ register(Tool(
 register(Tool(
     name="approve", group="approvals", title="Answer a permission request",
     description="Allow one call, or reject it. First answer wins; the loser gets not-pending.",
-    details="--session must be the request's session. A session never answers its own request; "
-    "an agent answers only for the runs it started; the person for any.",
+    details="--session must be the request's session (without it, the error names it). A "
+    "session never answers its own request; an agent answers only for the runs it started; the "
+    "person for any.",
     args="ApproveArgs", result="ApproveResult", run=answer.respond, render=render.approved,
     positional=("approval_id", "outcome"), destructive=True, exit_if=("ok", False, 4),
     example="nexus approve a-9b8c7d6e5f40 allow-once --session codex@shop",
