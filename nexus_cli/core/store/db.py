@@ -181,8 +181,8 @@ class Store:
     def check_file(self, sides: bool = True) -> bool:
         """Validate `nexus.db` before SQLite opens it: False when absent. The store's files are
         never symbolic links (SQLite would follow one out of the private directory). `sides`:
-        the WAL and shared-memory files too, which SQLite opens with a connection (one the store
-        keeps has them open: `_links_refused` before a new one)."""
+        the WAL, shared-memory and journal files too, which SQLite opens with a connection (one
+        the store keeps has them open: `_links_refused` before a new one)."""
         try:
             st = os.lstat(self.path)
         except FileNotFoundError:
@@ -210,8 +210,9 @@ class Store:
         return True
 
     def _links_refused(self) -> None:
-        """The WAL and shared-memory files, where they exist, are no symbolic links."""
-        for suffix in ("-wal", "-shm"):
+        """The WAL, shared-memory and rollback-journal files, where they exist, are no symbolic
+        links (SQLite would follow one out of the private directory)."""
+        for suffix in ("-wal", "-shm", "-journal"):
             try:
                 mode = os.lstat(self.path + suffix).st_mode
             except OSError:
