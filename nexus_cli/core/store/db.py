@@ -145,6 +145,9 @@ class Store:
         if reuse:
             self.keep()
 
+    def command(self) -> None:
+        """A command starts (a team database bounds its waits for the server: `pg`)."""
+
     def keep(self) -> None:
         """Keep one connection per thread and kind from now on (`reuse`): a waiter waits on the
         connection its writes then use."""
