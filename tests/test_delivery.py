@@ -86,8 +86,49 @@ def test_automatic_turn_limit(nx, hook, pair, home):
     nx("send", "codex", "ping 3", env=A)
     assert hook("codex", "Stop", sid(2), stop_hook_active=False).out == ""  # stored, not held
     assert "3 unread" in context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="user"))
+    nx("send", "codex", "ping 4", env=A)
     out = json.loads(hook("codex", "Stop", sid(2), stop_hook_active=False).out)
     assert "Automatic turn 1 of 2." in out["reason"]  # the user's prompt reset the count
+
+
+def test_mail_already_announced_forces_no_turn(nx, hook, pair):
+    """Unread mail the model has been told of waits to be read: the Stop is not held to tell it
+    again (a conversation with old mail would spend its automatic turns re-reading the list)."""
+    nx("send", "codex", "told at the prompt", env=A)
+    assert "told at the prompt" in context_of(hook("codex", "UserPromptSubmit", sid(2),
+                                                   prompt="go"))
+    assert hook("codex", "Stop", sid(2), stop_hook_active=False).out == ""
+    nx("send", "codex", "new since then", env=A)
+    out = json.loads(hook("codex", "Stop", sid(2), stop_hook_active=False).out)
+    assert "new since then" in out["reason"] and "Automatic turn 1 of 8." in out["reason"]
+    assert hook("codex", "Stop", sid(2), stop_hook_active=False).out == ""  # told: not again
+
+
+def test_a_wake_takes_its_turn_in_the_write_that_composes_it(nx, hook, pair, home, tmp_path):
+    """A Codex wake runs `codex queue` after its write; a Stop hook that runs meanwhile (the
+    woken turn's, or the synchronous one beside the background wait) sees the turn taken: the
+    limit is never exceeded, and mail the wake announced forces no second turn."""
+    (home / "settings.json").write_text(json.dumps({"maxAutoTurns": 1}))
+    started, go = tmp_path / "started", tmp_path / "go"
+    script = tmp_path / "slow-codex"
+    script.write_text(f"#!/bin/sh\ntouch {started}\nwhile [ ! -e {go} ]; do sleep 0.05; done\n")
+    script.chmod(0o755)
+    thread, box = run_hook_in_thread("codex", "Stop", sid(2), wait=True,
+                                     env={"NEXUS_CODEX_COMMAND": str(script)})
+    wait_listening(nx, A, B_ID)
+    nx("send", "codex", "first", env=A)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline, "the queue command never ran"
+        time.sleep(0.05)
+    assert hook("codex", "Stop", sid(2), stop_hook_active=False).out == ""  # taken, announced
+    nx("send", "codex", "second", env=A)
+    assert hook("codex", "Stop", sid(2), stop_hook_active=False).out == ""  # the limit: 1 of 1
+    go.touch()
+    thread.join(60)
+    assert box["reply"] == (None, 0, None)
+    assert raw_db(home).execute("SELECT auto_turns FROM sessions WHERE id = ?",
+                                (B_ID,)).fetchone()[0] == 1
 
 
 def test_settings_file_that_does_not_parse_is_ignored_not_rewritten(home, hook, pair):

@@ -202,6 +202,27 @@ def test_never_across_processes(hook, nx, world, fake):
         sid_of("claude", OLD)
 
 
+@pytest.mark.parametrize("start", ["another", None])
+def test_a_new_process_on_a_reused_pid_is_a_new_session(hook, nx, world, fake, home, start):
+    """A fresh `codex` after /quit is a new session, even when it gets the old client's pid (pids
+    wrap on a busy machine) or the old row names no start time (written by hand): it inherits
+    nothing, and the old conversation's mail waits for it."""
+    proc = world("codex").proc
+    hook("codex", "SessionEnd", sid(OLD), reason="other", client_pid=proc)
+    if start is None:
+        with raw_db(home) as db:
+            db.execute("UPDATE sessions SET client_start = NULL WHERE id = ?",
+                       (sid_of("codex", OLD),))
+            db.commit()
+    else:
+        fake.procs[proc] = fake.procs[proc]._replace(start="t-another")
+    hook("codex", "SessionStart", sid(NEW), source="startup", client_pid=proc)
+    new = env_of("codex", NEW)
+    assert nx("read", "--json", env=new).json["count"] == 0
+    assert nx("handoff", "status", "--json", env=new).json["predecessor"] is None
+    assert nx("status", sid_of("codex", OLD), "--json", env=PEER).json["successor"] is None
+
+
 def test_a_stale_clear_does_not_pair(hook, nx, world, monkeypatch):
     import time
 

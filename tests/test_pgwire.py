@@ -243,6 +243,67 @@ def test_a_server_that_stops_answering_a_query_fails_it_after_the_read_timeout(s
     assert peer.eof.wait(OUTER)
 
 
+def trickled_answers(peer: Peer) -> None:
+    """Each query answered one byte at a time, a byte every 50 ms (never long enough for a
+    read to time out): an answer takes over a second."""
+    answer = (b"T" + struct.pack("!ih", 4 + 2 + 2 + 18, 1) + b"n\0"
+              + struct.pack("!ihihih", 0, 0, 23, 4, -1, 0)
+              + b"D" + struct.pack("!ihi", 4 + 2 + 4 + 1, 1, 1) + b"7"
+              + b"C" + struct.pack("!i", 4 + 9) + b"SELECT 1\0"
+              + b"Z" + struct.pack("!i", 5) + b"I")
+    assert len(answer) * 0.05 > 1.2
+    peer.ready()
+    while True:
+        peer.recv()
+        for i in range(len(answer)):
+            peer.raw(answer[i:i + 1])
+            time.sleep(0.05)
+
+
+def test_a_server_answering_a_byte_at_a_time_holds_a_whole_command_to_one_budget(serve):
+    """Issue 37: 33 s per statement let such a server hold a two-statement command 66 s. The
+    command's budget (`pgwire.command`) is spent by all its statements together."""
+    wire = Wire(serve(trickled_answers).params(), 5, read_timeout=OUTER)
+    pgwire.command(None)  # without a budget, the statement's own deadline never fires
+    assert wire.query("SELECT 1").rows == [(7,)]
+    pgwire.command(2.0)  # two answers of over 1.2 s each: the second outlives the budget
+    started = time.monotonic()
+    try:
+        with pytest.raises(WireError, match="in time") as caught:
+            for _ in range(2):
+                assert wire.query("SELECT 1").rows == [(7,)]
+        assert caught.value.sqlstate == "57014"
+        assert time.monotonic() - started < OUTER
+        with pytest.raises(WireError):  # a budget spent is spent: a new connection has none
+            Wire(serve(trickled_answers).params(), 5, read_timeout=OUTER)
+    finally:
+        pgwire.command(None)
+
+
+def test_every_command_starts_its_own_budget(home, monkeypatch):
+    """The CLI and the MCP server run every tool through `registry.invoke`: a team store starts
+    the command's budget there, in the thread that runs it."""
+    from nexus_cli.core.store import pg
+
+    store = pg.PgStore("postgresql:///team?host=/nonexistent")
+    pgwire.command(None)
+    store.command()
+    left = pgwire.budget()
+    assert left is not None and left.left_s == pg.COMMAND_BUDGET
+    started = []
+    from nexus_cli.core.store.db import Store
+
+    monkeypatch.setattr(Store, "command", lambda self: started.append(self))
+    from nexus_cli.catalog import tool
+    from nexus_cli.core import registry
+    from nexus_cli.core.context import Ctx
+
+    ctx = Ctx(Store(str(home)), lambda conn, now: None)  # type: ignore[arg-type,return-value]
+    registry.invoke(tool("version", "nexus_cli.maintenance.tools"), ctx, {})
+    pgwire.command(None)
+    assert started == [ctx.store]
+
+
 def open_sockets() -> set[str]:
     """The sockets this process holds, by inode: a count of all descriptors would move when
     anything else in the process (a collected object of an earlier test) closes one."""

@@ -331,7 +331,7 @@ def test_a_long_lived_connection_keeps_its_wal_while_other_processes_come_and_go
         assert seen == value  # another process sees every commit, and its exit loses none
 
 
-@pytest.mark.parametrize("name", ["nexus.db", "nexus.db-wal"])
+@pytest.mark.parametrize("name", ["nexus.db", "nexus.db-wal", "nexus.db-shm", "nexus.db-journal"])
 def test_a_symlinked_store_file_is_refused_and_nothing_is_created(nx, home, tmp_path, name):
     if name != "nexus.db":
         assert nx("send", "user:someone", "create the store first").code in (0, 3)

@@ -126,5 +126,6 @@ def invoke(tool: Tool, ctx: Ctx, raw: dict[str, Any], namer: Namer | None = None
     """Validate the arguments before any work, run the domain function, and return its result in
     the stable JSON shape (ISO times beside every `_epoch`)."""
     args = parse_args(tool, raw, namer)
+    ctx.store.command()  # one budget for the command's waits for a team server
     result = tool.run(ctx, args)
     return stamp(result)  # type: ignore[return-value]

@@ -412,11 +412,13 @@ def waiting_for(data: dict) -> str:
 
 
 def of_process(conn: sqlite3.Connection, proc: Proc, columns: str = "*") -> list[sqlite3.Row]:
-    """The sessions this very process ran (a reused pid with another start time does not count),
-    most recently active first; `columns`: what of them is read (`LOOK`: enough to judge them)."""
-    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND (client_start ="
-                        " ? OR client_start IS NULL) ORDER BY last_active DESC",
-                        (proc.pid, proc.start)).fetchall()
+    """The sessions this very process ran, on this machine, most recently active first (a reused
+    pid with another start time does not count, nor a row that names no start: a new process is
+    never taken for an old one); `columns`: what of them is read (`LOOK`: enough to judge
+    them)."""
+    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND client_start = ?"
+                        " AND (machine IS NULL OR machine = ?) ORDER BY last_active DESC",
+                        (proc.pid, proc.start, machine())).fetchall()
 
 
 def current_of(hosted: list[sqlite3.Row], now: float) -> sqlite3.Row:

@@ -20,11 +20,11 @@ def allowed(me: sqlite3.Row, root: str) -> tuple[int, int] | None:
 
 def wakes(conn: sqlite3.Connection, me: sqlite3.Row, root: str) -> bool:
     """Whether what is unread may give `me` an automatic turn: it accepts being woken (listen
-    mode is a request to), and a message that may wake it waits (not all were `send
-    --no-wake`)."""
+    mode is a request to), and a message that may wake it waits that was never announced (not
+    `send --no-wake`; mail already put before the model never forces another turn)."""
     if not me["listening"] and not sessions.wants_waking(me, load(root)):
         return False
-    return mailbox.wakes(conn, me["id"])
+    return mailbox.has_news(conn, me["id"])
 
 
 def count(conn: sqlite3.Connection, sid: str, now: float, wake: bool) -> None:

@@ -100,15 +100,16 @@ def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
 
 
 def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
-    """The turn continues once with what is unread, unless nothing unread may wake it (`send
-    --no-wake`, or a session that does not want to be woken); a listening session waits."""
+    """The turn continues once when mail arrived that was never announced, unless it may not
+    wake the session (`send --no-wake`, or a session that does not want to be woken); mail
+    already announced waits to be read and forces no turn. A listening session waits."""
     from ..delivery import announce, notify, turns
     from ..messages import mailbox
 
     woken = notify.idle(conn, ev.sid, ev.now, "ended its turn")
     rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     turn = turns.allowed(ev.me, ev.root)
-    waking = bool(total) and turns.wakes(conn, ev.me, ev.root)
+    waking = turns.wakes(conn, ev.me, ev.root)
     reply = None
     if waking and turn and not ev.data.get("stop_hook_active"):
         turns.count(conn, ev.sid, ev.now, wake=False)

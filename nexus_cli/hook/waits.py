@@ -23,16 +23,17 @@ QUIET: Reply = (None, 0, None)
 def wake_text(conn: sqlite3.Connection, root: str, sid: str, via: str | None
               ) -> tuple[str, list[str]] | None:
     """Inside the write that ends the wait, once news arrived: the announcement for one
-    automatic turn and the ids it lists, or None at the limit (or when it was read meanwhile)."""
+    automatic turn and the ids it lists, or None at the limit (or when it was read or announced
+    meanwhile: a Stop hook beside this wait may have). The turn counts in this very write, so
+    no other wake or Stop can take the same last turn."""
     now = time.time()
     me = sessions.known(conn, sid)
     turn = turns.allowed(me, root)
-    rows, total = mailbox.unread(conn, sid, only_new=False)
-    if not turn or not total:
+    if not turn or not mailbox.has_news(conn, sid):
         return None
+    rows, total = mailbox.unread(conn, sid, only_new=False)
     text = announce.announce(conn, me, rows, total, now, via, turn)
-    if via:
-        turns.count(conn, sid, now, wake=True)
+    turns.count(conn, sid, now, wake=True)
     return text, [r["id"] for r in rows]
 
 
@@ -78,5 +79,4 @@ def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._
                                "(`nexus status`) before re-dispatching")
         else:
             mailbox.mark_delivered(conn, woke[1], now, "wake")
-            turns.count(conn, sid, now, wake=True)
     return (None, 1, f"nexus hook: wake failed: {error}") if error else QUIET

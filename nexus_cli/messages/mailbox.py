@@ -210,15 +210,9 @@ def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sql
 
 def has_news(conn: sqlite3.Connection, sid: str) -> bool:
     """Whether something unannounced that may wake `sid` waits (what ends an idle or listening
-    wait; `send --no-wake` waits for the next prompt)."""
+    wait and holds a Stop open; `send --no-wake` waits for the next prompt)."""
     return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND delivered_at IS NULL"
                         f" AND wake = 1 AND {UNREAD} LIMIT 1", (sid,)).fetchone() is not None
-
-
-def wakes(conn: sqlite3.Connection, sid: str) -> bool:
-    """Whether something unread that may wake `sid` waits (what holds a Stop open)."""
-    return conn.execute(f"SELECT 1 FROM messages WHERE recipient = ? AND wake = 1 AND {UNREAD}"
-                        " LIMIT 1", (sid,)).fetchone() is not None
 
 
 def first_reply(conn: sqlite3.Connection, mid: str, recipient: str) -> sqlite3.Row | None:

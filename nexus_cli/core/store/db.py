@@ -145,6 +145,9 @@ class Store:
         if reuse:
             self.keep()
 
+    def command(self) -> None:
+        """A command starts (a team database bounds its waits for the server: `pg`)."""
+
     def keep(self) -> None:
         """Keep one connection per thread and kind from now on (`reuse`): a waiter waits on the
         connection its writes then use."""
@@ -181,8 +184,8 @@ class Store:
     def check_file(self, sides: bool = True) -> bool:
         """Validate `nexus.db` before SQLite opens it: False when absent. The store's files are
         never symbolic links (SQLite would follow one out of the private directory). `sides`:
-        the WAL and shared-memory files too, which SQLite opens with a connection (one the store
-        keeps has them open: `_links_refused` before a new one)."""
+        the WAL, shared-memory and journal files too, which SQLite opens with a connection (one
+        the store keeps has them open: `_links_refused` before a new one)."""
         try:
             st = os.lstat(self.path)
         except FileNotFoundError:
@@ -210,8 +213,9 @@ class Store:
         return True
 
     def _links_refused(self) -> None:
-        """The WAL and shared-memory files, where they exist, are no symbolic links."""
-        for suffix in ("-wal", "-shm"):
+        """The WAL, shared-memory and rollback-journal files, where they exist, are no symbolic
+        links (SQLite would follow one out of the private directory)."""
+        for suffix in ("-wal", "-shm", "-journal"):
             try:
                 mode = os.lstat(self.path + suffix).st_mode
             except OSError:

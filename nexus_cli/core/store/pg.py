@@ -39,6 +39,7 @@ HOOK_CONNECT_TIMEOUT = 2  # a hook's budget for reaching the server
 HOOK_BUDGET = 2.0  # a hook's every wait for the server, in all (pgwire.Deadline)
 BUSY_MS = 10_000  # the writers' lock is waited for this long (SQLite's busy timeout)
 STATEMENT_MS = 30_000
+COMMAND_BUDGET = STATEMENT_MS / 1000 + CONNECT_TIMEOUT  # a whole command's waits for the server
 CHANNEL = "nexus"
 LOCK = f"SELECT pg_advisory_xact_lock({APPLICATION_ID}, hashtext(current_schema()))"
 SETTINGS = (f"-c lock_timeout={BUSY_MS} -c statement_timeout={STATEMENT_MS}"
@@ -146,9 +147,13 @@ def _watched(raw: Any) -> Iterator[None]:
     import socket
     import threading
 
-    ends = [time.monotonic() + STATEMENT_MS / 1000 + CONNECT_TIMEOUT]
+    started = time.monotonic()
+    spent = pgwire.budget()
+    ends = [started + STATEMENT_MS / 1000 + CONNECT_TIMEOUT]
     if raw.limit is not None:
         ends.append(raw.limit.at)
+    if spent is not None:
+        ends.append(started + spent.left_s)
     fired: list[bool] = []
 
     def cut() -> None:
@@ -170,6 +175,8 @@ def _watched(raw: Any) -> Iterator[None]:
         raise
     finally:
         timer.cancel()
+        if spent is not None:
+            spent.spend(time.monotonic() - started)
 
 
 def _row_factory(cursor):  # type: ignore[no-untyped-def]
@@ -451,6 +458,8 @@ def connect(url: str, root: str, timeout: float = CONNECT_TIMEOUT,
                 raise bad_url(url, exc) from None
             if limit is not None:
                 timeout = max(1, min(timeout, int(limit.left())))
+            if (spent := pgwire.budget()) is not None:  # (libpq counts whole seconds, 1 at least)
+                timeout = max(1, min(timeout, int(spent.left_s)))
             raw = psycopg.NexusConnection.connect(
                 url, autocommit=True, connect_timeout=timeout, application_name="nexus",
                 row_factory=_row_factory, cursor_factory=psycopg.RawCursor)
@@ -632,6 +641,11 @@ class PgStore:
         self.timeout = HOOK_CONNECT_TIMEOUT if linger else CONNECT_TIMEOUT
         self.limit = pgwire.process_deadline(HOOK_BUDGET) if linger else None
         self._local = threading.local()
+
+    def command(self) -> None:
+        """A command (a CLI command, an MCP tool call) starts in this thread: its waits for the
+        server, every connection and statement together, end within one budget."""
+        pgwire.command(COMMAND_BUDGET)
 
     def check_dir(self) -> bool:
         return True

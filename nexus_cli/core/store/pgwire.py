@@ -23,7 +23,8 @@ anything is allocated for it (a row past ROW_MAX, a result past RESULT_MAX: a co
 SQLSTATE 54000), a malformed message is an error (the connection is closed; SQLSTATE 08P01), the
 whole startup has one deadline and so has every statement, kept on the socket whatever the
 server trickles meanwhile (a notice every second re-arms nothing; a `Deadline` is a budget
-several connections share: a hook's 2 s in all), bytes the server sends between its TLS answer
+several connections share: a hook's 2 s in all; a `Budget` is what a whole command may spend
+waiting for the server, its statements together), bytes the server sends between its TLS answer
 and the handshake are refused (CVE-2021-23222), SCRAM's server signature is checked before the
 session is used,
 and a password never crosses a non-loopback network in clear text unless TLS with a verified
@@ -37,6 +38,7 @@ import os
 import socket
 import struct
 import time
+from _thread import _local as _thread_local  # (threading itself costs a hook a millisecond)
 
 # the URL and query parameters served here (any other: libpq's job, e.g. require_auth,
 # channel_binding, sslcrl, sslpassword, service, target_session_attrs ...)
@@ -93,6 +95,34 @@ class Deadline:
 
     def left(self) -> float:
         return self.at - time.monotonic()
+
+
+class Budget:
+    """What one whole command (a CLI command, an MCP tool call) may spend waiting for the server,
+    in all: every connection and statement of the command draws on it (a server that answers one
+    byte at a time holds the command, not each of its statements, to this). Waits of the
+    command's own (for a notification, a sleep) are not the server's: they spend nothing."""
+
+    __slots__ = ("left_s",)
+
+    def __init__(self, seconds: float) -> None:
+        self.left_s = seconds
+
+    def spend(self, seconds: float) -> None:
+        self.left_s -= max(0.0, seconds)
+
+
+_BUDGET = _thread_local()  # this thread's command's Budget (`command`)
+
+
+def command(seconds: float | None) -> None:
+    """Start this thread's command with a budget of `seconds` (None: none)."""
+    _BUDGET.now = Budget(seconds) if seconds is not None else None
+
+
+def budget() -> Budget | None:
+    """The budget of the command running in this thread, if one was started."""
+    return getattr(_BUDGET, "now", None)
 
 
 _PROCESS: list[Deadline] = []
@@ -483,14 +513,25 @@ class Wire:
     """One connection. `query` runs a statement (with $n parameters) or, without parameters, a
     simple query (several statements allowed). `timeout` bounds the whole connection and
     authentication; `read_timeout` (None: none) bounds each statement afterwards, from its
-    sending to its last reply; `limit` bounds both as well. Any failure of the connection
-    closes its socket."""
+    sending to its last reply; `limit` bounds both as well, and so does what is left of the
+    command's `Budget` (`command`). Any failure of the connection closes its socket."""
 
     def __init__(self, p: dict[str, str], timeout: float, read_timeout: float | None = None,
                  limit: Deadline | None = None) -> None:
         self.limit = limit  # a budget every wait ends by, too (a hook's)
         if limit is not None:
             timeout = min(timeout, limit.left())
+        spent = budget()  # and the command's
+        if spent is not None:
+            timeout = min(timeout, spent.left_s)
+        started = time.monotonic()
+        try:
+            self._open(p, timeout, read_timeout)
+        finally:
+            if spent is not None:
+                spent.spend(time.monotonic() - started)
+
+    def _open(self, p: dict[str, str], timeout: float, read_timeout: float | None) -> None:
         self.status = "I"  # the transaction status of the last ReadyForQuery
         self.parameters: dict[str, str] = {}
         self.notes: list[Notify] = []
@@ -826,9 +867,12 @@ class Wire:
     def query(self, sql: str, values: list | tuple | None = None) -> Result:
         if self.closed or self.broken:
             raise WireError("the connection is closed")
+        started = time.monotonic()
+        spent = budget()
         ends = [t for t in (self.limit.at if self.limit is not None else None,
-                            time.monotonic() + self.read_timeout
-                            if self.read_timeout is not None else None) if t is not None]
+                            started + self.read_timeout if self.read_timeout is not None else None,
+                            started + spent.left_s if spent is not None else None)
+                if t is not None]
         self._deadline = min(ends) if ends else None
         self._late = LATE
         try:
@@ -838,6 +882,8 @@ class Wire:
             raise WireError(f"the server broke the protocol ({exc})", BROKEN) from None
         finally:
             self._deadline = None
+            if spent is not None:
+                spent.spend(time.monotonic() - started)
 
     # Statements that travel with the next one (one round trip for several): a transaction's
     # BEGIN, and writes whose result nobody reads (a touch, a new message, a notification). Their
