@@ -175,12 +175,17 @@ def tool_command(spec: dict[str, Any]) -> click.Command:
         shown = [params.dest(n).upper() if n in spec["cli"]["positional"] else params.flag(n)
                  for n in spec["cli"]["stdin"]]
         doc += "\n\nPass - as " + " or ".join(shown) + " to read it from standard input."
-    example = spec.get("example") or ""
     command = click.Command(spec["cli"]["path"][-1], callback=callback,
                             params=params.params(spec), help=params.cli_words(doc),
-                            short_help=spec["title"],
-                            epilog=f"\b\nExample:\n  {example}" if example else None)
-    command.example = example  # type: ignore[attr-defined]  # the man page and docs show it
+                            short_help=spec["title"])
+    return example(command, spec.get("example") or "")
+
+
+def example(command: click.Command, text: str) -> click.Command:
+    """A command's example: the last lines of its --help, and its man page's and docs'."""
+    if text:
+        command.epilog = f"\b\nExample:\n  {text}"
+    command.example = text  # type: ignore[attr-defined]
     return command
 
 

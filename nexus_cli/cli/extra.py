@@ -9,6 +9,7 @@ import click
 
 from .. import clients
 from ..core.settings import DEFAULT_GROUPS, WATCH_MAX
+from . import example
 
 
 @click.command("hook", context_settings={"ignore_unknown_options": True},
@@ -124,6 +125,7 @@ def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
 
 
 watch.man_group = "messages"  # type: ignore[attr-defined]
+example(watch, "nexus watch --timeout 600")
 
 
 def _no_command(path: str, where: str) -> Exception:
@@ -151,6 +153,7 @@ def help_(ctx: click.Context, command: tuple[str, ...]) -> None:
 
 
 help_.man_group = "integration"  # type: ignore[attr-defined]
+example(help_, "nexus help task create")
 
 
 @click.command("completion", short_help="Print the shell completion script")
@@ -169,11 +172,15 @@ def completion(shell: str) -> None:
 
 
 completion.man_group = "integration"  # type: ignore[attr-defined]
+example(completion, "nexus completion fish > ~/.config/fish/completions/nexus.fish")
 
 
-@click.command("man", short_help="Show a manual page")
+@click.command("man", short_help="Show a manual page, or install them")
 @click.argument("command", nargs=-1)
-def man(command: tuple[str, ...]) -> None:
+@click.option("--install", "install", is_flag=True,
+              help="Copy the pages where man(1) looks (~/.local/share/man/man1, as pipx does), "
+              "so that `man nexus` and `man nexus-messages` work; again after an upgrade.")
+def man(command: tuple[str, ...], install: bool) -> None:
     """Show the manual page of nexus, or of the group a command belongs to (`nexus man send`).
     The pages ship inside the package; this needs man(1), else it shows the command's help."""
     import os
@@ -181,6 +188,9 @@ def man(command: tuple[str, ...]) -> None:
     import subprocess
 
     from ..core import data
+
+    if install:
+        return _install_man()
 
     page = "nexus.1"
     if command:
@@ -204,3 +214,19 @@ def man(command: tuple[str, ...]) -> None:
 
 
 man.man_group = "integration"  # type: ignore[attr-defined]
+example(man, "nexus man --install && man nexus-messages")
+
+
+def _install_man() -> None:
+    from ..core.errors import NexusError
+    from ..setup import manuals
+    from . import output
+
+    try:
+        done = manuals.install()
+    except NexusError as exc:
+        output.emit_error(exc, False)
+        sys.exit(int(exc.exit_code))
+    click.echo(f"{done['pages']} manual pages in {done['folder']}")
+    status, detail, fix = manuals.check()
+    click.echo(detail if status == "ok" else f"{detail}: {fix}")
