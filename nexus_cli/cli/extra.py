@@ -128,11 +128,20 @@ watch.man_group = "messages"  # type: ignore[attr-defined]
 example(watch, "nexus watch --timeout 600")
 
 
-def _no_command(path: str, where: str) -> Exception:
-    from ..core.errors import NexusError
+def _find(words: tuple[str, ...]) -> tuple[click.Command, list[str]]:
+    """The command `nexus WORDS` names, and its path; else the error naming the nearest."""
+    from . import build, no_command
 
-    return NexusError("usage_error", where, f"no command `{path}`",
-                      "see `nexus --help` for the commands")
+    cmd: click.Command = build()
+    path = ["nexus"]
+    for name in words:
+        ctx = click.Context(cmd, info_name=" ".join(path))
+        sub = cmd.get_command(ctx, name) if isinstance(cmd, click.Group) else None
+        if sub is None:
+            names = cmd.list_commands(ctx) if isinstance(cmd, click.Group) else []
+            raise no_command(" ".join(path), name, names)
+        cmd, path = sub, [*path, name]
+    return cmd, path
 
 
 @click.command("help", context_settings={"ignore_unknown_options": True},
@@ -141,13 +150,7 @@ def _no_command(path: str, where: str) -> Exception:
 @click.pass_context
 def help_(ctx: click.Context, command: tuple[str, ...]) -> None:
     """Show the help of nexus or of one command (`nexus help task create`)."""
-    group: click.Command = ctx.find_root().command
-    info = ["nexus"]
-    for name in command:
-        sub = group.get_command(ctx, name) if isinstance(group, click.Group) else None
-        if sub is None:
-            raise _no_command(" ".join([*info, name]), "nexus help")
-        group, info = sub, [*info, name]
+    group, info = _find(command)
     with click.Context(group, info_name=" ".join(info), parent=None) as sub_ctx:
         click.echo(group.get_help(sub_ctx))
 
@@ -194,16 +197,9 @@ def man(command: tuple[str, ...], install: bool) -> None:
 
     page = "nexus.1"
     if command:
-        from ..gen.manpages import group_of
-        from . import build
+        from . import group_of
 
-        root = build()
-        ctx = click.Context(root, info_name="nexus")
-        cmd: click.Command | None = root
-        for name in command:
-            cmd = cmd.get_command(ctx, name) if isinstance(cmd, click.Group) else None
-        if cmd is None:
-            raise _no_command(f"nexus {' '.join(command)}", "nexus man")
+        cmd, _ = _find(command)
         page = f"nexus-{group_of(' '.join(command), cmd)}.1"
     path = data.path("man", page)
     if shutil.which("man") and os.path.exists(path):
