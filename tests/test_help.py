@@ -4,8 +4,11 @@ runs as written; the command line's help names commands, never the MCP tool name
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
+import subprocess
 
 import click
 import pytest
@@ -93,3 +96,45 @@ def test_approve_without_session_names_the_session_it_means(nx, routed) -> None:
     assert nx("approve", aid, "allow-once", "--session", f"claude:{WORKER}", env=A).code == 0
     thread.join(30)
     assert box["reply"][0]["hookSpecificOutput"]["decision"]["behavior"] == "allow"
+
+
+def manual_check(nx) -> dict:
+    return {c["name"]: c for c in nx("doctor", "--quick", "--json").json["checks"]}[
+        "manual pages"]
+
+
+@pytest.mark.skipif(not shutil.which("man"), reason="needs man(1)")
+def test_man_install_puts_the_pages_where_man_looks_and_doctor_follows(nx, fakehome,
+                                                                        monkeypatch) -> None:
+    """`man nexus` found nothing although the pages ship: `nexus man --install` puts them where
+    pipx puts its own, and doctor says so before and after, with a fix that works as written."""
+    monkeypatch.delenv("MANPATH", raising=False)
+    (fakehome / ".local" / "bin").mkdir(parents=True)  # on PATH, as pipx and uv make it
+    monkeypatch.setenv("PATH", f"{fakehome}/.local/bin:/usr/bin:/bin")
+    before = manual_check(nx)
+    assert before["status"] == "warn" and before["fix"] == "run `nexus man --install`"
+    assert subprocess.run(["man", "-w", "nexus"], capture_output=True).returncode != 0
+    r = nx("man", "--install")
+    assert r.code == 0 and "manual pages in" in r.out
+    found = subprocess.run(["man", "-w", "nexus-messages"], capture_output=True, text=True)
+    assert found.stdout.strip() == f"{fakehome}/.local/share/man/man1/nexus-messages.1"
+    assert manual_check(nx)["status"] == "ok"
+    page = fakehome / ".local/share/man/man1/nexus.1"
+    page.write_text(page.read_text() + ".\\\" an older version\n")
+    assert "another version" in manual_check(nx)["detail"]
+    # off PATH, man does not look there: doctor's fix, followed literally, makes it look
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert nx("man", "--install").code == 0
+    told = manual_check(nx)
+    assert told["status"] == "warn"
+    setting = re.search(r"`export (MANPATH)=\"(.+)\"`", told["fix"])
+    assert setting is not None
+    env = {**os.environ, setting[1]: setting[2]}
+    assert subprocess.run(["man", "-w", "nexus"], capture_output=True, env=env).returncode == 0
+
+
+def test_man_install_that_cannot_write_says_so(nx, fakehome) -> None:
+    (fakehome / ".local" / "share").mkdir(parents=True)
+    (fakehome / ".local" / "share" / "man").write_text("not a folder")
+    r = nx("man", "--install")
+    assert r.code == 8 and "man_unwritable" in r.err and "nexus man --install" in r.err

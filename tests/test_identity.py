@@ -75,15 +75,17 @@ def test_project_root_is_the_git_top_level(tmp_path):
 
 
 def test_a_handle_names_one_session_even_when_ids_share_their_first_digits(hook, home):
+    """Codex ids are UUIDv7: sessions started together share their first (time) digits, so a
+    handle is cut from the random ones; extended until unique, never "the most recent"."""
     twins = ["01a22c48-aa78-77e0-af8e-8fc31cc0ee76", "01a22c48-aa78-7fd3-9067-a6b0a10d7ac3",
-             "01a22c48-aa78-7fd3-9999-a6b0a10d7ac3"]
+             "01a22c48-aa78-7fd3-9067-a6b0a10d7ac4"]
     for t in twins:
         hook("codex", "SessionStart", t, source="startup")
     handles = {r["id"]: r["handle"] for r in db(home).execute("SELECT id, handle FROM sessions")}
-    assert handles[f"codex:{twins[0]}"] == "s-01a22c48aa78"
-    assert len(set(handles.values())) == 3  # extended until unique, never "the most recent"
-    assert handles[f"codex:{twins[1]}"] == "s-01a22c48aa787"
-    assert handles[f"codex:{twins[2]}"] == "s-01a22c48aa787f"
+    assert handles[f"codex:{twins[0]}"] == "s-7e0f8e8fc31c"
+    assert handles[f"codex:{twins[1]}"] == "s-fd3067a6b0a1"
+    assert len(set(handles.values())) == 3
+    assert handles[f"codex:{twins[2]}"] == "s-fd3067a6b0a10"
 
 
 def test_an_agent_never_takes_a_persons_name(nx, pair, home):

@@ -83,6 +83,13 @@ class Group(click.Group):
             names |= set(EXTRA)
         return sorted(names)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
+        """A name that is no command: an error that names the nearest ones."""
+        name = args[0]
+        if self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            raise no_command(ctx.command_path, name, self.list_commands(ctx))
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         path = (*self.prefix, name)
         paths = tool_paths()
@@ -98,6 +105,14 @@ class Group(click.Group):
             module, _, attr = EXTRA[name].rpartition(":")
             return getattr(importlib.import_module(f".{module or 'extra'}", __package__), attr)
         return None
+
+
+def no_command(where: str, name: str, names: list[str]) -> NexusError:
+    from ..core.suggest import did_you_mean
+
+    hint = did_you_mean(name, names, lambda c: f"`{where} {c}`")
+    return NexusError("usage_error", where, f"no command `{name}`",
+                      (hint + " " if hint else "") + f"`{where} --help` lists them")
 
 
 class ToolGroup(Group):
@@ -175,12 +190,17 @@ def tool_command(spec: dict[str, Any]) -> click.Command:
         shown = [params.dest(n).upper() if n in spec["cli"]["positional"] else params.flag(n)
                  for n in spec["cli"]["stdin"]]
         doc += "\n\nPass - as " + " or ".join(shown) + " to read it from standard input."
-    example = spec.get("example") or ""
     command = click.Command(spec["cli"]["path"][-1], callback=callback,
                             params=params.params(spec), help=params.cli_words(doc),
-                            short_help=spec["title"],
-                            epilog=f"\b\nExample:\n  {example}" if example else None)
-    command.example = example  # type: ignore[attr-defined]  # the man page and docs show it
+                            short_help=spec["title"])
+    return example(command, spec.get("example") or "")
+
+
+def example(command: click.Command, text: str) -> click.Command:
+    """A command's example: the last lines of its --help, and its man page's and docs'."""
+    if text:
+        command.epilog = f"\b\nExample:\n  {text}"
+    command.example = text  # type: ignore[attr-defined]
     return command
 
 

@@ -16,6 +16,8 @@ import time
 
 import click
 
+from . import example
+
 REFETCH_EVERY = 10.0  # seconds: transcripts change without a store write (a long tool call)
 TICK = 1.0  # seconds between data_version looks and clock updates
 
@@ -117,6 +119,7 @@ def board(once: bool, all_workspaces: bool, include_offline: bool, focus: str | 
 
 
 board.man_group = "insight"  # type: ignore[attr-defined]
+example(board, "nexus board --include-offline")
 
 
 def waiting(extras: dict, most: int = 5) -> list[str]:

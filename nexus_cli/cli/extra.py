@@ -9,6 +9,7 @@ import click
 
 from .. import clients
 from ..core.settings import DEFAULT_GROUPS, WATCH_MAX
+from . import example
 
 
 @click.command("hook", context_settings={"ignore_unknown_options": True},
@@ -124,13 +125,23 @@ def watch(timeout_text: str | None, as_json: bool, as_: str | None) -> None:
 
 
 watch.man_group = "messages"  # type: ignore[attr-defined]
+example(watch, "nexus watch --timeout 600")
 
 
-def _no_command(path: str, where: str) -> Exception:
-    from ..core.errors import NexusError
+def _find(words: tuple[str, ...]) -> tuple[click.Command, list[str]]:
+    """The command `nexus WORDS` names, and its path; else the error naming the nearest."""
+    from . import build, no_command
 
-    return NexusError("usage_error", where, f"no command `{path}`",
-                      "see `nexus --help` for the commands")
+    cmd: click.Command = build()
+    path = ["nexus"]
+    for name in words:
+        ctx = click.Context(cmd, info_name=" ".join(path))
+        sub = cmd.get_command(ctx, name) if isinstance(cmd, click.Group) else None
+        if sub is None:
+            names = cmd.list_commands(ctx) if isinstance(cmd, click.Group) else []
+            raise no_command(" ".join(path), name, names)
+        cmd, path = sub, [*path, name]
+    return cmd, path
 
 
 @click.command("help", context_settings={"ignore_unknown_options": True},
@@ -139,18 +150,13 @@ def _no_command(path: str, where: str) -> Exception:
 @click.pass_context
 def help_(ctx: click.Context, command: tuple[str, ...]) -> None:
     """Show the help of nexus or of one command (`nexus help task create`)."""
-    group: click.Command = ctx.find_root().command
-    info = ["nexus"]
-    for name in command:
-        sub = group.get_command(ctx, name) if isinstance(group, click.Group) else None
-        if sub is None:
-            raise _no_command(" ".join([*info, name]), "nexus help")
-        group, info = sub, [*info, name]
+    group, info = _find(command)
     with click.Context(group, info_name=" ".join(info), parent=None) as sub_ctx:
         click.echo(group.get_help(sub_ctx))
 
 
 help_.man_group = "integration"  # type: ignore[attr-defined]
+example(help_, "nexus help task create")
 
 
 @click.command("completion", short_help="Print the shell completion script")
@@ -169,11 +175,15 @@ def completion(shell: str) -> None:
 
 
 completion.man_group = "integration"  # type: ignore[attr-defined]
+example(completion, "nexus completion fish > ~/.config/fish/completions/nexus.fish")
 
 
-@click.command("man", short_help="Show a manual page")
+@click.command("man", short_help="Show a manual page, or install them")
 @click.argument("command", nargs=-1)
-def man(command: tuple[str, ...]) -> None:
+@click.option("--install", "install", is_flag=True,
+              help="Copy the pages where man(1) looks (~/.local/share/man/man1, as pipx does), "
+              "so that `man nexus` and `man nexus-messages` work; again after an upgrade.")
+def man(command: tuple[str, ...], install: bool) -> None:
     """Show the manual page of nexus, or of the group a command belongs to (`nexus man send`).
     The pages ship inside the package; this needs man(1), else it shows the command's help."""
     import os
@@ -182,18 +192,14 @@ def man(command: tuple[str, ...]) -> None:
 
     from ..core import data
 
+    if install:
+        return _install_man()
+
     page = "nexus.1"
     if command:
-        from ..gen.manpages import group_of
-        from . import build
+        from . import group_of
 
-        root = build()
-        ctx = click.Context(root, info_name="nexus")
-        cmd: click.Command | None = root
-        for name in command:
-            cmd = cmd.get_command(ctx, name) if isinstance(cmd, click.Group) else None
-        if cmd is None:
-            raise _no_command(f"nexus {' '.join(command)}", "nexus man")
+        cmd, _ = _find(command)
         page = f"nexus-{group_of(' '.join(command), cmd)}.1"
     path = data.path("man", page)
     if shutil.which("man") and os.path.exists(path):
@@ -204,3 +210,19 @@ def man(command: tuple[str, ...]) -> None:
 
 
 man.man_group = "integration"  # type: ignore[attr-defined]
+example(man, "nexus man --install && man nexus-messages")
+
+
+def _install_man() -> None:
+    from ..core.errors import NexusError
+    from ..setup import manuals
+    from . import output
+
+    try:
+        done = manuals.install()
+    except NexusError as exc:
+        output.emit_error(exc, False)
+        sys.exit(int(exc.exit_code))
+    click.echo(f"{done['pages']} manual pages in {done['folder']}")
+    status, detail, fix = manuals.check()
+    click.echo(detail if status == "ok" else f"{detail}: {fix}")

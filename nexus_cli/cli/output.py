@@ -23,24 +23,26 @@ def _stdout() -> Any:
     return sys.stdout
 
 
-def to_rich(table: Table) -> Any:
+def to_rich(table: Table, limit: int) -> Any:
+    """The table for rich within `limit` columns (Table.fit); a table whose kept columns alone
+    do not fit is printed whole, as plain text, rather than with an id cut."""
     from rich.table import Table as RichTable
     from rich.text import Text
 
-    from ..core.human import STYLES
+    from ..core.human import GAP, STYLES
 
-    out = RichTable(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for h in table.headers:
-        if h in table.wrap:
-            out.add_column(h, overflow="ellipsis", ratio=1)
-        elif h in table.wide:
-            out.add_column(h, overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
-        else:
-            out.add_column(h, no_wrap=True)
-    styled = [i for i, h in enumerate(table.headers) if h in table.styled]
+    widths = table.fit(limit)
+    if widths is None:
+        return table.plain()
+    out = RichTable(box=None, pad_edge=False, show_edge=False, header_style="bold",
+                    padding=(0, GAP // 2), collapse_padding=False)
+    shown = [i for i, w in enumerate(widths) if w]  # 0: left out for want of room
+    for i in shown:
+        h = table.headers[i]
+        out.add_column(h, width=widths[i], no_wrap=h not in table.wrap, overflow="ellipsis")
     for r in table.rows:
-        out.add_row(*(Text(c, style=STYLES.get(c, "")) if i in styled else Text(c)
-                      for i, c in enumerate(r)))
+        out.add_row(*(Text(r[i], style=STYLES.get(r[i], "") if table.headers[i] in table.styled
+                           else "") for i in shown))
     return out
 
 
@@ -77,7 +79,9 @@ def emit(tool: Tool, result: dict[str, Any], as_json: bool,
             con = Console(file=out, highlight=False, markup=False, emoji=False)
             with con.capture() as cap:
                 for part in parts:
-                    con.print(to_rich(part) if isinstance(part, Table) else part)
+                    shown = to_rich(part, con.width) if isinstance(part, Table) else part
+                    whole = isinstance(part, Table) and isinstance(shown, str)
+                    con.print(shown, soft_wrap=whole, crop=not whole)
             text, height = cap.get(), con.height
             if defer and pager(out, text, height):
                 def later() -> None:

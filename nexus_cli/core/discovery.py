@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from . import availability, identity, sessions
+from . import availability, identity, sessions, suggest
 from .errors import NexusError, invalid
 from .sessions import Caller
 from .settings import RECENT_OFFLINE
@@ -140,6 +140,23 @@ def by_name(rows: list[sqlite3.Row], target: str) -> list[sqlite3.Row]:
     return exact or [r for r in rows if target.lower() in r["name"].lower()]
 
 
+def near(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
+         all_workspaces: bool) -> list[str]:
+    """The names and handles closest to a mistyped target, the caller's own aside, as they are
+    to be typed: a live session's name, an offline one's handle (a name reaches live sessions
+    only)."""
+    live = {r["id"] for r in scoped_rows(conn, caller, now, all_workspaces, False)}
+    words: dict[str, sqlite3.Row] = {}
+    for row in scoped_rows(conn, caller, now, all_workspaces, True):
+        if row["id"] == caller.id:
+            continue
+        words.setdefault(row["name"], row)
+        words.setdefault(row["handle"], row)
+    close = suggest.nearest(target, words)
+    return list(dict.fromkeys(f"`{w if words[w]['id'] in live else words[w]['handle']}`"
+                              for w in close))
+
+
 def not_found(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
               all_workspaces: bool, include_offline: bool) -> NexusError:
     """The error for a target nothing matched, naming what would have worked: the handle of an
@@ -171,6 +188,7 @@ def not_found(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
         offline = by_name(scoped_rows(conn, caller, now, True, True), target)
         if offline:
             return gone(offline)
+    hint = suggest.phrase(near(conn, caller, target, now, all_workspaces))
     return NexusError("target_not_found", target, f"no session in {scope} matches",
-                      "run `nexus peers --include-offline"
+                      (hint + " " if hint else "") + "run `nexus peers --include-offline"
                       + ("" if all_workspaces else " --all-workspaces") + "` and use a handle")

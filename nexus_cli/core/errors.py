@@ -70,6 +70,7 @@ CODES: dict[str, tuple[int, str]] = {
     "store_busy": (Exit.STORE, "The store stayed locked by another process past the busy timeout."),
     "config_invalid": (Exit.CONFIG, "A client's config file does not parse; it was not touched."),
     "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),
+    "man_unwritable": (Exit.CONFIG, "The manual pages could not be written where man(1) looks."),
     "config_changed": (Exit.CONFIG, "A config file changed while nexus was editing it."),
     "config_conflict": (Exit.CONFIG, "The config defines nexus in a form nexus cannot edit "
                                      "safely."),

@@ -18,21 +18,63 @@ STYLES = {"listening": "green", "working": "yellow", "waiting": "bold yellow", "
           "read": "green", "expired": "dim"}
 
 
+KEEP = ("id", "name", "handle")  # columns a reader types next: never cut (unless told otherwise)
+GAP = 2  # columns between two columns
+WIDE_MIN = 8  # a `wide` or `wrap` column keeps at least this much (or its own width)
+
+
 class Table:
-    """Rows for people: headers, rows of cells; `wide` columns give up room first (cut with an
-    ellipsis: paths, notes, task text), `wrap` columns wrap their words inside the column, the
-    others never break. `styled` columns colour their values by STYLES."""
+    """Rows for people: headers, rows of cells. `keep` columns (ids, handles, names: what a
+    reader must type next) are never cut; when the table is too wide for the terminal the
+    `wide` columns give up room first (cut with an ellipsis: paths, notes, task text), then the
+    `wrap` ones (their words wrap inside the column), then columns are left out (`fit`); a
+    column empty in every row takes no room. `styled` columns colour their values by STYLES."""
 
     def __init__(self, headers: list[str], rows: list[list[str]], wide: tuple[str, ...] = (),
-                 wrap: tuple[str, ...] = (), styled: tuple[str, ...] = ("status",)) -> None:
-        self.headers = headers
-        self.rows = [[visible(str(c), keep_lines=False)
-                      for c in r] for r in rows]
-        self.wide, self.wrap, self.styled = wide, wrap, styled
+                 wrap: tuple[str, ...] = (), styled: tuple[str, ...] = ("status",),
+                 keep: tuple[str, ...] = KEEP) -> None:
+        cells = [[visible(str(c), keep_lines=False) for c in r] for r in rows]
+        shown = [i for i in range(len(headers)) if any(r[i] for r in cells)] if cells else \
+            list(range(len(headers)))
+        self.headers = [headers[i] for i in shown]
+        self.rows = [[r[i] for i in shown] for r in cells]
+        self.wide, self.wrap, self.styled, self.keep = wide, wrap, styled, keep
+
+    def natural(self) -> list[int]:
+        return [max(width(r[i]) for r in [self.headers, *self.rows])
+                for i in range(len(self.headers))]
+
+    def fit(self, limit: int) -> list[int] | None:
+        """Column widths within `limit` terminal columns (0: the column is left out), or None
+        when the kept columns alone do not fit (then nothing is cut: the table is shown whole).
+        The `wide` columns shrink first, then the `wrap` ones (to WIDE_MIN); if that is not
+        enough, columns are left out, in the same order and then the others, right to left:
+        a column is cut or left out, never shown as a stump."""
+        widths = self.natural()
+
+        def excess() -> int:
+            shown = [w for w in widths if w]
+            return sum(shown) + GAP * max(0, len(shown) - 1) - limit
+
+        stages = [[i for i, h in enumerate(self.headers) if h in names and h not in self.keep]
+                  for names in (self.wide, self.wrap)]
+        stages.append([i for i, h in enumerate(self.headers) if h not in self.keep
+                       and i not in stages[0] + stages[1]])
+        for stage in stages[:2]:
+            floor = {i: min(widths[i], max(WIDE_MIN, width(self.headers[i]))) for i in stage}
+            while excess() > 0:
+                give = [i for i in stage if widths[i] > floor[i]]
+                if not give:
+                    break
+                widths[max(give, key=lambda i: widths[i])] -= 1
+        for stage in stages:
+            for i in reversed(stage):
+                if excess() > 0:
+                    widths[i] = 0
+        return widths if excess() <= 0 else None
 
     def plain(self) -> str:
-        widths = [max(width(r[i]) for r in [self.headers, *self.rows])
-                  for i in range(len(self.headers))]
+        widths = self.natural()
         return "\n".join("  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip()
                          for r in [self.headers, *self.rows])
 

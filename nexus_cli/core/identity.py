@@ -84,11 +84,16 @@ def is_valid(sid: str) -> bool:
 
 
 def handle_digits(sid: str) -> str:
-    """The characters a handle is cut from: the client id's hex digits (a user's login)."""
+    """The characters a handle is cut from: the client id's hex digits, those that differ
+    first (a user's login). A UUIDv7 (Codex's thread ids) begins with its time, which sessions
+    started together share: its random digits come first, then the rest."""
     client, rest = split_id(sid)
     if client == USER:
         return rest
-    return rest.replace("-", "").lower()
+    digits = rest.replace("-", "").lower()
+    if len(digits) == 32 and digits[12] == "7":  # time 0-11, version 12, random 13-15 and 17-31
+        return digits[13:16] + digits[17:] + digits[:13] + digits[16]
+    return digits
 
 
 def handle_base(sid: str, length: int = HANDLE_DIGITS) -> str:

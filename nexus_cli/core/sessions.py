@@ -233,8 +233,9 @@ def unique_name(conn: sqlite3.Connection, base: str, now: float, exclude: str = 
 
 
 def unique_handle(conn: sqlite3.Connection, sid: str) -> str:
-    """`s-` and the first 12 hex digits of the client id, extended one digit at a time while
-    another session holds it: one handle names one session, always."""
+    """`s-` and 12 hex digits of the client id (identity.handle_digits: the first ones, or a
+    UUIDv7's random ones), extended one digit at a time while another session holds it: one
+    handle names one session, always."""
     if identity.split_id(sid)[0] == identity.USER:
         return identity.handle_base(sid)  # u-<login>: one login, one handle
     digits = identity.handle_digits(sid)

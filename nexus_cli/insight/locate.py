@@ -155,10 +155,10 @@ def by_transcript(conn: sqlite3.Connection, me: Caller, target: str,
             path = READERS[client].find(key, env())
             if path:
                 hits.append((client, key, path))
-    else:  # a handle: the first hex digits of the id
+    else:  # a handle: the hex digits of the id a handle is cut from
         for client in clients:
             for raw, path in READERS[client].discover(env()):
-                if raw.replace("-", "").startswith(key):
+                if identity.handle_digits(f"{client}:{raw}").startswith(key):
                     hits.append((client, raw, path))
     if not hits:
         return None

@@ -7,7 +7,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..core import atomic, caller, settings
+from ..core import atomic, caller, settings, suggest
 from ..core.context import Ctx
 from ..core.errors import NexusError
 
@@ -36,10 +36,17 @@ def config_list(ctx: Ctx, a: object) -> dict:
     return {"file": file, "settings": [_entry(k, values, in_file) for k in settings.KEYS]}
 
 
-def config_get(ctx: Ctx, a: ConfigGetArgs) -> dict:
-    if a.key not in settings.KEYS:
-        raise NexusError("invalid_argument", "KEY", f"no setting {a.key!r}",
+def known(key: str) -> None:
+    """`invalid_argument` for a key that is no setting, naming the nearest ones."""
+    if key not in settings.KEYS:
+        hint = suggest.did_you_mean(key, settings.KEYS)
+        raise NexusError("invalid_argument", "KEY", f"no setting {key!r}",
+                         (hint + " " if hint else "") +
                          f"the settings are {', '.join(settings.KEYS)} (`nexus config list`)")
+
+
+def config_get(ctx: Ctx, a: ConfigGetArgs) -> dict:
+    known(a.key)
     file = settings.path(ctx.store.root)
     return _entry(a.key, settings.load(ctx.store.root), _read(file))
 
@@ -47,9 +54,7 @@ def config_get(ctx: Ctx, a: ConfigGetArgs) -> dict:
 def config_set(ctx: Ctx, a: ConfigSetArgs) -> dict:
     """Set (or with `value` omitted, unset) one key in config.toml."""
     file = settings.path(ctx.store.root)
-    if a.key not in settings.KEYS:
-        raise NexusError("invalid_argument", "KEY", f"no setting {a.key!r}",
-                         f"the settings are {', '.join(settings.KEYS)} (`nexus config list`)")
+    known(a.key)
     with ctx.read() as conn:
         me = ctx.me(conn)
     if me.is_agent:  # the limits an agent lives under (turns, rates, files) are not its own

@@ -20,9 +20,14 @@ if TYPE_CHECKING:
 OPEN_WORK_LISTED = 3  # the oldest open tasks a `read` names (seed 002: mail reminds of duties)
 
 
-def outlook(seen: availability.Presence, wake: bool = True) -> str:
+def outlook(seen: availability.Presence, wake: bool = True, handle: str | None = None) -> str:
     """When the recipient will see a message, given its presence (and whether the message may
-    wake it): what `send`, `reply`, `ask` and `delegate` tell the sender."""
+    wake it): what `send`, `reply`, `ask` and `delegate` tell the sender. `handle`: the session
+    was named by its name, which reaches live sessions only (what `status` tells)."""
+    if seen.status == "offline" and handle:
+        return (f"it is offline ({seen.reason}): a name reaches live sessions only, so a message "
+                f"to its name is refused; sent to its handle {handle}, it is kept and reaches it "
+                "when it resumes")
     if seen.status == "offline":
         return f"it is offline ({seen.reason}): the message is kept and reaches it when it resumes"
     if seen.status == "waiting":

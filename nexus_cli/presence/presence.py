@@ -119,7 +119,8 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
     return {
         "session": shown,
         "state": state.status,
-        "outlook": outlook(state),
+        "outlook": outlook(state, handle=None if a.target.strip() in (row["id"], row["handle"])
+                           else row["handle"]),
         "listen_mode": bool(row["listening"]),
         "last_assistant_text": row["last_assistant"] or seen.get("last_assistant_text"),
         "last_user_text": row["last_prompt"],

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..approvals import ledger as approvals
-from ..core import identity, interp, sessions, settings
+from ..core import identity, interp, sessions, settings, suggest
 from ..core.context import Ctx
 from ..core.errors import NexusError, invalid
 from ..core.listing import envelope
@@ -98,9 +98,7 @@ def choose(conn, root: str, preset_id: str | None, sandbox: str | None,
         _default(conn, "preset")[0] or presets.DEFAULT
     preset = table.get(wanted)
     if preset is None or preset.get("broken"):
-        why = preset["broken"] if preset else "no preset has that id"
-        raise NexusError("unknown_preset", wanted, why,
-                         "list them with `nexus preset list`")
+        raise unknown_preset(wanted, preset, table)
     for tier, source in ((sandbox, "run"),
                          (preset_id and preset.get("sandbox"), "preset"),
                          (session and _policy_value(conn, session, "sandbox"), "override"),
@@ -456,13 +454,21 @@ def preset_get(ctx: Ctx, a: PresetGetArgs) -> dict:
                 "next": f"`nexus preset set ID --scope session --session {sid}` while it is blank"}
 
 
+def unknown_preset(wanted: str, preset: dict | None, table: dict) -> NexusError:
+    """A preset that is not there (the nearest ids named), or one whose definition is broken."""
+    if preset is not None:
+        return NexusError("unknown_preset", wanted, preset["broken"],
+                          "list them with `nexus preset list`")
+    hint = suggest.did_you_mean(wanted, [p for p, v in table.items() if not v.get("broken")])
+    return NexusError("unknown_preset", wanted, "no preset has that id",
+                      (hint + " " if hint else "") + "list them with `nexus preset list`")
+
+
 def preset_set(ctx: Ctx, a: PresetSetArgs) -> dict:
     table, _ = presets.load(ctx.store.root)
     preset = table.get(a.preset_id)
     if preset is None or preset.get("broken"):
-        raise NexusError("unknown_preset", a.preset_id,
-                         preset["broken"] if preset else "no preset has that id",
-                         "list them with `nexus preset list`")
+        raise unknown_preset(a.preset_id, preset, table)
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
         if a.scope == "new-default":

@@ -20,6 +20,7 @@ from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.proctable import table
 from ..core.store.db import Store
+from . import manuals
 
 BUDGET = 1.3  # hook hot path vs `python -c "import json, sqlite3"`
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
@@ -315,6 +316,7 @@ def doctor(ctx: Ctx, a: Any) -> dict:
     checks.append(path_check())
     checks += install_checks("claude", claude, project)
     checks += install_checks("codex", codex, project)
+    checks.append(check("manual pages", *manuals.check()))
     if not a.quick:
         checks.append(timed_hook())
     failed = sum(c["status"] == "fail" for c in checks)

@@ -1,7 +1,7 @@
 """What nexus knows about a running Codex (0.171.0, see contract/hook.json). Stdlib only.
 
-- Session (thread) ids are lowercase UUIDs (v7: the first 12 hex digits are a timestamp, so two
-  threads started in one millisecond share them; handles are extended on collision).
+- Session (thread) ids are lowercase UUIDs (v7: the first 12 hex digits are a timestamp, which
+  threads started together share; a handle is cut from the random digits instead).
 - Hooks get only `CODEX_HOME`; the session id comes from stdin. The shell tool gets
   `CODEX_SESSION_ID` and `CODEX_THREAD_ID` (both the thread id), plus `CODEX_CI`.
 - MCP calls carry `_meta.sessionId`, `threadId` and `x-codex-turn-metadata.session_id`.
