@@ -653,7 +653,8 @@ def test_the_edit_check_creates_no_store(hook, home, chdir_work):
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_the_installed_edit_guard_starts_python_only_while_something_is_reserved(tmp_path,
                                                                                  client):
-    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{news}": str(tmp_path / "news"),
+    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{script}": sys.executable,
+                                    "{news}": str(tmp_path / "news"),
                                     "{reserved}": str(tmp_path / "reserved")})
     group = next(g for g in table["PreToolUse"] if "Write" in g["matcher"])
     assert set(group["matcher"].split("|")) == {"Edit", "MultiEdit", "NotebookEdit", "Write",
