@@ -32,8 +32,9 @@ def test_install_claude_on_an_empty_home(nx, fakehome, home):
     assert stop[1]["asyncRewake"] is True
     assert stop[1]["command"].endswith("nexus hook claude --wait")
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    exe = command.split()[1]
-    assert os.path.isabs(exe) and os.access(exe, os.X_OK) and command.startswith("NEXUS_HOME=")
+    exe = command.split()[2]
+    assert os.path.isabs(exe) and os.access(exe, os.X_OK)
+    assert command == f"[ -x {exe} ] || exit 0; NEXUS_HOME={home} {exe} hook claude"
     assert settings["permissions"]["allow"] == ["mcp__nexus"]
     server = json.loads((fakehome / ".claude.json").read_text())["mcpServers"]["nexus"]
     assert server == {"type": "stdio", "command": exe, "args": ["mcp"],
@@ -42,6 +43,42 @@ def test_install_claude_on_an_empty_home(nx, fakehome, home):
     again = nx("install", "claude", "--json").json
     assert [f["action"] for f in again["files"]] == ["unchanged", "unchanged"]
     assert snapshot(fakehome) == before  # idempotent to the byte
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_the_installed_hooks_are_silent_once_nexus_is_removed(nx, fakehome, home, tmp_path,
+                                                              client):
+    """`pipx uninstall nexus-cli` without `nexus uninstall` first: every handler nexus installed
+    tests that its script is there and exits 0 with no output when it is not, so the client
+    reports no failing hook at start, on each prompt or at each stop. While it is there, the
+    handler runs it."""
+    import subprocess
+    import sys
+
+    assert nx("install", client).code == 0
+    config = fakehome / (".claude/settings.json" if client == "claude" else ".codex/hooks.json")
+    table = json.loads(config.read_text())["hooks"]
+    script = os.path.join(os.path.dirname(sys.executable), "nexus")
+    commands = [h["command"] for groups in table.values() for g in groups for h in g["hooks"]]
+    assert len(commands) >= len(EVENTS) and all(script in c for c in commands)
+    (home / "reserved").touch()  # the reservation marker: the edit check's guard passes
+    stdin = json.dumps({"hook_event_name": "Stop", "session_id": "x", "cwd": str(tmp_path)})
+    env = {**os.environ, "NEXUS_RUN": "1", "NEXUS_DATABASE_URL": "postgresql:///x"}
+    gone = str(tmp_path / "removed" / "bin" / "nexus")
+    for command in commands:
+        # every guard passes (a run, a team database, a reservation marker): only nexus is gone
+        removed = command.replace(script, gone)
+        assert removed != command
+        done = subprocess.run(["sh", "-c", removed], input=stdin, capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=60)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), (removed, done)
+    fake = tmp_path / "fake"
+    fake.write_text("#!/bin/sh\necho RAN \"$@\"\n")
+    fake.chmod(0o755)
+    for command in commands[:1]:  # and while it is there, it runs
+        done = subprocess.run(["sh", "-c", command.replace(script, str(fake))], input=stdin,
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert done.stdout.startswith("RAN hook"), done
 
 
 @pytest.mark.parametrize("client", ["claude", "codex", "git-hook"])

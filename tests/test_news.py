@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -98,8 +99,8 @@ def test_the_installed_guard_starts_the_hook_only_with_news(tmp_path, client):
     folder = tmp_path / "news"
     folder.mkdir()
     joined = tmp_path / "team.url"
-    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{news}": str(folder),
-                                    "{team}": str(joined)})
+    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{script}": sys.executable,
+                                    "{news}": str(folder), "{team}": str(joined)})
     command = table["PostToolUse"][0]["hooks"][0]["command"]
     assert hookdefs.is_ours(hookdefs.hooks(client, hookdefs.fills(None))["PostToolUse"][0]
                             ["hooks"][0])

@@ -142,7 +142,7 @@ def test_codex_patching_through_its_shell_tool_is_checked(nx, hook, trio, comman
              tool_input={"command": text})
     assert r.code == 0 and "src/parser.py is reserved by" in json.loads(r.out)[
         "hookSpecificOutput"]["permissionDecisionReason"], (r.out, r.err)
-    for other in ("sed -i s/1/2/ src/parser.py", "echo '*** Update File: src/parser.py'",
+    for other in ("sed -n p src/parser.py", "echo '*** Update File: src/parser.py'",
                   "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/lexer.py\n"
                   "@@\n-a\n+b\n*** End Patch\nEOF"):
         r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_2",
@@ -168,18 +168,109 @@ def test_a_hard_link_of_a_reserved_file_is_the_reserved_file(nx, hook, trio, hel
     assert nx("guard", str(trio / "docs" / "own.py"), env=B).code == 0
 
 
-def test_a_codex_hook_table_without_the_shell_matcher_is_outdated():
-    """An install from before Bash joined the Codex edit matcher misses shell patches: doctor
-    reports it outdated (reinstall), the Claude Code table is unchanged."""
-    table = hookdefs.hooks("codex", {"{nexus}": "nexus", "{news}": "news",
-                                     "{reserved}": "reserved"})
-    assert not hookdefs.outdated({"hooks": table}, "codex")
-    for group in table["PreToolUse"]:
-        group["matcher"] = group["matcher"].replace("|Bash", "")
-    assert hookdefs.outdated({"hooks": table}, "codex")
-    claude = hookdefs.hooks("claude", {"{nexus}": "nexus", "{news}": "news",
-                                       "{reserved}": "reserved"})
-    assert not any("Bash" in g.get("matcher", "") for g in claude["PreToolUse"])
+SHELL_WRITES = [
+    "echo hi >> src/parser.py",
+    "printf 'x' > ./src/../src/parser.py 2>/dev/null",
+    "cat notes.txt | tee -a src/parser.py >/dev/null",
+    "sed -i 's/1/2/' src/parser.py",
+    "sed -i.bak -e s/1/2/ src/parser.py",
+    "perl -pi -e 's/1/2/' src/parser.py",
+    "cp /etc/hostname src/parser.py",
+    "cp docs/parser.py src/",
+    "mv src/parser.py /tmp/elsewhere.py",
+    "rm -f src/parser.py",
+    "truncate -s 0 src/parser.py",
+    "vim -es -c '%s/1/2/' -c wq src/parser.py",
+    "ed -s src/parser.py <<'EOF'\n1d\nw\nq\nEOF",
+    "cat > src/parser.py <<'EOF'\nx = 2\nEOF",
+    "D=src; cd $D && echo x >> parser.py",
+    "env -C src sh -c 'echo x > parser.py'",
+    'bash -c "cd src && echo x >> parser.py"',
+    "bash -lc 'cd src; sed -i s/1/2/ parser.py'",
+    "sudo -u root tee src/parser.py </dev/null",
+    "find src -name '*.py' -exec sed -i s/1/2/ {} +",
+    "echo $(echo x > src/parser.py)",
+    "sed -i s/1/2/ src/*.py",
+]
+# the cases of issue 37 class C: a Codex shell patch reaching the file after another directory
+SHELL_PATCHES = ["D=src; cd $D && apply_patch <<'EOF'\n{patch}EOF",
+                 "env -C src apply_patch <<'EOF'\n{patch}EOF",
+                 "bash -c \"cd src && apply_patch <<'EOF'\n{patch}EOF\n\"",
+                 "bash -lc 'cd src && apply_patch \"$0\"' '{patch}'",
+                 "export D=src; cd \"$D\"; apply_patch '{patch}'"]
+SHELL_READS = ["cat src/parser.py", "sed -n 1p src/parser.py", "grep -r x src > /tmp/found.txt",
+               "echo '> src/parser.py'", "cp src/parser.py /tmp/copy.py",
+               "find src -name '*.py' -exec grep -l x {} +", "python3 -m pytest -q",
+               "cd src && ls > /dev/null", "echo x > docs/$NAME.md"]
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+@pytest.mark.parametrize("command", SHELL_WRITES + [p.format(patch="*** Begin Patch\n*** Update "
+                                                             "File: parser.py\n@@\n-x = 1\n+x ="
+                                                             " 2\n*** End Patch\n")
+                                                    for p in SHELL_PATCHES])
+def test_a_shell_command_that_visibly_writes_a_reserved_file_is_refused(nx, hook, trio, client,
+                                                                         command):
+    """Claude Code's Bash and Codex's shell tool: a command that writes the reserved file by a
+    redirection, tee, sed -i, cp/mv, an editor, apply_patch ... is refused, whatever directory
+    it reaches it from (cd to a variable, env -C, bash -c)."""
+    assert nx("reserve", "src/parser.py", "--reason", "refactor parser", env=A).code == 0
+    (trio / "notes.txt").write_text("n\n")
+    n = 3 if client == "claude" else 2  # another session than the holder's
+    r = hook(client, "PreToolUse", sid(n), tool_name="Bash", tool_use_id="toolu_1",
+             tool_input={"command": command})
+    assert r.code == 0 and r.out, (command, r.err)
+    text = json.loads(r.out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "src/parser.py is reserved by" in text and "refactor parser" in text, text
+    r = hook("claude", "PreToolUse", sid(1), tool_name="Bash", tool_use_id="toolu_2",
+             tool_input={"command": command})
+    assert (r.code, r.out) == (0, ""), (command, r.out)  # the holder's own shell writes it
+    assert (trio / "src" / "parser.py").read_text() == "x = 1\n"  # nothing ran
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_shell_command_that_only_reads_a_reserved_file_passes(nx, hook, trio, client):
+    assert nx("reserve", "src/parser.py", env=A).code == 0
+    n = 3 if client == "claude" else 2
+    for command in SHELL_READS:
+        r = hook(client, "PreToolUse", sid(n), tool_name="Bash", tool_use_id="toolu_1",
+                 tool_input={"command": command})
+        assert (r.code, r.out) == (0, ""), (command, r.out, r.err)
+
+
+@pytest.mark.parametrize("command", ["echo x > src/$NAME", 'cd "$(git rev-parse --show-toplevel)"'
+                                     " && echo x > src/parser.py",
+                                     "for f in src/*.py; do echo >> \"$f\"; done",
+                                     "find src -delete", "ls | xargs sed -i s/1/2/",
+                                     "echo 'unclosed > src/parser.py"])
+def test_a_shell_write_nexus_cannot_name_under_a_reserved_tree_is_refused(nx, hook, trio,
+                                                                           command):
+    """Fail closed: a file written that nexus cannot name (a variable set elsewhere, a
+    substitution, a loop, find, xargs, quoting it cannot read) counts as anything under the
+    deepest directory it knows; refused when another session holds something there, saying
+    why and what to do."""
+    assert nx("reserve", "src/parser.py", env=A).code == 0
+    r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_1",
+             tool_input={"command": command})
+    text = json.loads(r.out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "src/parser.py is reserved by" in text and "a file nexus cannot name" in text, text
+    assert nx("release", "src/parser.py", env=A).code == 0
+    assert nx("reserve", "docs/", env=A).code == 0  # nothing held under src/ now
+    r = hook("codex", "PreToolUse", sid(2), tool_name="Bash", tool_use_id="call_2",
+             tool_input={"command": "echo x > src/$NAME"})
+    assert (r.code, r.out) == (0, ""), r.out
+
+
+def test_a_hook_table_without_the_shell_matcher_is_outdated():
+    """An install from before Bash joined the edit matcher misses shell writes: doctor reports
+    it outdated (reinstall), for both clients."""
+    for client in ("claude", "codex"):
+        table = hookdefs.hooks(client, {"{nexus}": "nexus", "{news}": "news",
+                                        "{reserved}": "reserved"})
+        assert not hookdefs.outdated({"hooks": table}, client)
+        for group in table["PreToolUse"]:
+            group["matcher"] = group["matcher"].replace("|Bash", "")
+        assert hookdefs.outdated({"hooks": table}, client)
 
 
 def test_a_shared_reservation_refuses_no_edit(nx, hook, trio):
@@ -562,11 +653,12 @@ def test_the_edit_check_creates_no_store(hook, home, chdir_work):
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_the_installed_edit_guard_starts_python_only_while_something_is_reserved(tmp_path,
                                                                                  client):
-    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{news}": str(tmp_path / "news"),
+    table = hookdefs.hooks(client, {"{nexus}": "echo RAN", "{script}": sys.executable,
+                                    "{news}": str(tmp_path / "news"),
                                     "{reserved}": str(tmp_path / "reserved")})
     group = next(g for g in table["PreToolUse"] if "Write" in g["matcher"])
     assert set(group["matcher"].split("|")) == {"Edit", "MultiEdit", "NotebookEdit", "Write",
-                                                "apply_patch", *(["Bash"] * (client == "codex"))}
+                                                "apply_patch", "Bash"}
     command = group["hooks"][0]["command"]
 
     def run() -> str:

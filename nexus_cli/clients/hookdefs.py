@@ -12,7 +12,7 @@ import sys
 from ..core import data
 
 # which handlers are nexus's own: client runtime code (a run checks Codex's hook trust) reads them
-from .hookshape import ENV_PREFIX, GUARD, is_ours, positions  # noqa: F401
+from .hookshape import ENV_PREFIX, GUARD, PRESENT, is_ours, positions, unguarded  # noqa: F401
 
 
 def definition(client: str) -> dict:
@@ -36,7 +36,8 @@ def nexus_command() -> str:
 
 def fills(home: str | None) -> dict[str, str]:
     """What the placeholders of hooks/*.json become: {nexus}, the command (with NEXUS_HOME when
-    one is set), {news}, the store's news folder (the PostToolUse guard tests it), {team}, the
+    one is set), {script}, the console script alone (each handler tests it is there), {news},
+    the store's news folder (the PostToolUse guard tests it), {team}, the
     file `nexus team join` writes (the same guard: in team mode mail from another machine raises
     no marker here), and {reserved}, the store's reservation marker (the guard of the
     file-editing tools' PreToolUse)."""
@@ -47,6 +48,7 @@ def fills(home: str | None) -> dict[str, str]:
     root = os.path.abspath(os.path.expanduser(home)) if home else paths.home()
     joined = os.path.join(root, team.FILE) if home else team.url_file()
     return {"{nexus}": f"NEXUS_HOME={shlex.quote(home)} {prefix}" if home else prefix,
+            "{script}": prefix,
             "{news}": shlex.quote(news.folder(root)), "{team}": shlex.quote(joined),
             "{reserved}": shlex.quote(marker.path(root))}
 
@@ -136,14 +138,15 @@ def guard_kind(command: str) -> str | None:
     """What a handler's guard tests: `news` (the client process's marker; `news, team` with the
     team database's file and variable beside it), `reserved` (the store's reservation marker),
     `run` (a `nexus run` client's variable), or None (no guard)."""
-    found = GUARD.match(command)
+    found = GUARD.match(PRESENT.sub("", command, count=1))
     return None if found is None else ("news, team" if found.group(2) else "news") \
         if found.group(1) else "run" if found.group(3) else "reserved"
 
 
 def shapes(table: object) -> set[tuple]:
     """nexus's handlers in a hook table, as what matters for how they run: event, matcher, the
-    guard, the arguments, the timeout and async flags (not the path of the script)."""
+    guard, whether it tests that the script is there, the arguments, the timeout and async flags
+    (not the path of the script)."""
     out = set()
     for event, groups in (table or {}).items() if isinstance(table, dict) else ():
         for group in groups if isinstance(groups, list) else ():
@@ -152,7 +155,8 @@ def shapes(table: object) -> set[tuple]:
             for h in group.get("hooks", []) if isinstance(group.get("hooks"), list) else ():
                 if is_ours(h):
                     out.add((event, group.get("matcher"), guard_kind(h["command"]),
-                             tuple(shlex.split(GUARD.sub("", h["command"]))[-2:]),
+                             bool(PRESENT.match(h["command"])),
+                             tuple(shlex.split(unguarded(h["command"]))[-2:]),
                              h.get("timeout"), h.get("async"), h.get("asyncRewake")))
     return out
 
@@ -161,6 +165,7 @@ def outdated(config: dict, client: str) -> bool:
     """Whether the nexus handlers in a config differ from the ones this nexus installs (an
     older table: `nexus install` again brings it up to date)."""
     return shapes(config.get("hooks")) != shapes(hooks(client, {"{nexus}": "nexus",
+                                                                "{script}": "nexus",
                                                                 "{news}": "news",
                                                                 "{team}": "team.url",
                                                                 "{reserved}": "reserved"}))

@@ -8,15 +8,23 @@ import os
 import re
 import shlex
 
-# a handler nexus installed is exactly `[<guard>] [NEXUS_HOME=<dir>] <path>/nexus hook <client>
-# [--wait]`, the guard being one of the shell tests of hooks/*.json: the client process's news
-# marker (PostToolUse; with the team database's file and variable beside it), the store's
-# reservation marker (PreToolUse of the file-editing tools) or
-# a run's variable (PermissionRequest: only `nexus run` clients ask nexus)
+# a handler nexus installed is exactly `[<present>] [<guard>] [NEXUS_HOME=<dir>] <path>/nexus
+# hook <client> [--wait]`: <present> the test that the script is there (`[ -x <path>/nexus ] ||
+# exit 0; `: once nexus is removed without `nexus uninstall`, the client goes on silently), the
+# guard one of the shell tests of hooks/*.json: the client process's news marker (PostToolUse;
+# with the team database's file and variable beside it), the store's reservation marker
+# (PreToolUse of the file-editing tools) or a run's variable (PermissionRequest: only `nexus
+# run` clients ask nexus)
 ENV_PREFIX = re.compile(r"\ANEXUS_HOME=")
 _PATH = r'(?:\'[^\']*\'|"[^"]*"|[^\s\'"])+?'
+PRESENT = re.compile(rf"\A\[ -x {_PATH} \] \|\| exit 0; ")
 GUARD = re.compile(rf'\A\[ (?:-e {_PATH}(/"\$PPID"( -o -e {_PATH} -o -n "\$NEXUS_DATABASE_URL")?)?'
                    r'|(-n "\$NEXUS_RUN")) \] \|\| exit 0; ')
+
+
+def unguarded(command: str) -> str:
+    """A handler's command without its leading shell tests (what runs nexus)."""
+    return GUARD.sub("", PRESENT.sub("", command, count=1), count=1)
 
 
 def is_ours(handler: object) -> bool:
@@ -24,7 +32,7 @@ def is_ours(handler: object) -> bool:
     A user's own handler that merely mentions nexus (`audit.sh && nexus hook claude`) is not."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
-    command = GUARD.sub("", handler["command"], count=1)
+    command = unguarded(handler["command"])
     try:
         words = shlex.split(command)
     except ValueError:

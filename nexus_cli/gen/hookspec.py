@@ -34,21 +34,23 @@ EVENTS = {
     },
     "PreToolUse (file edits)": {
         "reads": [*COMMON, "tool_name", "tool_input"],
-        "matcher": "Edit|MultiEdit|NotebookEdit|Write|apply_patch, and for Codex also Bash "
-                   "(exact names; Codex matches its apply_patch under apply_patch, Edit and "
-                   "Write, and its shell tool under Bash)",
+        "matcher": "Edit|MultiEdit|NotebookEdit|Write|apply_patch|Bash (exact names; Codex "
+                   "matches its apply_patch under apply_patch, Edit and Write, and its shell "
+                   "tool under Bash)",
         "guard": "the installed command first tests <store>/reserved in the client's shell and "
                  "exits 0 without starting Python while no file reservation may be active",
         "tool_input": {"claude": "Write, Edit, MultiEdit: file_path; NotebookEdit: "
-                                 "notebook_path (absolute)",
+                                 "notebook_path (absolute); Bash: {\"command\": ...}, the files "
+                                 "it visibly writes (as for Codex)",
                        "codex": "apply_patch: {\"command\": <the patch>}; the files are on its "
                                 "*** Add File: / Update File: / Delete File: / Move to: lines "
                                 "(read liberally: padded, tabbed, any case), relative to cwd; "
-                                "Bash (the shell tool, how gpt-5 patches): {\"command\": "
-                                "\"apply_patch <<'EOF' ... EOF\"}, the same lines, relative to "
-                                "cwd, its workdir and a `cd DIR &&` before it; a shell command "
-                                "that does not name apply_patch (or applypatch) passes "
-                                "unchecked"},
+                                "Bash (the shell tool): {\"command\": ..., \"workdir\"?}, read "
+                                "as bash reads it for the files it visibly writes "
+                                "(redirections, tee, sed -i, cp/mv, apply_patch, editors ..., "
+                                "after cd, env -C, bash -c and variables it sets); a file it "
+                                "writes that cannot be named counts as anything under the "
+                                "deepest directory known"},
         "does": "looks each file up by its path and its directories (read-only, one indexed "
                 "query); records nothing about the session; with autoReserve on, takes a shared "
                 "automatic reservation of each file it does not hold (a write, admitted like "

@@ -52,7 +52,8 @@ and what it does not:
   record says what its client got. `nexus fs` keeps an agent in the project its session was
   registered in at its start: no later hook event's `cwd` moves it.
 - **Reservations see through names.** A hard link of a reserved file is the reserved file
-  (device and inode); a Codex shell patch is checked in every directory its command moves to.
+  (device and inode); a shell command's writes are followed into every directory it moves to,
+  and one nexus cannot name counts as anything under the deepest directory it knows.
 - **Input is JSON, whole.** `NaN`, `Infinity` and numbers past a float's range are refused
   wherever JSON comes in and never written out; every argument, durations included, is checked
   by one validation (`core/validate.py`, kept equal to the models by a differential test).

@@ -4,26 +4,23 @@ the store (no write, so it needs no proof of who runs it: it can only refuse its
 edit) and looks each file up by its path and its ancestors: one indexed query. An edit of a file
 another session holds exclusively is denied with a reason the model can act on; an edit of a
 file nobody holds, or that the caller holds, passes. With `autoReserve` on, an agent's edit of a
-file it does not hold yet also takes a shared automatic reservation of it (a write, admitted
-like any hook event), and two sessions editing one file are each told of the other.
+file it does not hold yet (with a file-editing tool, not the shell) also takes a shared automatic
+reservation of it (a write, admitted like any hook event), and two sessions editing one file are
+each told of the other.
 
 What each client sends (observed with the pinned versions, contract/hook.json): Claude Code's
 Write, Edit (and MultiEdit where it exists) carry `file_path`, NotebookEdit `notebook_path`;
 Codex reports its apply_patch tool as `apply_patch` with `{"command": "<the patch>"}`, whose
-`*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:` lines name the files
-(relative to the session's cwd). Codex's own parser trims a header line and is lenient, so the
-headers are read liberally (padding, tabs, case): a line read as a header that is not one only
-costs a lookup. Models without the apply_patch tool (gpt-5) patch through the shell tool,
-reported as `Bash` with `{"command": "apply_patch <<'EOF' ... EOF"}` (also `applypatch`, and
-after `cd DIR &&`, `cd DIR;`, `pushd DIR`: Codex runs it in DIR, so every directory the command
-moves to counts): a shell command that names apply_patch has the
-headers of its text checked; any other shell command passes untouched (which files it changes
-cannot be known: `nexus guard` and the commit guard cover them). Stdlib only."""
+header lines name the files (patchnames.py). Both report their shell tool as `Bash` with
+`{"command": "..."}` (Codex may add a `workdir`): the files the command visibly writes are
+checked (shellwrites.py: redirections, tee, sed -i, cp/mv, apply_patch, editors, after cd, env
+-C, bash -c ...); a file it writes that nexus cannot name is a write anywhere under the deepest
+directory it can (fail closed). A program that writes a file itself is not seen: `nexus guard`
+and the commit guard cover it. Stdlib only."""
 
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 
 from .. import clients
@@ -32,113 +29,37 @@ from ..core.proctable import table
 from ..core.store.db import Store
 from ..core.text import one_line
 from ..messages import mailbox
-from . import leases, marker, patterns
+from . import leases, marker, patchnames, patterns, shellwrites
 
 # tool name -> the key of its one path (None: a patch naming its files inside; SHELL: a shell
-# command, checked only when it runs apply_patch)
+# command, read for the files it writes)
 SHELL = "shell"
 TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
          "NotebookEdit": "notebook_path", "apply_patch": None, "Bash": SHELL}
-# a patch's file header, as liberally as a lenient parser could take it: `*** Update File: x`,
-# padded, tabbed, any case; `*** Move to: x` too
-HEADER = re.compile(r"\s*\*{2,}\s*(?:(?:add|update|delete)\s*file|move\s*to)\s*:(.*)",
-                    re.IGNORECASE)
-# how a shell command runs a patch: the apply_patch command (Codex puts it on the PATH of its
-# shell), in the directory the commands before it moved to (`cd DIR &&`, `cd DIR;`, `pushd DIR`,
-# on a line of its own...: Codex applies the patch in the shell's current directory)
-APPLY = re.compile(r"(?<![\w.-])(?:apply_patch|applypatch)(?![\w.-])")
-# a cd, pushd or popd where a command starts (a line, or after ; & | ( { and the words that
-# begin a compound command's body), with its arguments up to the end of that simple command
-DIRCMD = re.compile(r"(?:^|[;&|({]|\b(?:then|do|else|elif)\b)\s*(cd|pushd|popd)(?![\w.-])"
-                    r"((?:[^;&|()\n'\"]|'[^'\n]*'|\"[^\"\n]*\")*)", re.MULTILINE)
 AUTO_REASON = "automatic: editing it"
 QUIET = (None, 0, None)
 
 
-def paths(data: dict) -> list[str]:
-    """The files a tool call would change, as the client wrote them."""
+def targets(data: dict, cwd: str) -> list[tuple[str, bool]]:
+    """What a tool call would change, as (path, tree) pairs: `tree` when it is some file under
+    that directory that nexus cannot name (a shell command's); paths as the client wrote them,
+    relative to `cwd`."""
     given = data.get("tool_input")
     if not isinstance(given, dict):
         return []
     key = TOOLS.get(data.get("tool_name") or "")
     if key == SHELL:
-        return shell_paths(given)
+        workdir = given.get("workdir")
+        if isinstance(workdir, str) and workdir.strip() and "\x00" not in workdir:
+            cwd = os.path.join(cwd, workdir)
+        return shellwrites.writes(given.get("command"), cwd)
     if key:
         value = given.get(key)
-        return [value] if isinstance(value, str) and value.strip() and "\x00" not in value else []
+        ok = isinstance(value, str) and value.strip() and "\x00" not in value
+        return [(value, False)] if ok else []  # type: ignore[list-item]
     text = next((given[k] for k in ("command", "patch", "input") if isinstance(given.get(k), str)),
                 "")
-    return headers(text)
-
-
-def headers(text: str) -> list[str]:
-    """The files a patch's header lines name. A name is taken trimmed and, where it differs, as
-    Codex takes it (only the one space after the colon removed): either could be the file."""
-    out: list[str] = []
-    # Codex splits at `\n` alone (a `\v` or `\x1c` inside a line is part of a name); Python's
-    # lines also break at those: either could be how the patch is read
-    for line in [*text.split("\n"), *text.splitlines()]:
-        found = HEADER.match(line)
-        if found is None:
-            continue
-        rest = found.group(1).rstrip()
-        for name in (rest.strip(), rest[1:] if rest[:1] in " \t" else rest):
-            if name.strip() and name not in out and "\x00" not in name:
-                out.append(name)
-    return out
-
-
-def shell_paths(given: dict) -> list[str]:
-    """The files a shell command patches when it runs apply_patch (a heredoc, or the patch as an
-    argument), relative to the directory it runs in: its `workdir`, and a `cd DIR &&` before the
-    patch. Any other command: none (its files cannot be known)."""
-    command = given.get("command")
-    if isinstance(command, list):
-        command = "\n".join(c for c in command if isinstance(c, str))
-    if not isinstance(command, str) or APPLY.search(command) is None:
-        return []
-    names = headers(command)
-    if not names:
-        return []
-    workdir = given.get("workdir")
-    bases = directories(command, workdir if isinstance(workdir, str) and workdir.strip() else "")
-    out: list[str] = []
-    for base in bases:
-        for name in names:
-            path = os.path.join(base, name) if base else name
-            if path not in out and "\x00" not in path:
-                out.append(path)
-    return out
-
-
-def directories(command: str, start: str) -> list[str]:
-    """Every directory a shell command could be in where it runs a patch: where it starts, and
-    each one its `cd`, `pushd` and `popd` commands lead to, in order (relative ones from the one
-    before; "" is the session's cwd). Each could be the one: a file is checked in all of them,
-    which costs a lookup each, never a missed conflict."""
-    import shlex
-
-    here, seen = start, [start]
-    stack: list[str] = []
-    for found in DIRCMD.finditer(command):
-        verb = found.group(1)
-        try:
-            words = [w for w in shlex.split(found.group(2)) if not w.startswith(("-", "+"))
-                     or w == "-"]
-        except ValueError:  # an unclosed quote: the command fails, nothing is patched there
-            continue
-        if verb == "popd":
-            here = stack.pop() if stack else here
-        else:
-            target = words[0] if words else "~"
-            if target == "-":
-                target = stack[-1] if stack else start
-            if verb == "pushd":
-                stack.append(here)
-            here = os.path.join(here, os.path.expanduser(target))
-        if here not in seen:
-            seen.append(here)
-    return seen
+    return [(name, False) for name in patchnames.headers(text)]
 
 
 def deny(text: str) -> dict:
@@ -162,6 +83,35 @@ def refusals(conn: sqlite3.Connection, sid: str, located: list[tuple[str, list[s
     return out
 
 
+def below(conn: sqlite3.Connection, sid: str, trees: list[str], now: float,
+          told: set[str]) -> list[str]:
+    """One line per reservation of another session, held exclusively, of a file under one of
+    these (real) directories: a shell command writes there a file nexus cannot name."""
+    out = []
+    nexus = None
+    for d in trees:
+        try:
+            spec = patterns.normalise(patterns.escape(d) + "/", "/", d)
+        except ValueError:
+            continue
+        try:
+            rows = leases.conflicts(conn, sid, spec, False, now, patterns.budget())
+        except patterns.TooComplex:  # too complex to decide: each one there may be it
+            rows = [r for r in leases.near(conn, spec, now) if r["session_id"] != sid and
+                    r["exclusive"]]
+        for r in rows:
+            if r["id"] in told:
+                continue
+            told.add(r["id"])
+            nexus = nexus or shellcmd.name(conn)
+            path = leases.shown_path(r, d if not r["exact"] else r["anchor"])
+            where = leases.shown(leases.shown_path(r, d).rstrip("/") or ".")
+            out.append(leases.refusal(conn, path, r, now, nexus) + f" (this command writes "
+                       f"under {where}/ a file nexus cannot name: name the files it writes "
+                       "plainly)")
+    return out
+
+
 def held(conn: sqlite3.Connection, sid: str, files: list[str], now: float) -> list[str]:
     """What another session holds exclusively of these (absolute) files, one refusal line each:
     for edits no hook sees, such as `fs_write`."""
@@ -174,20 +124,24 @@ def held(conn: sqlite3.Connection, sid: str, files: list[str], now: float) -> li
 def pre_edit(client: str, sid: str, data: dict, store: Store, env: dict | os._Environ,
              now: float) -> tuple:
     """The hook's reply to one file-editing tool call: (stdout JSON, exit code, stderr)."""
-    files = paths(data)
-    if not files or not (store.check_dir() and store.check_file()):
-        return QUIET
     cwd = data.get("cwd") or os.getcwd()
-    located = [patterns.locate(f, cwd) for f in files]
+    wanted = targets(data, cwd)
+    if not wanted or not (store.check_dir() and store.check_file()):
+        return QUIET
+    located = [patterns.locate(f, cwd) for f, _ in wanted]
+    trees = list(dict.fromkeys(located[i][0] for i, (_, tree) in enumerate(wanted) if tree))
     anchors = list(dict.fromkeys(a for _, found, _ in located for a in found))
     with store.read() as conn:
         rows = leases.under(conn, anchors, now, [real for real, _, _ in located])
         refused = refusals(conn, sid, located, rows, now)
+        if trees:
+            told = {r["id"] for r in rows}
+            refused += below(conn, sid, trees, now, told)
         idle = not rows and not leases.any_active(conn, now)
     if refused:
         return deny("[nexus] " + "\n".join(refused)), 0, None
     ttl = marker.auto_reserve(store.root)
-    if ttl:
+    if ttl and TOOLS.get(data.get("tool_name") or "") != SHELL:  # a shell's files: not its own
         return auto_reserve(client, sid, located, rows, store, env, now, float(ttl))
     if idle:  # the marker outlived the last reservation: lower it, edits skip Python again
         marker.settle(store, now)

@@ -46,12 +46,12 @@ register(Tool(
 ))
 register(Tool(
     name="guard", group="reservations", title="Check files against reservations",
-    description="Before a change the edit hooks cannot see (a shell command): which of these "
-    "files another session holds exclusively (`ok` false; the CLI exits 4).",
-    details="The edit tools are checked by the hooks; a shell command's files cannot be, so "
-    "check them here. --staged checks the files staged in git: the commit guard installed by "
-    "`nexus install git-hook` runs `nexus guard --staged` and refuses the commit on a conflict "
-    "(`git commit --no-verify` skips it).",
+    description="Before a change the edit hooks cannot see (a program that writes files): "
+    "which of these files another session holds exclusively (`ok` false; the CLI exits 4).",
+    details="The edit tools, and the files a shell command visibly writes, are checked by the "
+    "hooks; what a program writes itself cannot be, so check it here. --staged checks the "
+    "files staged in git: the commit guard installed by `nexus install git-hook` runs `nexus "
+    "guard --staged` and refuses the commit on a conflict (`git commit --no-verify` skips it).",
     args="GuardArgs", result="GuardResult", run=reserve.guard, render=render.guard,
     positional=("paths",), read_only=True, idempotent=True, exit_if=("ok", False, 4),
     example="nexus guard --staged",

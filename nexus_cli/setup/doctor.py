@@ -170,7 +170,7 @@ def client_version(binary: str) -> str | None:
 
 
 def executable_of(command: str) -> str:
-    words = [w for w in shlex.split(hookdefs.GUARD.sub("", command))
+    words = [w for w in shlex.split(hookdefs.unguarded(command))
              if "=" not in w.split("/")[0]]
     return words[0] if words else ""
 
