@@ -143,7 +143,8 @@ def guard_kind(command: str) -> str | None:
 
 def shapes(table: object) -> set[tuple]:
     """nexus's handlers in a hook table, as what matters for how they run: event, matcher, the
-    guard, the arguments, the timeout and async flags (not the path of the script)."""
+    guard, the arguments, the timeout, async flags and what a rewake shows (not the path of the
+    script)."""
     out = set()
     for event, groups in (table or {}).items() if isinstance(table, dict) else ():
         for group in groups if isinstance(groups, list) else ():
@@ -153,7 +154,8 @@ def shapes(table: object) -> set[tuple]:
                 if is_ours(h):
                     out.add((event, group.get("matcher"), guard_kind(h["command"]),
                              tuple(shlex.split(GUARD.sub("", h["command"]))[-2:]),
-                             h.get("timeout"), h.get("async"), h.get("asyncRewake")))
+                             h.get("timeout"), h.get("async"), h.get("asyncRewake"),
+                             h.get("rewakeSummary"), h.get("rewakeMessage")))
     return out
 
 
