@@ -422,3 +422,76 @@ def test_the_greeting_stays_short_with_thousands_of_listening_peers(hook, pair, 
     conn.close()
     text = context_of(hook("claude", "SessionStart", sid(3), source="startup"))
     assert len(text) < 1000 and "and 1997 more" in text and "and 1995 more" in text
+
+
+# -- wakes that read as news, not errors (issue 38) ----------------------------------------------
+
+UNATTENDED = {"CLAUDE_CODE_SESSION_ATTENDED": "0"}
+
+
+def rollout(tmp_path, source: str) -> str:
+    """A Codex rollout whose first line says who runs the thread (`cli`: the TUI)."""
+    path = tmp_path / f"rollout-{source}.jsonl"
+    path.write_text(json.dumps({"type": "session_meta", "payload": {
+        "id": sid(2), "originator": "codex_cli_rs", "source": source,
+        "base_instructions": {"text": "x" * 2000}}}, separators=(",", ":")) + "\n")
+    return str(path)
+
+
+def test_claude_continues_a_turn_with_context_not_a_blocking_error(nx, hook, pair):
+    """Claude Code shows a Stop hook's additionalContext as "Stop hook says: …" and continues
+    the turn; `decision: block` would show as "Stop hook reported a problem". Codex 0.171.0 has
+    only `decision: block` ("Blocked by hook")."""
+    nx("send", "claude", "for claude", env=B)
+    out = json.loads(hook("claude", "Stop", sid(1), stop_hook_active=False).out)
+    assert "decision" not in out and out["hookSpecificOutput"]["hookEventName"] == "Stop"
+    assert "for claude" in out["hookSpecificOutput"]["additionalContext"]
+    nx("send", "codex", "for codex", env=A)
+    assert json.loads(hook("codex", "Stop", sid(2), stop_hook_active=False).out)["decision"] \
+        == "block"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_persons_listening_session_waits_in_the_background(nx, hook, pair, tmp_path, client):
+    """Interactive Claude Code and the Codex TUI listen in their background Stop hook: the
+    synchronous one returns at once (no "running Stop hooks…" for minutes, no wait that Esc
+    ends), and a message wakes the session as an idle one is woken."""
+    me, env, peer = (sid(1), A, B) if client == "claude" else (sid(2), B, A)
+    me_id = f"{client}:{me}"
+    path = rollout(tmp_path, "cli") if client == "codex" else None
+    command, _log = fake_codex(tmp_path)
+    assert nx("listen", "on", env=env).code == 0
+    stop = run_hook_in_thread(client, "Stop", me, stop_hook_active=False, transcript_path=path)
+    stop[0].join(60)
+    assert not stop[0].is_alive() and stop[1]["reply"] == (None, 0, None)
+    thread, box = run_hook_in_thread(client, "Stop", me, wait=True, transcript_path=path,
+                                     env={"NEXUS_CODEX_COMMAND": command})
+    wait_listening(nx, peer, me_id)
+    mid = nx("send", me_id, "while you listen", "--json", env=peer).json["message_id"]
+    thread.join(60)
+    _out, code, err = box["reply"]
+    assert code == (2 if client == "claude" else 0)
+    if client == "claude":
+        assert "while you listen" in err
+    assert nx("message", "status", mid, "--json", env=peer).json["delivered_via"] == "listen"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_an_unattended_listening_session_holds_its_stop(nx, hook, pair, tmp_path, client):
+    """`claude -p` and `codex exec` end with their turn: they listen in the synchronous Stop,
+    whose reply continues the conversation; their background hook stands aside."""
+    me, env, peer = (sid(1), A, B) if client == "claude" else (sid(2), B, A)
+    path = rollout(tmp_path, "exec") if client == "codex" else None
+    extra = UNATTENDED if client == "claude" else {}
+    assert nx("listen", "on", env=env).code == 0
+    idle = run_hook_in_thread(client, "Stop", me, wait=True, transcript_path=path, env=extra)
+    idle[0].join(60)
+    assert idle[1]["reply"] == (None, 0, None)
+    thread, box = run_hook_in_thread(client, "Stop", me, stop_hook_active=False,
+                                     transcript_path=path, env=extra)
+    wait_listening(nx, peer, f"{client}:{me}")
+    nx("send", f"{client}:{me}", "answer", env=peer)
+    thread.join(60)
+    out, code, _ = box["reply"]
+    text = out["reason"] if client == "codex" else out["hookSpecificOutput"]["additionalContext"]
+    assert code == 0 and "answer" in text and "Automatic turn 1 of 8" in text

@@ -492,7 +492,7 @@ def test_a_woken_waiter_answers_on_its_connection_in_one_write(hook, home, fake,
 
     def wait() -> None:
         fake.parent = fake.client_of(me)  # (this thread's process tree: below its client)
-        got.append(waits.idle("claude", me, row, Store(str(home)), {}))
+        got.append(waits.idle("claude", me, row, Store(str(home)), {}, {}))
 
     waiter = threading.Thread(target=wait)
     waiter.start()

@@ -145,8 +145,8 @@ def guard_kind(command: str) -> str | None:
 
 def shapes(table: object) -> set[tuple]:
     """nexus's handlers in a hook table, as what matters for how they run: event, matcher, the
-    guard, whether it tests that the script is there, the arguments, the timeout and async flags
-    (not the path of the script)."""
+    guard, whether it tests that the script is there, the arguments, the timeout, async flags
+    and what a rewake shows (not the path of the script)."""
     out = set()
     for event, groups in (table or {}).items() if isinstance(table, dict) else ():
         for group in groups if isinstance(groups, list) else ():
@@ -157,7 +157,8 @@ def shapes(table: object) -> set[tuple]:
                     out.add((event, group.get("matcher"), guard_kind(h["command"]),
                              bool(PRESENT.match(h["command"])),
                              tuple(shlex.split(unguarded(h["command"]))[-2:]),
-                             h.get("timeout"), h.get("async"), h.get("asyncRewake")))
+                             h.get("timeout"), h.get("async"), h.get("asyncRewake"),
+                             h.get("rewakeSummary"), h.get("rewakeMessage")))
     return out
 
 

@@ -86,12 +86,20 @@ EVENTS = {
     "Stop": {
         "reads": [*COMMON, "stop_hook_active", "last_assistant_message"],
         "does": "status idle; idle notices to senders who asked (--notify-when-idle); in listen "
-                "mode waits up to 590 s for a message",
-        "writes": {"stdout": {"decision": "block", "reason": "<announcement>, Automatic turn n "
-                                                              "of N"},
-                   "when": "unread messages (one that may wake it: not all `send --no-wake`, "
-                           "and the session accepts waking) and stop_hook_active is false, or a "
-                           "message arrived while listening; never past maxAutoTurns"},
+                "mode, unattended (`claude -p`, `codex exec`), waits up to 590 s for a message "
+                "(a person's session listens in its background Stop hook instead)",
+        "writes": {"claude": {"stdout": {"hookSpecificOutput": {
+                       "hookEventName": "Stop",
+                       "additionalContext": "<announcement>, Automatic turn n of N"}},
+                       "shown": "Stop hook says: <announcement>"},
+                   "codex": {"stdout": {"decision": "block",
+                                        "reason": "<announcement>, Automatic turn n of N"},
+                             "shown": "Blocked by hook (0.171.0 has no other reply that "
+                                      "continues a turn)"},
+                   "when": "messages never announced before (one that may wake it: not all "
+                           "`send --no-wake`, and the session accepts waking) and "
+                           "stop_hook_active is false, or a message arrived while listening; "
+                           "never past maxAutoTurns; mail already announced forces no turn"},
     },
     "PermissionRequest": {
         "reads": [*COMMON, "tool_name", "tool_input", "permission_mode"],
@@ -112,10 +120,15 @@ EVENTS = {
     "Stop --wait": {
         "reads": [*COMMON],
         "does": "background idle wait (up to an hour; the session shows as listening "
-                "meanwhile); ends on any new activity, when the client exits; not started in "
-                "unattended Claude runs (CLAUDE_CODE_SESSION_ATTENDED=0) or for a session that "
-                "does not want to be woken; a `send --no-wake` message does not end it",
-        "writes": {"claude": {"exit": 2, "stderr": "<announcement>"},
+                "meanwhile), and the listen mode of a person's session (interactive Claude Code; "
+                "the Codex TUI, whose rollout says `source: cli`); ends on any new activity, "
+                "when the client exits; not started in unattended Claude runs "
+                "(CLAUDE_CODE_SESSION_ATTENDED=0) or for a session that does not want to be "
+                "woken; a `send --no-wake` message does not end it; the automatic turn is "
+                "counted in the write that composes the announcement",
+        "writes": {"claude": {"exit": 2, "stderr": "<announcement>",
+                              "shown": "the hook definition's rewakeSummary (nexus: news for "
+                                       "this session)"},
                    "codex": {"runs": "codex queue --thread <session id> --message "
                                      "<announcement> (NEXUS_CODEX_COMMAND overrides codex); on "
                                      "failure exit 1, stderr names why, and the session's and "

@@ -111,14 +111,14 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     if wait:
         from . import waits
 
-        return waits.idle(client, sid, row, store, env)
+        return waits.idle(client, sid, row, store, env, data)
     if event != "Stop" and sessions.subagent(data) is None:
         to_wake.append(sid)  # new activity ends any wait of this session (a subagent's: none)
     store.poke(to_wake)
     if outcome.listen:
         from . import waits
 
-        return waits.listen(store, sid)
+        return waits.listen(client, store, sid)
     if outcome.then is not None:
         return outcome.then(store), 0, None
     return outcome.reply, 0, None

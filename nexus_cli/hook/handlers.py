@@ -102,20 +102,25 @@ def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
 def stop(conn: sqlite3.Connection, ev: Event) -> Outcome:
     """The turn continues once when mail arrived that was never announced, unless it may not
     wake the session (`send --no-wake`, or a session that does not want to be woken); mail
-    already announced waits to be read and forces no turn. A listening session waits."""
+    already announced waits to be read and forces no turn. A listening session waits: here when
+    unattended, else in the background."""
+    from .. import clients
     from ..delivery import announce, notify, turns
     from ..messages import mailbox
 
+    adapter = clients.ADAPTERS[ev.client]
     woken = notify.idle(conn, ev.sid, ev.now, "ended its turn")
-    rows, total = mailbox.unread(conn, ev.sid, only_new=False)
     turn = turns.allowed(ev.me, ev.root)
     waking = turns.wakes(conn, ev.me, ev.root)
     reply = None
     if waking and turn and not ev.data.get("stop_hook_active"):
         turns.count(conn, ev.sid, ev.now, wake=False)
-        reply = {"decision": "block",
-                 "reason": announce.announce(conn, ev.me, rows, total, ev.now, "stop", turn)}
-    listen = bool(ev.me["listening"] and turn and not waking)
+        rows, total = mailbox.unread(conn, ev.sid, only_new=False)
+        reply = adapter.continue_turn(announce.announce(conn, ev.me, rows, total, ev.now, "stop",
+                                                        turn))
+    # a person's session listens in its background Stop hook (hook/waits.py: idle)
+    listen = bool(ev.me["listening"] and turn and not waking
+                  and not adapter.listens_in_background(ev.data, ev.env or {}))
     return Outcome(reply, tuple(woken), listen)
 
 

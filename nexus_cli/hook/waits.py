@@ -50,23 +50,28 @@ def news(store: Store, sid: str, timeout: float, via: str | None
     return woke if state == "news" else None  # type: ignore[return-value]
 
 
-def listen(store: Store, sid: str) -> Reply:
-    """Listen mode: hold the Stop open until something arrives, then continue the conversation."""
+def listen(client: str, store: Store, sid: str) -> Reply:
+    """Listen mode, unattended: hold the Stop open until something arrives, then continue the
+    conversation."""
     woke = news(store, sid, LISTEN_WAIT, "listen")
-    return ({"decision": "block", "reason": woke[0]}, 0, None) if woke else QUIET
+    return (clients.ADAPTERS[client].continue_turn(woke[0]), 0, None) if woke else QUIET
 
 
-def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._Environ) -> Reply:
-    """The background wait after a turn ends: wake the conversation when something arrives."""
+def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._Environ,
+         data: dict) -> Reply:
+    """The background wait after a turn ends: wake the conversation when something arrives (a
+    person's listening session waits here too: its screen shows no hook running, and Esc at
+    its prompt does not end the wait)."""
     adapter = clients.ADAPTERS[client]
     if adapter.unattended(env):
         return QUIET  # `claude -p` waits for async hooks before exiting: never hold it
-    if row["listening"]:
-        return QUIET  # listen mode: the synchronous Stop hook does the waiting
-    if not sessions.wants_waking(row, load(store.root)):
+    if row["listening"] and not adapter.listens_in_background(data, env):
+        return QUIET  # listen mode, unattended: the synchronous Stop hook does the waiting
+    if not row["listening"] and not sessions.wants_waking(row, load(store.root)):
         return QUIET  # it asked not to be woken: messages wait for its next prompt
     rewake = adapter.WAKE == "rewake"  # exit 2 injects stderr and starts a turn
-    woke = news(store, sid, IDLE_WAIT, "wake" if rewake else None)
+    via = "listen" if row["listening"] else "wake"
+    woke = news(store, sid, IDLE_WAIT, via if rewake else None)
     if rewake or not woke:
         return (None, 2, woke[0]) if woke else QUIET
     error = adapter.queue(row["client_pid"], sid.split(":", 1)[1], woke[0], env)
@@ -78,5 +83,5 @@ def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._
                                "inbox and announced at its next prompt: check the target "
                                "(`nexus status`) before re-dispatching")
         else:
-            mailbox.mark_delivered(conn, woke[1], now, "wake")
+            mailbox.mark_delivered(conn, woke[1], now, via)
     return (None, 1, f"nexus hook: wake failed: {error}") if error else QUIET

@@ -6,7 +6,11 @@
 - MCP calls carry `_meta["claudecode/toolUseId"]`, the `tool_use_id` its PreToolUse hook saw.
 - The client process is `claude` (the native binary; `claude.exe` when started by its real
   name). Hooks run through `/bin/sh -c` with `CLAUDE_PID` set to it.
-- An idle session wakes when an `asyncRewake` Stop hook exits 2 (its stderr becomes the prompt);
+- An idle session wakes when an `asyncRewake` Stop hook exits 2 (its stderr becomes the prompt,
+  after the hook definition's `rewakeMessage`; the terminal shows its `rewakeSummary`, else
+  "Stop hook feedback"); a synchronous Stop hook's `additionalContext` continues the turn and
+  shows as "Stop hook says: …" (`decision: block`: "Stop hook reported a problem"). Esc at the
+  prompt leaves a background hook running; during a synchronous Stop hook it kills the hook;
   unattended `claude -p` runs (`CLAUDE_CODE_SESSION_ATTENDED=0`) wait for such hooks, so the
   idle wait must return at once there.
 - Each running process keeps `<config dir>/sessions/<pid>.json` (what `claude agents --json`
@@ -71,6 +75,20 @@ def meta_tier(meta: Mapping[str, object]) -> str | None:
 
 def unattended(env: Mapping[str, str]) -> bool:
     return env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0"
+
+
+def continue_turn(text: str) -> dict:
+    """The Stop hook's reply that gives the model one more turn with `text`: context, which it
+    shows as "Stop hook says: …" (`decision: block` shows as "Stop hook reported a problem")."""
+    return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": text}}
+
+
+def listens_in_background(data: Mapping[str, object], env: Mapping[str, str]) -> bool:
+    """Whether a listening session waits in its background Stop hook (asyncRewake), not in the
+    synchronous one: a person's session, whose spinner would read "running Stop hooks…" and
+    whose Esc would end the wait; an unattended `claude -p` waits for its async hooks, so it
+    listens synchronously."""
+    return not unattended(env)
 
 
 def config_dir(transcript: str | None) -> str:

@@ -8,7 +8,9 @@
 - The client process is the native `codex` binary (below a `node codex.js` launcher); it runs
   hooks and the shell tool directly.
 - An idle thread wakes through `codex queue --thread <id> --message <text>`, picked up by the
-  running app at its next poll.
+  running app at its next poll. A Stop hook's `decision: block` continues the turn, shown as
+  "Blocked by hook" (no other reply does). The rollout's first line says who runs the thread
+  (`source`: `cli` for the TUI, `exec` for `codex exec`).
 - It keeps no live status of a running process (its `state_5.sqlite` threads and the rollout
   say nothing of a pending approval): a permission prompt is known from its PermissionRequest
   hook, which fires when the prompt shows, and its end from the rollout growing again."""
@@ -67,6 +69,31 @@ def meta_tier(meta: Mapping[str, object]) -> str | None:
 
 def unattended(env: Mapping[str, str]) -> bool:
     return False
+
+
+def continue_turn(text: str) -> dict:
+    """The Stop hook's reply that gives the model one more turn with `text`. The TUI shows it as
+    "Blocked by hook" followed by the text: 0.171.0 has no other reply that continues a turn."""
+    return {"decision": "block", "reason": text}
+
+
+ROLLOUT_HEAD = 4096  # the rollout's first line (session_meta) names its source early on
+
+
+def listens_in_background(data: Mapping[str, object], env: Mapping[str, str]) -> bool:
+    """Whether a listening thread waits in its background Stop hook (`codex queue` wakes it)
+    rather than holding the synchronous one: the interactive TUI (its rollout's `source` is
+    `cli`), whose screen would show the hook running for minutes; `codex exec` (`exec`) ends
+    when its turn does, so it listens synchronously."""
+    path = data.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(ROLLOUT_HEAD)
+    except OSError:
+        return False
+    return b'"source":"cli"' in head.split(b"\n", 1)[0]
 
 
 def live(row: Mapping) -> None:
