@@ -51,6 +51,11 @@ class Team:
 
 @pytest.fixture
 def team(pg_cluster, monkeypatch, nx, hook, chdir_work) -> Team:
+    return started(pg_cluster, monkeypatch, nx, hook)
+
+
+def started(pg_cluster, monkeypatch, nx, hook) -> Team:
+    """A secured team: alice with two sessions, bob with one, carol the administrator."""
     t = Team(pg_cluster, monkeypatch, nx, hook)
     t.start(t.alice, "claude", 1)
     t.start(t.alice, "codex", 2)
