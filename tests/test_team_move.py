@@ -200,10 +200,10 @@ def test_migrate_respects_row_level_security(nx, hook, chdir_work, pg_cluster, h
     monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
     assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
     # bob holds a session under codex's id first: alice's copy of it is skipped
-    as_alice, as_bob = pg_cluster.url_for(name, user=alice), pg_cluster.url_for(name, user=bob)
-    with psycopg.connect(as_bob, autocommit=True) as conn:
-        conn.execute("INSERT INTO sessions (id, client, handle, name, created_at, last_active)"
-                     " VALUES (%s, 'codex', 'bobs-codex', 'bobs', 0, 0)", (B_ID,))
+    as_alice = pg_cluster.url_for(name, user=alice)
+    with psycopg.connect(admin_url, autocommit=True) as conn:  # as bob's nexus would
+        conn.execute("INSERT INTO sessions (id, client, handle, name, created_at, last_active,"
+                     " db_role) VALUES (%s, 'codex', 'bobs-codex', 'bobs', 0, 0, %s)", (B_ID, bob))
         conn.execute("INSERT INTO messages (id, sender, recipient, text, created_at) VALUES"
                      " ('m-bob', %s, %s, 'bob to bob', 0)", (B_ID, B_ID))
     monkeypatch.setenv("NEXUS_DATABASE_URL", as_alice)

@@ -28,11 +28,12 @@ def new_id() -> str:
 
 def route(conn: sqlite3.Connection, run_id: str, client_pid: int, client_start: str | None,
           dispatcher: str, project: str, now: float) -> None:
-    conn.execute("INSERT INTO approval_routes (run_id, client_pid, client_start, dispatcher,"
+    conn.execute(policy.write(
+        "INSERT INTO approval_routes (run_id, client_pid, client_start, dispatcher,"
                  " project, created_at, machine) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
                  " (run_id) DO UPDATE SET client_pid = excluded.client_pid, client_start ="
                  " excluded.client_start, dispatcher = excluded.dispatcher, project ="
-                 " excluded.project, created_at = excluded.created_at, machine = excluded.machine",
+                 " excluded.project, created_at = excluded.created_at, machine = excluded.machine"),
                  (run_id, client_pid, client_start, dispatcher, project, now, machine()))
 
 
@@ -41,7 +42,7 @@ def route_of(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 
 def unroute(conn: sqlite3.Connection, run_id: str) -> None:
-    conn.execute("DELETE FROM approval_routes WHERE run_id = ?", (run_id,))
+    conn.execute(policy.write("DELETE FROM approval_routes WHERE run_id = ?"), (run_id,))
 
 
 def summarize(tool_input: object) -> str:
@@ -63,9 +64,10 @@ def insert(conn: sqlite3.Connection, session_id: str, run_id: str | None, tool_n
            summary: str, reason: str | None, hook_pid: int, now: float, deadline: float) -> str:
     aid = new_id()
     seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM approvals").fetchone()[0]
-    conn.execute("INSERT INTO approvals (id, seq, session_id, run_id, tool_name, summary, reason,"
+    conn.execute(policy.write(
+        "INSERT INTO approvals (id, seq, session_id, run_id, tool_name, summary, reason,"
                  " status, hook_pid, hook_start, machine, requested_at, deadline)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+                 " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)"),
                  (aid, seq, session_id, run_id, tool_name, summary, reason, hook_pid,
                   _start(hook_pid), machine(), now, deadline))
     return aid
@@ -83,17 +85,18 @@ def get(conn: sqlite3.Connection, aid: str) -> sqlite3.Row | None:
 def settle(conn: sqlite3.Connection, aid: str, status: str, responder: str, now: float) -> bool:
     """First answer wins: True when this call settled it. Nothing is allowed after its deadline
     (by then the request is rejected as timed out, whether or not the hook noticed yet)."""
-    late = " AND deadline >= ?" if status == "allowed" else ""
-    cur = conn.execute("UPDATE approvals SET status = ?, responder = ?, answered_at = ?"
-                       f" WHERE id = ? AND status = 'pending'{late}",
-                       (status, responder, now, aid, *((now,) if late else ())))
+    cur = conn.execute(policy.write(
+        "UPDATE approvals SET status = ?1, responder = ?2, answered_at = ?3 WHERE id = ?4 AND"
+        " status = 'pending' AND (?1 <> 'allowed' OR deadline >= ?3)"),
+        (status, responder, now, aid))
     return cur.rowcount == 1
 
 
 def expire(conn: sqlite3.Connection, aid: str, now: float) -> bool:
     """A pending request past its deadline is rejected as timed out: True when this did it."""
-    cur = conn.execute("UPDATE approvals SET status = 'rejected', responder = 'timeout',"
-                       " answered_at = ? WHERE id = ? AND status = 'pending' AND deadline < ?",
+    cur = conn.execute(policy.write(
+        "UPDATE approvals SET status = 'rejected', responder = 'timeout',"
+                       " answered_at = ? WHERE id = ? AND status = 'pending' AND deadline < ?"),
                        (now, aid, now))
     return cur.rowcount == 1
 

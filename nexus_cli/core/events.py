@@ -19,15 +19,18 @@ if TYPE_CHECKING:
 KEEP = 100_000  # events kept; older ones go in maintenance
 # team mode (core/store/policy.py): everyone reads the log; an entry is written by its actor's
 # own role (one of its sessions, its person, or a face refusing an attempt: `cli`, `mcp`,
-# `claude hook`), and the server records whose it is
+# `web`, `claude hook`, a `security.*` entry alone), and the server records whose it is
 TEAM_TABLES = {"events": policy.Table(
     read=policy.TEAM, update=policy.FUNCTIONS, delete=policy.OWNER, owner=True,
-    insert=policy.either(policy.own("actor"), policy.person("actor"), "actor NOT LIKE '%:%'"))}
+    insert=policy.either(policy.own("actor"), policy.person("actor"),
+                         "starts_with(action, 'security.') AND (actor IN ('cli', 'mcp', 'web')"
+                         " OR actor ~ '^[a-z]{1,20} hook$')"))}
 
 
 def record(conn: sqlite3.Connection, now: float, actor: str, action: str,
            target: str | None = None, **detail: Any) -> None:
-    conn.execute("INSERT INTO events (at, actor, action, target, detail) VALUES (?, ?, ?, ?, ?)",
+    conn.execute(policy.write(
+        "INSERT INTO events (at, actor, action, target, detail) VALUES (?, ?, ?, ?, ?)"),
                  (now, actor, action, target,
                   json.dumps(detail, ensure_ascii=False, default=str) if detail else None))
 
@@ -51,5 +54,6 @@ def refused(store: Store, exc: NexusError, actor: str, **detail: Any) -> None:
 
 
 def trim(conn: sqlite3.Connection) -> int:
-    return conn.execute("DELETE FROM events WHERE seq <= (SELECT max(seq) FROM events) - ?",
+    return conn.execute(policy.write(
+        "DELETE FROM events WHERE seq <= (SELECT max(seq) FROM events) - ?"),
                         (KEEP,)).rowcount

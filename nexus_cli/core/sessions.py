@@ -51,6 +51,13 @@ SETTABLE = frozenset({
     "last_wake_error", "handoff", "handoff_at", "predecessor", "successor", "offered_to",
     "offered_at", "waiting_for", "wake",
 })
+# what a session's own hooks and tools change of its row (its id, role and birth stay)
+_UPDATE = policy.Update("sessions", SETTABLE)
+_HOOKED = policy.Update("sessions", SETTABLE | {
+    "client", "cwd", "project", "scope", "client_pid", "client_start", "machine",
+    "start_project", "transcript_path", "last_event", "last_tool", "last_prompt",
+    "last_prompt_at", "last_assistant", "last_turn_end", "last_active", "end_reason"})
+_TOUCH = policy.write("UPDATE sessions SET last_active = ? WHERE id = ?")
 # `end_reason` of a session nexus found without its client process (maintenance writes it; no
 # client sends it)
 EXITED = "process-exited"
@@ -196,11 +203,7 @@ def known(conn: sqlite3.Connection, sid: str) -> sqlite3.Row:
 
 
 def update(conn: sqlite3.Connection, sid: str, **fields: object) -> None:
-    unknown = set(fields) - SETTABLE
-    if unknown:
-        raise ValueError(f"not settable: {', '.join(sorted(unknown))}")
-    conn.execute(f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
-                 (*fields.values(), sid))
+    _UPDATE.run(conn, sid, fields)
 
 
 def name_holder(conn: sqlite3.Connection, name: str, now: float, exclude: str = "") -> str | None:
@@ -258,9 +261,10 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
         name = base if identity.split_id(sid)[0] == identity.USER else unique_name(conn, base, now)
         root = identity.project_root(cwd) if cwd else ""
         conn.execute(
-            "INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
+            policy.write(
+                "INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
             " client_pid, client_start, parent, created_at, last_active, machine, start_project)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)"),
             (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd, root,
              scope_of(conn, root), client.pid if client else None,
              client.start if client else None, parent, now, now, machine(),
@@ -271,12 +275,13 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
             revive(conn, row, now, client)
             if cwd and cwd != row["cwd"]:
                 root = identity.project_root(cwd)
-                conn.execute("UPDATE sessions SET cwd = ?, project = ?, scope = ? WHERE id = ?",
+                conn.execute(policy.write(
+                    "UPDATE sessions SET cwd = ?, project = ?, scope = ? WHERE id = ?"),
                              (cwd, root, scope_of(conn, root), sid))
         else:  # the common case: one write (the row returned shows last_active as it was)
-            later(conn, "UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+            later(conn, _TOUCH, (now, sid))
             return row
-        conn.execute("UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+        conn.execute(_TOUCH, (now, sid))
     return get(conn, sid)  # type: ignore[return-value]
 
 
@@ -293,7 +298,7 @@ def refresh(conn: sqlite3.Connection, sid: str, cwd: str, now: float) -> None:
     if row is None or _stale(row, now, cwd):
         ensure(conn, sid, cwd, now)
     else:
-        later(conn, "UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+        later(conn, _TOUCH, (now, sid))
 
 
 _LOOK_BY_ID = f"SELECT {LOOK} FROM sessions WHERE id = ?"
@@ -321,7 +326,8 @@ def revive(conn: sqlite3.Connection, row: sqlite3.Row, now: float,
     if not gone(row, now, client):
         return
     name = unique_name(conn, row["name"], now, exclude=row["id"])
-    conn.execute("UPDATE sessions SET status = 'idle', name = ? WHERE id = ?", (name, row["id"]))
+    conn.execute(policy.write(
+        "UPDATE sessions SET status = 'idle', name = ? WHERE id = ?"), (name, row["id"]))
 
 
 def subagent(data: dict) -> str | None:
@@ -356,7 +362,7 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
         if event == "PreToolUse" and isinstance(data.get("tool_use_id"), str):
             bind(conn, data["tool_use_id"], sid, now, identity.adapter(sid).hook_tier(data),
                  agent)
-        later(conn, "UPDATE sessions SET last_active = ? WHERE id = ?", (now, sid))
+        later(conn, _TOUCH, (now, sid))
         return row
     if status == "waiting" and not attended:
         status = "working"  # nobody is asked: the client decides at once
@@ -394,10 +400,7 @@ def record_event(conn: sqlite3.Connection, sid: str, data: dict, now: float,
             sets["waiter_pid"] = None  # new activity ends any wait
         elif row["status"] == "listening" and (not here(row) or table().alive(row["waiter_pid"])):
             sets["status"] = "listening"  # a waiter that registered first keeps waiting
-    conn.execute(
-        f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
-        (*sets.values(), sid),
-    )
+    _HOOKED.run(conn, sid, sets)
     return get(conn, sid)  # (a read back: SQLite prepares RETURNING as a trigger, costlier)
 
 
@@ -440,10 +443,12 @@ def client_alive(row: sqlite3.Row | dict) -> bool:
 def hand_over(conn: sqlite3.Connection, old: sqlite3.Row, new_id: str, now: float) -> None:
     """The session half of a handoff: the successor takes the name, note and listen mode; the old
     conversation goes offline and routes what is addressed to it to the successor."""
-    conn.execute("UPDATE sessions SET status = 'offline', successor = ?, handoff_at = ?,"
-                 " waiter_pid = NULL WHERE id = ?", (new_id, now, old["id"]))
-    conn.execute("UPDATE sessions SET name = ?, note = ?, listening = ?, predecessor = ?,"
-                 " handoff_at = ? WHERE id = ?",
+    conn.execute(policy.write(
+        "UPDATE sessions SET status = 'offline', successor = ?, handoff_at = ?,"
+                 " waiter_pid = NULL WHERE id = ?"), (new_id, now, old["id"]))
+    conn.execute(policy.write(
+        "UPDATE sessions SET name = ?, note = ?, listening = ?, predecessor = ?,"
+                 " handoff_at = ? WHERE id = ?"),
                  (old["name"], old["note"], old["listening"], old["id"], now, new_id))
 
 
@@ -481,14 +486,16 @@ def follow_successors(conn: sqlite3.Connection, sid: str) -> str:
 
 
 def start_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
-    conn.execute("UPDATE sessions SET status = 'listening', waiter_pid = ? WHERE id = ?",
+    conn.execute(policy.write(
+        "UPDATE sessions SET status = 'listening', waiter_pid = ? WHERE id = ?"),
                  (pid, sid))
 
 
 def end_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
     """The waiter `pid` is done: a session still shown as listening because of it is idle."""
-    conn.execute("UPDATE sessions SET status = CASE WHEN status = 'listening' THEN 'idle'"
-                 " ELSE status END, waiter_pid = NULL WHERE id = ? AND waiter_pid = ?", (sid, pid))
+    conn.execute(policy.write(
+        "UPDATE sessions SET status = CASE WHEN status = 'listening' THEN 'idle'"
+                 " ELSE status END, waiter_pid = NULL WHERE id = ? AND waiter_pid = ?"), (sid, pid))
 
 
 def clear_dead_waiters(conn: sqlite3.Connection) -> list[str]:
@@ -497,8 +504,9 @@ def clear_dead_waiters(conn: sqlite3.Connection) -> list[str]:
         "SELECT id, waiter_pid, machine FROM sessions WHERE waiter_pid IS NOT NULL")
         if here(r) and not table().alive(r["waiter_pid"])]
     for sid in stuck:
-        conn.execute("UPDATE sessions SET waiter_pid = NULL, status = CASE WHEN status ="
-                     " 'listening' THEN 'idle' ELSE status END WHERE id = ?", (sid,))
+        conn.execute(policy.write(
+            "UPDATE sessions SET waiter_pid = NULL, status = CASE WHEN status ="
+                     " 'listening' THEN 'idle' ELSE status END WHERE id = ?"), (sid,))
     return stuck
 
 
@@ -511,8 +519,9 @@ def retire_dead(conn: sqlite3.Connection) -> list[str]:
         "SELECT id, client_pid, machine FROM sessions WHERE status != 'offline'"
         " AND client_pid IS NOT NULL") if here(r) and not table().alive(r["client_pid"])]
     for sid in dead:
-        conn.execute("UPDATE sessions SET status = 'offline', end_reason = ?, waiter_pid = NULL"
-                     " WHERE id = ?", (EXITED, sid))
+        conn.execute(policy.write(
+            "UPDATE sessions SET status = 'offline', end_reason = ?, waiter_pid = NULL"
+                     " WHERE id = ?"), (EXITED, sid))
     return dead
 
 
@@ -536,8 +545,9 @@ def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float,
     which the MCP server of the rightful session never picks (`caller.resolve_mcp`). `tier`: the
     sandbox tier its client states for the call (the first binding's stays); `agent`: the
     subagent (Task tool) whose call it is."""
-    conn.execute("INSERT INTO tool_uses (tool_use_id, session_id, created_at, tier, agent)"
-                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING",
+    conn.execute(policy.write(
+        "INSERT INTO tool_uses (tool_use_id, session_id, created_at, tier, agent)"
+                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING"),
                  (tool_use_id, sid, now, tier, agent))
 
 
@@ -564,7 +574,7 @@ def bound_agent(conn: sqlite3.Connection, tool_use_id: str, sid: str) -> str | N
 
 def purge_bindings(conn: sqlite3.Connection, now: float) -> int:
     """Bindings only matter for the call they precede: drop those over an hour old."""
-    return conn.execute("DELETE FROM tool_uses WHERE created_at < ?",
+    return conn.execute(policy.write("DELETE FROM tool_uses WHERE created_at < ?"),
                         (now - BINDING_PURGE,)).rowcount
 
 

@@ -8,6 +8,7 @@ import sqlite3
 
 from ..core import sessions
 from ..core.settings import WOKEN_TURN, load
+from ..core.store import policy
 from ..messages import mailbox
 
 
@@ -29,9 +30,15 @@ def wakes(conn: sqlite3.Connection, me: sqlite3.Row, root: str) -> bool:
 
 def count(conn: sqlite3.Connection, sid: str, now: float, wake: bool) -> None:
     """One more automatic turn (one statement: no look at the row first)."""
-    conn.execute("UPDATE sessions SET auto_turns = auto_turns + 1"
-                 + (", last_wake_at = ?, last_wake_error = NULL" if wake else "")
-                 + " WHERE id = ?", (now, sid) if wake else (sid,))
+    if wake:
+        conn.execute(_WOKEN, (now, sid))
+    else:
+        conn.execute(_TURN, (sid,))
+
+
+_TURN = policy.write("UPDATE sessions SET auto_turns = auto_turns + 1 WHERE id = ?")
+_WOKEN = policy.write("UPDATE sessions SET auto_turns = auto_turns + 1, last_wake_at = ?,"
+                      " last_wake_error = NULL WHERE id = ?")
 
 
 def user_prompt(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> None:

@@ -87,6 +87,21 @@ and what it does not:
   design: presence, the workspace (which any member may edit), reservations (to see) and the
   activity log; a member can still fill shared space with noise, hold the writers' lock, or
   wake a waiter for nothing (a wake is only a hint).
+- **Members write through functions only.** On a database `nexus team init` secured, a member's
+  role holds no INSERT, UPDATE or DELETE on a table: each write nexus makes is declared once in
+  its code, and `team init` makes it a function of its own that runs as the team's writer role
+  (`<prefix>_writer`), with row-level security still deciding which rows it reaches, and that
+  takes only the statement's values. Every function of nexus's runs with the search path
+  `pg_catalog, <schema>, pg_temp`: a member's temporary table never stands in for a real one.
+  Written directly still, each under its row-level security alone: a member's own transcript
+  index (`insight_*`), chat read cursors (`ws_cursors`), record of copied rows (`team_moves`),
+  the two keys of `meta` a member may set, and the workspace's projects, their relations, files
+  and file contents (`ws_projects`, `ws_relations`, `ws_assets`, `ws_blobs`: a project's rename
+  moves ids with statements built on the fly). After an upgrade, the team's administrator runs
+  `nexus team init --apply` again: until then a write whose function is missing is refused
+  (`store_outdated`), nothing written. The activity log takes an entry without a participant's
+  id only from nexus's faces (`cli`, `mcp`, `web`, a client's hook) and only as `security.*`; a
+  meeting is changed only by its initiator, and chat is pruned only by the administrator.
 - **It is written down.** Refused impersonations and hook events, the person acting for a
   session, and sessions moved to another process are in the event log:
   `nexus events --action security`, `nexus events --action session`.

@@ -108,9 +108,10 @@ def insert(conn: sqlite3.Connection, *, sender: str, recipient: str, text: str, 
             recipient, row = routed, sessions.mail_row(conn, routed)
     later(
         conn,
-        "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to, request_id,"
-        " created_at, notify_when_idle, task_id, defer, wake)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        policy.write(
+            "INSERT INTO messages (id, kind, sender, recipient, target, text, reply_to,"
+            " request_id, created_at, notify_when_idle, task_id, defer, wake)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         (mid, kind, sender, recipient, target, text, reply_to, request_id, now,
          int(notify_when_idle), task_id, int(defer), int(wake)),
     )
@@ -143,15 +144,16 @@ def notice_expired(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> bo
 
 def mark_delivered(conn: sqlite3.Connection, ids: list[str], now: float, via: str) -> None:
     conn.executemany(
-        "UPDATE messages SET delivered_at = ?, delivered_via = ? WHERE id = ?"
-        " AND delivered_at IS NULL",
+        policy.write("UPDATE messages SET delivered_at = ?, delivered_via = ? WHERE id = ?"
+        " AND delivered_at IS NULL"),
         [(now, via, mid) for mid in ids],
     )
 
 
 def mark_read(conn: sqlite3.Connection, ids: list[str], now: float, via: str = "read") -> None:
     mark_delivered(conn, ids, now, via)
-    conn.executemany("UPDATE messages SET read_at = ? WHERE id = ?", [(now, mid) for mid in ids])
+    conn.executemany(policy.write(
+        "UPDATE messages SET read_at = ? WHERE id = ?"), [(now, mid) for mid in ids])
 
 
 def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
@@ -168,8 +170,9 @@ def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
 def unread_again(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float) -> None:
     """Undo `mark_read(conn, ids, now)` of these rows (as read before it): their result could
     not be handed over, so they are unread, and delivered as they were, again."""
-    conn.executemany("UPDATE messages SET read_at = NULL, delivered_at = ?, delivered_via = ?"
-                     " WHERE id = ? AND read_at = ?",
+    conn.executemany(policy.write(
+        "UPDATE messages SET read_at = NULL, delivered_at = ?, delivered_via = ?"
+                     " WHERE id = ? AND read_at = ?"),
                      [(r["delivered_at"], r["delivered_via"], r["id"], now) for r in rows])
 
 
@@ -221,12 +224,13 @@ def first_reply(conn: sqlite3.Connection, mid: str, recipient: str) -> sqlite3.R
 
 
 def set_ask_state(conn: sqlite3.Connection, mid: str, state: str) -> None:
-    conn.execute("UPDATE messages SET ask_state = ? WHERE id = ?", (state, mid))
+    conn.execute(policy.write("UPDATE messages SET ask_state = ? WHERE id = ?"), (state, mid))
 
 
 def move_unread(conn: sqlite3.Connection, old_id: str, new_id: str) -> int:
     """Handoff: the unread mail of a replaced conversation goes to its successor."""
-    return conn.execute(f"UPDATE messages SET recipient = ? WHERE recipient = ? AND {UNREAD}",
+    return conn.execute(policy.write(
+        f"UPDATE messages SET recipient = ? WHERE recipient = ? AND {UNREAD}"),
                         (new_id, old_id)).rowcount
 
 
@@ -242,7 +246,7 @@ def idle_watchers(conn: sqlite3.Connection, recipient: str,
 
 
 def mark_notified(conn: sqlite3.Connection, mid: str, now: float) -> None:
-    conn.execute("UPDATE messages SET notified_at = ? WHERE id = ?", (now, mid))
+    conn.execute(policy.write("UPDATE messages SET notified_at = ? WHERE id = ?"), (now, mid))
 
 
 def expirable(conn: sqlite3.Connection, before: float, limit: int) -> list[sqlite3.Row]:
@@ -252,8 +256,8 @@ def expirable(conn: sqlite3.Connection, before: float, limit: int) -> list[sqlit
 
 def expire(conn: sqlite3.Connection, mid: str, now: float, why: str = EXPIRED_WHY) -> None:
     """Take a message out of its recipient's inbox unread (aged out, or its task closed)."""
-    conn.execute("UPDATE messages SET expired_at = ?, expired_why = ? WHERE id = ? AND"
-                 f" {UNREAD}", (now, why, mid))
+    conn.execute(policy.write("UPDATE messages SET expired_at = ?, expired_why = ? WHERE id = ? AND"
+                 f" {UNREAD}"), (now, why, mid))
 
 
 def idle_watched(conn: sqlite3.Connection, since: float = 0.0) -> list[str]:

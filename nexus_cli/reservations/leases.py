@@ -330,19 +330,21 @@ def take(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool, reason
     if mine is None:
         rid = new_id()
         conn.execute(
-            "INSERT INTO reservations (id, session_id, root, pattern, anchor, exact, folded,"
+            policy.write(
+                "INSERT INTO reservations (id, session_id, root, pattern, anchor, exact, folded,"
             " exclusive, auto, reason, created_at, expires_at, scope, place)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
             (rid, sid, spec.root, spec.pattern, spec.anchor, int(spec.exact), int(spec.folded),
              int(exclusive), int(auto), reason, now, now + ttl,
              sessions.scope_of(conn, spec.root), place(spec.root, spec.anchor)))
         return get(conn, rid), "taken"  # type: ignore[return-value]
     if auto and not mine["auto"]:
-        conn.execute("UPDATE reservations SET expires_at = ? WHERE id = ? AND expires_at < ?",
+        conn.execute(policy.write(
+            "UPDATE reservations SET expires_at = ? WHERE id = ? AND expires_at < ?"),
                      (now + ttl, mine["id"], now + ttl))
     else:  # a new reason replaces the old one; none keeps it
-        conn.execute("UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
-                     " reason = CASE WHEN ? = '' THEN reason ELSE ? END WHERE id = ?",
+        conn.execute(policy.write("UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
+                     " reason = CASE WHEN ? = '' THEN reason ELSE ? END WHERE id = ?"),
                      (int(exclusive), int(auto), now + ttl, reason, reason, mine["id"]))
     return get(conn, mine["id"]), "renewed"  # type: ignore[return-value]
 
@@ -351,14 +353,14 @@ def release(conn: sqlite3.Connection, sid: str, spec: Spec) -> sqlite3.Row | Non
     """End the caller's reservation of exactly this pattern; the row it was, or None."""
     mine = own(conn, sid, spec)
     if mine is not None:
-        conn.execute("DELETE FROM reservations WHERE id = ?", (mine["id"],))
+        conn.execute(policy.write("DELETE FROM reservations WHERE id = ?"), (mine["id"],))
     return mine
 
 
 def release_all(conn: sqlite3.Connection, sid: str) -> list[sqlite3.Row]:
     rows = conn.execute("SELECT * FROM reservations WHERE session_id = ? ORDER BY created_at,"
                         " root, pattern", (sid,)).fetchall()
-    conn.execute("DELETE FROM reservations WHERE session_id = ?", (sid,))
+    conn.execute(policy.write("DELETE FROM reservations WHERE session_id = ?"), (sid,))
     return rows
 
 
@@ -435,15 +437,17 @@ def transfer(conn: sqlite3.Connection, old_id: str, to: str) -> int:
         theirs = conn.execute("SELECT * FROM reservations WHERE session_id = ? AND root = ? AND"
                               " pattern = ?", (to, row["root"], row["pattern"])).fetchone()
         if theirs is None:
-            conn.execute("UPDATE reservations SET session_id = ? WHERE id = ?", (to, row["id"]))
+            conn.execute(policy.write(
+                "UPDATE reservations SET session_id = ? WHERE id = ?"), (to, row["id"]))
         else:
-            conn.execute("UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
-                         " reason = ? WHERE id = ?",
+            conn.execute(policy.write(
+                "UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
+                         " reason = ? WHERE id = ?"),
                          (max(theirs["exclusive"], row["exclusive"]),
                           min(theirs["auto"], row["auto"]),
                           max(theirs["expires_at"], row["expires_at"]),
                           theirs["reason"] or row["reason"], theirs["id"]))
-            conn.execute("DELETE FROM reservations WHERE id = ?", (row["id"],))
+            conn.execute(policy.write("DELETE FROM reservations WHERE id = ?"), (row["id"],))
         moved += 1
     return moved
 
@@ -451,13 +455,14 @@ def transfer(conn: sqlite3.Connection, old_id: str, to: str) -> int:
 def expire(conn: sqlite3.Connection, now: float) -> int:
     """Maintenance: reservations past their TTL, and those of agent sessions that are gone
     (offline, their client process exited without a SessionEnd), end."""
-    ended = conn.execute("DELETE FROM reservations WHERE expires_at <= ?", (now,)).rowcount
+    ended = conn.execute(policy.write(
+        "DELETE FROM reservations WHERE expires_at <= ?"), (now,)).rowcount
     for (sid,) in conn.execute("SELECT DISTINCT session_id FROM reservations").fetchall():
         row = sessions.get(conn, sid)
         if row is None or (row["client_pid"]
                            and availability.effective_status(row, now) == "offline"
                            and not sessions.client_alive(row)):
-            ended += conn.execute("DELETE FROM reservations WHERE session_id = ?",
+            ended += conn.execute(policy.write("DELETE FROM reservations WHERE session_id = ?"),
                                   (sid,)).rowcount
     return ended
 

@@ -26,6 +26,17 @@ TEAM_TABLES = {
     "run_policy": rules.Table(read=rules.TEAM, insert=_SETS_POLICY, update=_SETS_POLICY,
                               delete=_SETS_POLICY),
 }
+# what a run's record takes as it goes (its id, number, dispatcher and role stay)
+_CHANGE = rules.Update("runs", (
+    "title", "session_id", "task_id", "status", "error", "runner_pid", "runner_start",
+    "client_pid", "client_start", "exit_code", "output", "result", "started_at",
+    "client_started_at", "finished_at"))
+_SET_POLICY = rules.Update("run_policy", ("preset", "sandbox", "updated_at"), key="scope")
+_COLUMNS = ("id", "seq", "client", "task", "context", "cwd", "project", "title", "preset",
+            "sandbox", "approvals", "resume", "launch", "dispatcher", "session_id", "task_id",
+            "status", "created_at", "machine")
+_INSERT = rules.write(f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES"
+                      f" ({', '.join(':' + c for c in _COLUMNS)})")
 ACTIVE = ("queued", "running")
 FINAL = ("done", "error", "cancelled")
 DIED = ("its process ended without recording a result (killed, or the machine restarted); "
@@ -43,13 +54,14 @@ def get(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 def insert(conn: sqlite3.Connection, **fields: object) -> None:
     fields["seq"] = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
     fields["machine"] = machine()
-    conn.execute(f"INSERT INTO runs ({', '.join(fields)}) VALUES ({', '.join('?' * len(fields))})",
-                 tuple(fields.values()))
+    unknown = set(fields) - set(_COLUMNS)
+    if unknown:
+        raise ValueError(f"not a run's first field: {', '.join(sorted(unknown))}")
+    conn.execute(_INSERT, {c: fields.get(c) for c in _COLUMNS})
 
 
 def change(conn: sqlite3.Connection, run_id: str, **fields: object) -> None:
-    conn.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
-                 (*fields.values(), run_id))
+    _CHANGE.run(conn, run_id, fields)
 
 
 def active_count(conn: sqlite3.Connection) -> int:
@@ -109,7 +121,7 @@ def purge(conn: sqlite3.Connection, now: float, retention: float) -> list[str]:
                     os.unlink(path)
                 except OSError:
                     pass
-        conn.execute("DELETE FROM runs WHERE id = ?", (row["id"],))
+        conn.execute(rules.write("DELETE FROM runs WHERE id = ?"), (row["id"],))
     return [r["id"] for r in rows]
 
 
@@ -178,8 +190,8 @@ def policy(conn: sqlite3.Connection, scope: str) -> sqlite3.Row | None:
 
 
 def set_policy(conn: sqlite3.Connection, scope: str, now: float, **fields: object) -> None:
-    conn.execute("INSERT INTO run_policy (scope, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+    conn.execute(rules.write(
+        "INSERT INTO run_policy (scope, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING"),
                  (scope, now))
     fields["updated_at"] = now
-    conn.execute(f"UPDATE run_policy SET {', '.join(f'{k} = ?' for k in fields)} WHERE scope = ?",
-                 (*fields.values(), scope))
+    _SET_POLICY.run(conn, scope, fields)

@@ -56,6 +56,10 @@ MOVE = policy.Function(
     f" {_OPEN_SQL} AND ({{guard}})", f"{policy.own(':old')} AND {policy.own(':new')}",
     {"new": "text", "now": "double precision", "old": "text"})
 TEAM_FUNCTIONS = (CLOSE, UNCERTAIN, MOVE)
+# what its dispatcher changes of a task (its id, number, sender and text stay)
+_CHANGE = policy.Update("tasks", (
+    "target", "status", "mode", "message_id", "result", "report_message_id", "error",
+    "progress", "result_uri", "metadata", "expires_at", "updated_at", "closed_at"))
 
 
 def new_id() -> str:
@@ -129,7 +133,7 @@ def make_room(conn: sqlite3.Connection, sender: str) -> None:
                             " ORDER BY seq", (sender, *FINAL)):
         if notification(conn, row) != "pending":
             retire(conn, row["id"], time.time(), "its task left the ledger (history full)")
-            conn.execute("DELETE FROM tasks WHERE id = ?", (row["id"],))
+            conn.execute(policy.write("DELETE FROM tasks WHERE id = ?"), (row["id"],))
             return
     raise NexusError("task_history_full", sender,
                      f"{count} task records and none is both finished and notified",
@@ -142,9 +146,10 @@ def insert(conn: sqlite3.Connection, *, sender: str, target: str, requested: str
            source_meeting_id: str | None = None) -> str:
     task_id = new_id()
     conn.execute(
-        "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode, request_id,"
-        " metadata, expires_at, created_at, updated_at, source_meeting_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        policy.write(
+            "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode,"
+            " request_id, metadata, expires_at, created_at, updated_at, source_meeting_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         (task_id, sender, target, requested, text, status, mode, request_id,
          json.dumps(metadata) if metadata else None, expires_at, now, now, source_meeting_id))
     return task_id
@@ -159,8 +164,7 @@ def change(conn: sqlite3.Connection, task_id: str, now: float, **fields: object)
         retire(conn, task_id, now, f"its task was {fields['status']}")
     if "metadata" in fields and fields["metadata"] is not None:
         fields["metadata"] = json.dumps(fields["metadata"])
-    conn.execute(f"UPDATE tasks SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
-                 (*fields.values(), task_id))
+    _CHANGE.run(conn, task_id, fields)
 
 
 def close(conn: sqlite3.Connection, task_id: str, now: float, status: str,
@@ -221,6 +225,6 @@ def expire_ttl(conn: sqlite3.Connection, now: float) -> list[sqlite3.Row]:
                         (now,)).fetchall()
     for row in rows:
         close(conn, row["id"], now, "failed", error="TTL expired")
-    conn.execute("DELETE FROM tasks WHERE mode = 'self' AND closed_at < ?",
+    conn.execute(policy.write("DELETE FROM tasks WHERE mode = 'self' AND closed_at < ?"),
                  (now - SELF_TASK_PURGE,))
     return rows

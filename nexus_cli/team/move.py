@@ -105,6 +105,19 @@ def columns(table: str) -> list[str]:
     return migrations.columns(table)
 
 
+def copying(table: str, ident: str | None, keyed: bool) -> str:
+    """The statement that copies one row of `table` (declared: on a secured team database a
+    member writes through nexus's functions only): a keyed row unless there, else the row with
+    the number the destination gives it."""
+    cols = [c for c in columns(table) if c != ident]
+    into = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+    return policy.write(f"{into} ON CONFLICT DO NOTHING" if keyed else f"{into} RETURNING {ident}")
+
+
+for _table, _key, _ident, _ in TABLES:
+    copying(_table, _ident, _key is not None)
+
+
 def store_id(conn: sqlite3.Connection) -> str:
     """Inside a write: this store's identity as an origin (created on first use)."""
     conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
@@ -239,8 +252,7 @@ def _copy_keyed(source, dest, table: str, key: tuple[str, ...], ident: str | Non
                 as_person(table, values, person, to)
 
                 def keyed(c: sqlite3.Connection, values: dict = values) -> bool:
-                    return c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
-                                     f" ({', '.join('?' for _ in cols)}) ON CONFLICT DO NOTHING",
+                    return c.execute(copying(table, ident, True),
                                      tuple(values.values())).rowcount > 0
 
                 put = _put(dest, conn, keyed, guarded)
@@ -281,8 +293,7 @@ def _copy_once(source, dest, table: str, ident: str | None, where: str, params: 
 
                 def once(c: sqlite3.Connection, values: dict = values, src: str = str(row[ident])
                          ) -> bool:  # the copy and its record, together
-                    new = c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
-                                    f" ({', '.join('?' for _ in cols)}) RETURNING {ident}",
+                    new = c.execute(copying(table, ident, False),
                                     tuple(values.values())).fetchone()[0]
                     c.execute("INSERT INTO team_moves (origin, tbl, src, dst) VALUES"
                               " (?, ?, ?, ?)", (source_id, table, src, str(new)))

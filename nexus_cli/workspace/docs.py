@@ -35,10 +35,12 @@ def set_strategy(ctx: Ctx, a: StrategyArgs) -> dict:
         current = latest(conn)
         if current is not None and current["content"] == a.content:
             return {"ok": True, "version": current["version"], "unchanged": True}
-        version = conn.execute("INSERT INTO ws_strategy (content, updated_by, updated_at)"
-                               " VALUES (?, ?, ?) RETURNING version",
+        version = conn.execute(policy.write(
+            "INSERT INTO ws_strategy (content, updated_by, updated_at)"
+                               " VALUES (?, ?, ?) RETURNING version"),
                                (a.content, me.id, ctx.now)).fetchone()[0]
-        conn.execute("DELETE FROM ws_strategy WHERE version <= ?", (version - STRATEGY_KEPT,))
+        conn.execute(policy.write(
+            "DELETE FROM ws_strategy WHERE version <= ?"), (version - STRATEGY_KEPT,))
         record(conn, ctx, me, "strategy.update", "strategy", version=version,
                size=len(a.content))
     return {"ok": True, "version": version, "unchanged": False}
@@ -93,11 +95,12 @@ def sync_doc(ctx: Ctx, a: SyncDocArgs) -> dict:
     with writing(ctx) as (conn, me):
         old = conn.execute("SELECT 1 FROM ws_docs WHERE id = ?", (a.docId,)).fetchone()
         if old is None:
-            conn.execute("INSERT INTO ws_docs (id, title, content, updated_by, updated_at)"
-                         " VALUES (?, ?, ?, ?, ?)", (a.docId, a.title, a.content, me.id, ctx.now))
+            conn.execute(policy.write(
+                "INSERT INTO ws_docs (id, title, content, updated_by, updated_at)"
+                         " VALUES (?, ?, ?, ?, ?)"), (a.docId, a.title, a.content, me.id, ctx.now))
         else:
-            conn.execute("UPDATE ws_docs SET title = ?, content = ?, updated_by = ?,"
-                         " updated_at = ? WHERE id = ?",
+            conn.execute(policy.write("UPDATE ws_docs SET title = ?, content = ?, updated_by = ?,"
+                         " updated_at = ? WHERE id = ?"),
                          (a.title, a.content, me.id, ctx.now, a.docId))
         record(conn, ctx, me, "doc.sync", a.docId, title=a.title, created=old is None)
     return {"ok": True, "docId": a.docId, "created": old is None}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.sessions import Caller
+from ..core.store import policy
 from . import streams
 from .base import person, reading, record, writing
 
@@ -46,8 +47,9 @@ def list_meetings(ctx: Ctx, a: ListMeetingsArgs) -> dict:
 def start(ctx: Ctx, a: StartMeetingArgs) -> dict:
     with writing(ctx) as (conn, me):
         mid = streams.new_id()
-        conn.execute("INSERT INTO ws_meetings (id, topic, status, initiator, started_at,"
-                     " updated_at) VALUES (?, ?, 'active', ?, ?, ?)",
+        conn.execute(policy.write(
+            "INSERT INTO ws_meetings (id, topic, status, initiator, started_at,"
+                     " updated_at) VALUES (?, ?, 'active', ?, ?, ?)"),
                      (mid, a.topic, me.id, ctx.now, ctx.now))
         streams.post(conn, mid, me.id, me.key, "MEETING_START",
                      f"Meeting started: {a.topic}", ctx.now)
@@ -72,8 +74,9 @@ def end(ctx: Ctx, a: EndMeetingArgs) -> dict:
             raise NexusError("meeting_state", row["id"], f"Meeting '{row['id']}' is "
                              f"{row['status']}, not active", "reopen it first (reopen_meeting)")
         made = streams.decisions(conn, row["id"])
-        conn.execute("UPDATE ws_meetings SET status = 'closed', ended_at = ?, summary = ?,"
-                     " decisions = ?, updated_at = ? WHERE id = ?",
+        conn.execute(policy.write(
+            "UPDATE ws_meetings SET status = 'closed', ended_at = ?, summary = ?,"
+                     " decisions = ?, updated_at = ? WHERE id = ?"),
                      (ctx.now, a.summary, json.dumps(made, ensure_ascii=False), ctx.now,
                       row["id"]))
         record(conn, ctx, me, "meeting.end", row["id"], decisions=len(made),
@@ -90,7 +93,8 @@ def archive(ctx: Ctx, a: MeetingIdArgs) -> dict:
                              "active; only a closed meeting is archived",
                              "end it first (end_meeting)")
         if row["status"] == "closed":
-            conn.execute("UPDATE ws_meetings SET status = 'archived', updated_at = ? WHERE id = ?",
+            conn.execute(policy.write(
+                "UPDATE ws_meetings SET status = 'archived', updated_at = ? WHERE id = ?"),
                          (ctx.now, row["id"]))
             record(conn, ctx, me, "meeting.archive", row["id"])
         return _ack(conn, streams.need(conn, row["id"]),
@@ -102,8 +106,8 @@ def reopen(ctx: Ctx, a: MeetingIdArgs) -> dict:
         row = streams.need(conn, a.meetingId)
         _initiator(me, row, "reopen")
         if row["status"] != "active":
-            conn.execute("UPDATE ws_meetings SET status = 'active', ended_at = NULL,"
-                         " decisions = NULL, updated_at = ? WHERE id = ?", (ctx.now, row["id"]))
+            conn.execute(policy.write("UPDATE ws_meetings SET status = 'active', ended_at = NULL,"
+                         " decisions = NULL, updated_at = ? WHERE id = ?"), (ctx.now, row["id"]))
             record(conn, ctx, me, "meeting.reopen", row["id"], was=row["status"])
         return _ack(conn, streams.need(conn, row["id"]),
                     f"Meeting '{row['topic']}' (ID: {row['id']}) is now active again.")

@@ -31,6 +31,7 @@ def take(conn: sqlite3.Connection, instance: str, now: float, root: str) -> None
                          f"Rate limit exceeded: more than {rate:g} calls a second (burst "
                          f"{burst:g}) from this instance",
                          f"retry after {wait:g}s", retry_after=wait)
-    conn.execute("INSERT INTO ws_buckets (instance, tokens, at) VALUES (?, ?, ?)"
-                 " ON CONFLICT (instance) DO UPDATE SET tokens = excluded.tokens, at = excluded.at",
+    conn.execute(policy.write(
+        "INSERT INTO ws_buckets (instance, tokens, at) VALUES (?, ?, ?) ON CONFLICT (instance)"
+        " DO UPDATE SET tokens = excluded.tokens, at = excluded.at"),
                  (instance, tokens - 1, now))

@@ -20,11 +20,11 @@ REMAINING_CAP = 10_000  # `remaining` is counted up to this many
 # one of one's own sessions; a read cursor is its reader's alone
 TEAM_TABLES = {
     "ws_meetings": policy.Table(read=policy.TEAM, insert=policy.own("initiator"),
-                                update=policy.TEAM, delete=policy.TEAM),
+                                update=policy.own("initiator"), delete=policy.FUNCTIONS),
     "ws_participants": policy.Table(read=policy.TEAM, insert=policy.own("session"),
-                                    update=policy.FUNCTIONS, delete=policy.TEAM),
+                                    update=policy.FUNCTIONS, delete=policy.FUNCTIONS),
     "ws_chat": policy.Table(read=policy.TEAM, insert=policy.own("sender"),
-                            update=policy.FUNCTIONS, delete=policy.TEAM),
+                            update=policy.FUNCTIONS, delete=policy.ADMIN),
     "ws_cursors": policy.Table(read=policy.own("reader"), insert=policy.own("reader"),
                                update=policy.own("reader"), delete=policy.own("reader")),
 }
@@ -53,8 +53,9 @@ def active(conn: sqlite3.Connection) -> sqlite3.Row | None:
 
 
 def join(conn: sqlite3.Connection, mid: str, sid: str, now: float) -> None:
-    conn.execute("INSERT INTO ws_participants (meeting, session, joined_at) VALUES (?, ?, ?)"
-                 " ON CONFLICT DO NOTHING", (mid, sid, now))
+    conn.execute(policy.write(
+        "INSERT INTO ws_participants (meeting, session, joined_at) VALUES (?, ?, ?)"
+                 " ON CONFLICT DO NOTHING"), (mid, sid, now))
 
 
 def participants(conn: sqlite3.Connection, mid: str) -> list[str]:
@@ -66,8 +67,9 @@ def post(conn: sqlite3.Connection, mid: str | None, sender: str, project: str, c
          text: str, now: float) -> int:
     if mid is not None:
         join(conn, mid, sender, now)
-    return conn.execute("INSERT INTO ws_chat (meeting, sender, project, category, text,"
-                        " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+    return conn.execute(policy.write(
+        "INSERT INTO ws_chat (meeting, sender, project, category, text,"
+                        " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq"),
                         (mid, sender, project, category, text, now)).fetchone()[0]
 
 
@@ -131,9 +133,10 @@ def names(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
 def prune(conn: sqlite3.Connection, count: int | None) -> tuple[int, int]:
     """Remove the oldest `count` global chat messages (all with None); (removed, remaining)."""
     if count is None:
-        removed = conn.execute("DELETE FROM ws_chat WHERE meeting IS NULL").rowcount
+        removed = conn.execute(policy.write("DELETE FROM ws_chat WHERE meeting IS NULL")).rowcount
     else:
-        removed = conn.execute("DELETE FROM ws_chat WHERE seq IN (SELECT seq FROM ws_chat WHERE"
-                               " meeting IS NULL ORDER BY seq LIMIT ?)", (count,)).rowcount
+        removed = conn.execute(policy.write(
+            "DELETE FROM ws_chat WHERE seq IN (SELECT seq FROM ws_chat WHERE"
+                               " meeting IS NULL ORDER BY seq LIMIT ?)"), (count,)).rowcount
     remaining = conn.execute("SELECT count(*) FROM ws_chat WHERE meeting IS NULL").fetchone()[0]
     return removed, remaining

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import NexusError
-from . import APPLICATION_ID, migrations, paths, pgwire, team, wake
+from . import APPLICATION_ID, migrations, paths, pgwire, policy, team, wake
 from .sqltext import bound, placeholders
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
@@ -364,6 +364,46 @@ class Cursor:
         return iter(self.fetchall())
 
 
+class _Counted:
+    """The cursor of a declared write that hands back no rows: how many it changed."""
+
+    description = None
+
+    def __init__(self, rowcount: int) -> None:
+        self.rowcount = rowcount
+
+
+def _text(value: object) -> object:
+    """A parameter of a declared write's call as text (the server reads it as the parameter's
+    type), but for bytes and None."""
+    if value is None or isinstance(value, bytes | bytearray | memoryview | str):
+        return value
+    if isinstance(value, float):
+        text = repr(value)
+        return {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}.get(text, text)
+    return str(value)
+
+
+def _call(sql: str, params: object) -> tuple[str, list | None]:
+    """The call of the function of the declared write `sql` (team/security.py makes them),
+    with its values."""
+    values = bound(sql, params)[1]
+    args = ", ".join(f"${i}" for i in range(1, len(values or ()) + 1))
+    return (f"SELECT * FROM {policy.writer(sql)}({args})",
+            None if values is None else [_text(v) for v in values])
+
+
+def _undeclared(exc: BaseException, url: str) -> NexusError:
+    """A declared write's error; its function missing: the team's security is older than this
+    nexus (its writes changed since `nexus team init --apply` ran)."""
+    if getattr(exc, "sqlstate", None) == "42883" and "nexus_w_" in str(exc):
+        return NexusError("store_outdated", team.redact(url), "the team database's functions"
+                          " are older than this nexus (a write it makes has none)", "ask the "
+                          "team's administrator to run `nexus team init --apply` with this "
+                          "nexus (as the schema's owner); nothing was written")
+    return translate_error(exc, url)
+
+
 class _ConnCursor:
     """`conn.cursor()`: statements through the connection (`row_factory` is accepted and
     ignored: rows read by position and by name alike)."""
@@ -395,6 +435,8 @@ class Conn:
         return self.raw.info.parameter_status("session_authorization")
 
     def execute(self, sql: str, params: object = ()) -> Cursor:
+        if sql in policy.WRITES and policy.secured(self):
+            return self._declared(sql, params)
         text, values = bound(sql, params)
         try:
             return Cursor(self.raw.execute(text, values))
@@ -403,10 +445,31 @@ class Conn:
                 print("SQL:", text, values, file=sys.stderr)
             raise translate_error(exc, self.url) from None
 
+    def _declared(self, sql: str, params: object) -> Cursor:
+        """A declared write (policy.write) as the call of its function; the values go as text
+        for the server to read as the function's parameters' types (the statement's own)."""
+        text, values = _call(sql, params)
+        try:
+            cur = self.raw.execute(text, values)
+            if policy.returns(sql):
+                return Cursor(cur)
+            return Cursor(_Counted(cur.fetchone()[0]))
+        except ERRORS as exc:
+            raise _undeclared(exc, self.url) from None
+
     def execute_later(self, sql: str, params: object = ()) -> None:
         """A write whose result nobody reads (store.db.later): with the wire client it travels
         with the transaction's next statement, a round trip fewer; its error, if any, fails
         that statement and so the transaction."""
+        if sql in policy.WRITES and policy.secured(self):
+            if isinstance(self.raw, WireRaw):
+                try:
+                    self.raw.execute_later(*_call(sql, params))
+                except ERRORS as exc:
+                    raise _undeclared(exc, self.url) from None
+            else:
+                self._declared(sql, params)
+            return
         if not isinstance(self.raw, WireRaw):
             self.execute(sql, params)
             return
@@ -416,6 +479,8 @@ class Conn:
             raise translate_error(exc, self.url) from None
 
     def executemany(self, sql: str, seq: Iterable) -> Cursor:
+        if sql in policy.WRITES and policy.secured(self):
+            return Cursor(_Counted(sum(self._declared(sql, p).rowcount for p in seq)))
         rows = [bound(sql, p)[1] for p in seq]
         cur = self.raw.cursor()
         if rows:

@@ -14,8 +14,17 @@ A `Function` is one statement (SQL both engines read, named placeholders) for a 
 reaches rows of other members and must stay consistent (a task's close by its assignee, a
 notice an expiry owes a sender). On the team database it runs inside a function the database
 runs as its owner, with `guard` added: the check, against the caller's role, that the member
-may make it; locally the statement runs as it is. `call` runs either. Stdlib only (the hooks'
-modules declare their tables)."""
+may make it; locally the statement runs as it is. `call` runs either.
+
+Every other write nexus makes in team mode is declared once with `write(sql)` beside the code
+that runs it. On a secured team database a member role holds no INSERT, UPDATE or DELETE on a
+table (but those `team/security.py` lists as DIRECT): each declared statement is a function of
+its own (`nexus_w_<digest>`), SECURITY DEFINER as the team's writer role, which is subject to
+row-level security like a member (the rules above speak of `session_user`, the member who
+called), every function with a fixed search path (pg_catalog, the schema, pg_temp last: a
+member's temporary table never stands in for a real one). The team connection (pg.Conn) sends a
+declared statement as a call of its function; locally it runs as written. Stdlib only (the
+hooks' modules declare their tables and writes)."""
 
 from __future__ import annotations
 
@@ -79,6 +88,60 @@ class Function:
     @property
     def team(self) -> str:
         return self.sql.replace("{guard}", self.guard)
+
+
+WRITES: set[str] = set()  # every statement declared with `write`
+_NAMES: dict[str, str] = {}
+
+
+def write(sql: str) -> str:
+    """Declare `sql` (one INSERT, UPDATE or DELETE, SQL both engines read, `RETURNING` at most
+    one BIGINT column) as a write nexus makes; returns it unchanged."""
+    WRITES.add(sql)
+    return sql
+
+
+def writer(sql: str) -> str:
+    """The name of the team database's function for the declared statement `sql`."""
+    name = _NAMES.get(sql)
+    if name is None:
+        import hashlib
+
+        name = _NAMES[sql] = "nexus_w_" + hashlib.sha256(sql.encode()).hexdigest()[:20]
+    return name
+
+
+def returns(sql: str) -> bool:
+    """Whether the declared statement hands rows back (RETURNING) rather than a count."""
+    return " RETURNING " in sql
+
+
+class Update:
+    """`UPDATE table SET <some of columns> WHERE key = ?`, the columns chosen at each call: one
+    declared statement that sets each column given and keeps the others (on a secured team
+    database), else the statement with those columns alone."""
+
+    __slots__ = ("columns", "declared", "key", "table")
+
+    def __init__(self, table: str, columns: tuple[str, ...] | frozenset[str],
+                 key: str = "id") -> None:
+        self.table, self.key, self.columns = table, key, tuple(sorted(columns))
+        self.declared = write(
+            f"UPDATE {table} SET " + ", ".join(f"{c} = CASE WHEN strpos(:given_, ',{c},') > 0"
+                                               f" THEN :{c} ELSE {c} END" for c in self.columns)
+            + f" WHERE {key} = :key_")
+
+    def run(self, conn: object, key: object, fields: dict[str, object]) -> int:
+        unknown = set(fields) - set(self.columns)
+        if unknown:
+            raise ValueError(f"not settable: {', '.join(sorted(unknown))}")
+        if secured(conn):
+            values = {**dict.fromkeys(self.columns), **fields,
+                      "given_": "," + ",".join(fields) + ",", "key_": key}
+            return conn.execute(self.declared, values).rowcount  # type: ignore[attr-defined]
+        return conn.execute(  # type: ignore[attr-defined]
+            f"UPDATE {self.table} SET {', '.join(f'{k} = ?' for k in fields)} WHERE"
+            f" {self.key} = ?", (*fields.values(), key)).rowcount
 
 
 def call(conn: object, fn: Function, params: dict[str, object]) -> int:
