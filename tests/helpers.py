@@ -135,8 +135,9 @@ class FakeTable(ProcTable):
     def get(self, pid: int) -> Proc | None:
         if pid in self.procs:
             return self.procs[pid]
-        if pid == os.getpid():
-            return Proc(pid, self.parent, "python", "self")
+        if pid == os.getpid():  # (its real start time: another process judges it by that)
+            real = self.real.get(pid)
+            return Proc(pid, self.parent, "python", real.start if real is not None else "self")
         return None if pid >= 800_000 else self.real.get(pid)
 
     def ancestors(self, pid: int | None = None, limit: int = 64) -> list[Proc]:

@@ -579,7 +579,7 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
     def taken() -> bool:  # committed: the server is now writing an answer nobody reads
         conn = raw_db(home)
         try:
-            return conn.execute("SELECT count(*) FROM messages WHERE read_at IS NOT NULL AND"
+            return conn.execute("SELECT count(*) FROM messages WHERE read_lease IS NOT NULL AND"
                                 " length(text) > 30000").fetchone()[0] == 6
         finally:
             conn.close()
@@ -593,9 +593,9 @@ def test_a_client_that_stops_reading_does_not_hold_the_store(home, pair):
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 74 and ("read nothing for 5 s" in err or "cannot be written" in err)
     conn = raw_db(home)
-    try:  # what the read consumed was put back: all six are still unread
+    try:  # what the read took was put back: all six are still unread, and held by nobody
         assert conn.execute("SELECT count(*) FROM messages WHERE read_at IS NULL AND length(text)"
-                            " > 30000").fetchone()[0] == 6
+                            " > 30000 AND read_lease IS NULL").fetchone()[0] == 6
     finally:
         conn.close()
 

@@ -444,3 +444,100 @@ def test_a_reader_that_left_early_gets_no_complaint_and_nothing_is_consumed(nx, 
         os.close(write_end)
     assert done.returncode == 74 and done.stderr == "", done.stderr
     assert [m["text"] for m in nx("read", "--json").json["messages"]] == ["for the person"]
+
+
+# -- a consuming read is at least once (issue 37) -------------------------------------------------
+
+READER = """
+import json, os, signal, sys
+from helpers import FakeTable, ctx_for
+from nexus_cli.catalog import load
+from nexus_cli.core.registry import TOOLS, invoke
+from nexus_cli.messages import mailbox
+
+step = sys.argv[1]
+FakeTable.adopt(sys.argv[2])
+load()
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def after(name):
+    real = getattr(mailbox, name)
+    def wrapped(*args, **kwargs):
+        real(*args, **kwargs)
+        die()  # inside its transaction: never committed
+    setattr(mailbox, name, wrapped)
+
+def deliver(result):
+    if step == "committed":
+        die()  # committed, nothing written yet
+    print(json.dumps([m["message_id"] for m in result["messages"]]), flush=True)
+    if step == "written":
+        die()  # written, not yet confirmed
+
+if step == "leasing":
+    after("lease")
+if step == "confirming":
+    after("confirm")
+ctx = ctx_for(None, json.loads(sys.argv[3]))
+ctx.deliver = deliver
+invoke(TOOLS["read"], ctx, {"count": 10})
+"""
+
+
+@pytest.mark.parametrize("step", ["leasing", "committed", "written", "confirming", "done"])
+def test_a_read_killed_at_any_step_loses_no_message(nx, pair, fake, step):
+    """kill -9 of `read` inside its transaction, after its COMMIT, after writing its output and
+    inside the confirming write: every message is shown again by the next read (under the same
+    id: a duplicate is recognisable), or was shown and confirmed read. Never neither."""
+    import subprocess
+    import sys
+
+    sent = [nx("send", B_ID, f"m{i}", "--json", env=A).json["message_id"] for i in range(3)]
+    proc = subprocess.run([sys.executable, "-c", READER, step, fake.export(), json.dumps(B)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    shown = json.loads(proc.stdout) if proc.stdout.strip() else []
+    assert proc.returncode == (0 if step == "done" else -9), proc.stderr
+    assert shown == (sent if step in ("written", "confirming", "done") else [])
+    again = nx("read", "--json", env=B).json
+    assert [m["message_id"] for m in again["messages"]] == ([] if step == "done" else sent)
+    assert nx("read", "--json", env=B).json["count"] == 0  # read now, once confirmed
+    assert nx("inbox", "--unread", "--json", env=B).json["total"] == 0
+
+
+def test_a_living_reader_holds_what_it_took_and_a_dead_one_does_not(nx, pair, monkeypatch):
+    """A lease held by a running process is skipped by a second read; one whose holder's pid is
+    gone, or one past its time, is taken; one that claims more time than a lease has (a row
+    written by hand) is no lease."""
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.messages import mailbox
+
+    mid = nx("send", B_ID, "held", "--json", env=A).json["message_id"]
+    store = Store()
+    alive = mailbox.holder()  # this very process: alive
+    cases = [(alive, 300.0, False), (f"999999999|{alive.split('|', 2)[1]}|x", 300.0, True),
+             (alive, -1.0, True), (alive, 10 * mailbox.LEASE_SECONDS, True)]
+    import time
+
+    for lease, ahead, taken in cases:
+        with store.write() as conn:
+            conn.execute("UPDATE messages SET read_lease = ?, read_lease_until = ?, read_at = NULL"
+                         " WHERE id = ?", (lease, time.time() + ahead, mid))
+        got = nx("read", "--json", env=B).json
+        assert [m["message_id"] for m in got["messages"]] == ([mid] if taken else []), lease
+
+
+def test_a_jammed_inbox_reads_a_page_at_a_time(nx, pair, monkeypatch):
+    """Issue 37: ten 23 MB messages made the default read fail as one result too large; a read
+    returns PAGE_CHARS of text at most (a larger message alone), the rest on the next."""
+    from nexus_cli.messages import mailbox
+
+    monkeypatch.setattr(mailbox, "PAGE_CHARS", 1000)
+    ids = [nx("send", B_ID, str(i) * size, "--json", env=A).json["message_id"]
+           for i, size in enumerate((400, 400, 400, 3000, 10))]
+    pages = []
+    while got := nx("read", "--json", env=B).json["messages"]:
+        pages.append([m["message_id"] for m in got])
+    assert pages == [ids[:2], ids[2:3], ids[3:4], ids[4:]]

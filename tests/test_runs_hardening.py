@@ -755,3 +755,54 @@ def test_a_claude_session_in_plan_mode_starts_no_writing_run(nx, hook, clients, 
          permission_mode="acceptEdits", tool_input={})
     got = mcp_call(fake, "claude", sid(1), "run", args, {"claudecode/toolUseId": "toolu_Q"})
     assert not got["isError"], got
+
+
+# -- 16. an unknown tier is the narrowest; an agent's own word for its tier is never taken ------
+
+
+def test_an_agent_whose_tier_nexus_does_not_know_starts_no_wider_run(nx, hook, clients,
+                                                                      chdir_work, fake):
+    """Issue 37: Codex from its shell (its sandbox unknown) and Claude Code in `plan` or
+    `default` mode ran `nexus run ... --sandbox danger-full-access` and got it. Unknown is
+    read-only: from the agent's shell, and over MCP in a mode that states no tier."""
+    hook("codex", "SessionStart", sid(2), source="startup")
+    hook("claude", "SessionStart", sid(1), source="startup")
+    wide = ("run", "claude", "escape", "--sandbox", "danger-full-access")
+    for env in (B, A):
+        r = nx(*wide, env=env)
+        assert r.code == 5 and "wider sandbox tier" in r.err, r.err
+    r = nx("run", "claude", "look", "--json", env=B)  # no tier chosen: the narrowest
+    assert r.code == 0 and r.json["sandbox"] == "read-only", r.out
+    args = {"client": "codex", "task": "edit it", "sandbox": "workspace-write", "detach": True}
+    for n, mode in enumerate(("default", "plan", "dontAsk", "auto")):
+        hook("claude", "PreToolUse", sid(1), tool_name="mcp__nexus__run", tool_use_id=f"toolu_{n}",
+             permission_mode=mode, tool_input={})
+        got = mcp_call(fake, "claude", sid(1), "run", args, {"claudecode/toolUseId": f"toolu_{n}"})
+        assert got["isError"], (mode, got)
+        assert "wider sandbox tier" in got["_meta"]["nexus/error"]["reason"], mode
+    got = mcp_call(fake, "claude", sid(1), "run", args, {})  # no binding at all
+    assert got["isError"] and "wider sandbox tier" in got["_meta"]["nexus/error"]["reason"]
+
+
+def test_a_tier_stated_to_an_mcp_server_the_agent_started_itself_is_not_believed(
+        nx, hook, clients, chdir_work, fake):
+    """Issue 37: the agent runs `nexus mcp` from its shell and writes its own `_meta`
+    (`sandbox_mode: danger-full-access`). Only a server the client started itself (its parent
+    is the client) hears the client's statement."""
+    import threading
+
+    from nexus_cli.catalog import load
+    from nexus_cli.mcp import tools as mcp_tools
+
+    hook("codex", "SessionStart", sid(2), source="startup")
+    client = fake.client_of(f"codex:{sid(2)}")
+    shell = fake.spawn("bash", parent=client)
+    wide = {"client": "claude", "task": "escape", "sandbox": "danger-full-access",
+            "detach": True}
+    mcp_tools._STORE.clear()
+    got = mcp_tools.run_tool(load()["run"], wide, codex_meta(sid(2), "danger-full-access"), {},
+                             [fake.get(shell), fake.get(client)], threading.Event(),
+                             lambda done: None)
+    assert got["isError"] and "wider sandbox tier" in got["_meta"]["nexus/error"]["reason"], got
+    got = mcp_call(fake, "codex", sid(2), "run", wide, codex_meta(sid(2), "danger-full-access"))
+    assert not got["isError"], got  # the client's own server: its statement holds

@@ -272,9 +272,14 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
                 env: Mapping[str, str], chain: Sequence[Proc], cwd: str) -> Caller:
     """The caller of an MCP tool call: the conversation its `_meta` names, which must be one the
     client process that started this server runs; without `_meta`, that client's session. Its
-    `tier` is what its client states for the call (`stated_tier`)."""
+    `tier` is what its client states for the call (`stated_tier`), believed only when the client
+    itself started this server: a server an agent started from its shell carries in `_meta`
+    what the agent wrote there (its tier is then unknown: the narrowest)."""
     me = _resolve_mcp(conn, now, meta, env, chain, cwd)
-    return me._replace(tier=stated_tier(conn, meta, me.id)) if me.is_agent else me
+    if not me.is_agent:
+        return me
+    direct = bool(chain) and kind_of(chain[0]) is not None
+    return me._replace(tier=stated_tier(conn, meta, me.id) if direct else None)
 
 
 def stated_tier(conn: sqlite3.Connection, meta: Mapping[str, object], sid: str) -> str | None:

@@ -45,7 +45,8 @@ class Ctx:
         self.upkeep = upkeep  # lazy maintenance, run inside the first write when due
         self.deliver = deliver  # writes a consuming tool's result out, once it has committed
         self.delivered = False
-        self._handed: tuple[dict[str, Any], Callable[[sqlite3.Connection], None]] | None = None
+        self._handed: tuple[dict[str, Any], Callable[[sqlite3.Connection], None],
+                            Callable[[sqlite3.Connection], None] | None] | None = None
         self._depth = 0  # writes open (nested ones are savepoints)
         self.progress = progress  # (what, seconds so far): a wait shows it is alive (CLI: tty)
         self._recorded = False
@@ -144,27 +145,37 @@ class Ctx:
         assert self._caller is not None, "resolve the caller first"
         return self._caller.id
 
-    def hand_over(self, result: dict[str, Any],
-                  undo: Callable[[sqlite3.Connection], None]) -> dict[str, Any]:
-        """For a tool that consumes (marks messages read): the face writes the result out once
-        the transaction has committed, so a COMMIT that fails (a full disk) prints nothing and
+    def hand_over(self, result: dict[str, Any], undo: Callable[[sqlite3.Connection], None],
+                  confirm: Callable[[sqlite3.Connection], None] | None = None) -> dict[str, Any]:
+        """For a tool that consumes (takes messages): the face writes the result out once the
+        transaction has committed, so a COMMIT that fails (a full disk) prints nothing and
         consumes nothing. If the result then cannot be written (stdout closed or full, a client
-        gone), `undo` runs in a write of its own and puts back what was consumed: nothing stays
-        marked read that nobody received, and what was printed is what was consumed."""
-        self._handed = (stamp(result), undo)  # type: ignore[assignment]
+        gone), `undo` runs in a write of its own and puts back what was taken; once it was
+        written, `confirm` runs in a write of its own (a lease becomes read: a process killed
+        before it leaves the lease, and the messages are taken again, at least once)."""
+        self._handed = (stamp(result), undo, confirm)  # type: ignore[assignment]
         return result
 
     def _hand_out(self) -> None:
-        if self._handed is None or self.deliver is None:
+        from .errors import NexusError
+
+        if self._handed is None:
             return
-        (result, undo), self._handed = self._handed, None
-        try:
-            self.deliver(result)
-        except BaseException:
-            with self.store.write() as conn:
-                undo(conn)
-            raise
-        self.delivered = True
+        (result, undo, confirm), self._handed = self._handed, None
+        if self.deliver is not None:  # (none: the caller is handed the result as it returns)
+            try:
+                self.deliver(result)
+            except BaseException:
+                with self.store.write() as conn:
+                    undo(conn)
+                raise
+            self.delivered = True
+        if confirm is not None:
+            try:
+                with self.store.write() as conn:
+                    confirm(conn)
+            except NexusError:
+                pass  # what was written stays leased: it is taken again, shown twice, not lost
 
     def wake_later(self, session_id: str) -> None:
         """Poke this session's waiters, but only after COMMIT."""

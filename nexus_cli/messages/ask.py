@@ -96,12 +96,13 @@ def ask(ctx: Ctx, a: AskArgs) -> dict:
                     "note": ("stopped waiting: it went offline; " if seen.status == "offline"
                              else "no reply yet; ") + OPEN}
         mailbox.set_ask_state(conn, mid, "answered")
-        answer, at = mailbox.known(conn, got["id"]), time.time()
-        mailbox.mark_read(conn, [answer["id"]], at, via="ask")
+        answer, at, who = mailbox.known(conn, got["id"]), time.time(), mailbox.holder()
+        mailbox.lease(conn, [answer], at, who, via="ask")
 
         def undo(again: sqlite3.Connection) -> None:  # the answer stays unread: a late reply
-            mailbox.unread_again(again, [answer], at)
+            mailbox.release(again, [answer], who)
             mailbox.set_ask_state(again, mid, "timed_out")
 
         return ctx.hand_over({**base, "answered": True, "note": None,
-                              "reply": message(conn, mailbox.known(conn, answer["id"]))}, undo)
+                              "reply": message(conn, mailbox.known(conn, answer["id"]))}, undo,
+                             lambda done: mailbox.confirm(done, [answer], at, who))

@@ -156,14 +156,16 @@ def reply(ctx: Ctx, a: ReplyArgs) -> dict:
 def read(ctx: Ctx, a: ReadArgs) -> dict:
     with ctx.write() as conn:
         me = ctx.me(conn, register=True)
-        rows = mailbox.take(conn, me.id, a.count)
-        mailbox.mark_read(conn, [r["id"] for r in rows], ctx.now)
-        remaining = mailbox.unread_count(conn, me.id)
+        rows = mailbox.take(conn, me.id, a.count, ctx.now)
+        who = mailbox.holder()
+        mailbox.lease(conn, rows, ctx.now, who)
+        remaining = mailbox.unread_count(conn, me.id) - len(rows)
         owed, oldest = ledger.open_work(conn, me.id, OPEN_WORK_LISTED)
         return ctx.hand_over({"messages": [message(conn, r) for r in rows], "count": len(rows),
                               "remaining": remaining, "open_work_count": owed,
                               "open_work": oldest},
-                             lambda again: mailbox.unread_again(again, rows, ctx.now))
+                             lambda again: mailbox.release(again, rows, who),
+                             lambda done: mailbox.confirm(done, rows, ctx.now, who))
 
 
 def message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:

@@ -27,7 +27,7 @@ TEAM_TABLES = {"messages": policy.Table(
                          f" {policy.own('recipient')}"),
     update=policy.participants("sender", "recipient"), delete=policy.FUNCTIONS,
     columns=("delivered_at", "delivered_via", "read_at", "expired_at", "expired_why",
-             "ask_state", "notified_at", "recipient"))}
+             "ask_state", "notified_at", "recipient", "read_lease", "read_lease_until"))}
 
 # the notice an expired message owes its sender, composed from that message (on the team
 # database by a function any participant of it may call, once per message)
@@ -150,10 +150,80 @@ def mark_delivered(conn: sqlite3.Connection, ids: list[str], now: float, via: st
     )
 
 
-def mark_read(conn: sqlite3.Connection, ids: list[str], now: float, via: str = "read") -> None:
+# -- consuming reads, at least once ---------------------------------------------------------------
+# What `read` and `ask` take is leased to the process taking it (LEASE_SECONDS) and marked read
+# only once its output was written (`confirm`). A process killed between the two leaves its lease;
+# the next read takes the messages again once the holder is gone (its pid and start time, judged
+# on its machine) or the lease has run out: shown twice at worst, under the same message id,
+# never lost. A lease read back is input: one that claims more time than a lease has is none.
+
+LEASE_SECONDS = 600.0
+PAGE_CHARS = 8_000_000  # what one `read` returns at most, in characters of text (one message more
+# than that is returned alone): a jammed inbox of 23 MB messages reads a page at a time
+# (past twice a lease's time, a lease is none: a reader's clock, or the time it waited for the
+# lock, may differ from the holder's by a little, never by that much)
+_TAKEABLE = ("(read_lease IS NULL OR read_lease_until IS NULL OR read_lease_until <= :now"
+             f" OR read_lease_until > :now + {2 * LEASE_SECONDS})")
+
+
+def holder() -> str:
+    """This process, as its leases name it: pid, machine and start time."""
+    from ..core.proctable import machine, table
+
+    pid = os.getpid()
+    proc = table().get(pid)
+    return f"{pid}|{machine()}|{proc.start if proc is not None else ''}"
+
+
+def _holder_gone(lease: str) -> bool:
+    """Whether a lease's process is known to have ended: on this machine only (another's pids mean
+    nothing here; its lease runs out)."""
+    from ..core.proctable import machine, table
+
+    pid, _, rest = lease.partition("|")
+    where, _, start = rest.rpartition("|")
+    if where != machine() or not pid.isdigit():
+        return False
+    return not table().alive(int(pid), start or None)
+
+
+def _free_dead_leases(conn: sqlite3.Connection, recipient: str, now: float) -> None:
+    """Leases on `recipient`'s unread mail held by a process that has ended are given up."""
+    leases = conn.execute(f"SELECT DISTINCT read_lease FROM messages WHERE recipient = :me AND"
+                          f" {UNREAD} AND read_lease IS NOT NULL AND NOT {_TAKEABLE}",
+                          {"me": recipient, "now": now}).fetchall()
+    for (lease,) in leases:
+        if _holder_gone(lease):
+            conn.execute(policy.write(
+                "UPDATE messages SET read_lease = NULL, read_lease_until = NULL WHERE"
+                f" recipient = ? AND read_lease = ? AND {UNREAD}"), (recipient, lease))
+
+
+def lease(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float, who: str,
+          via: str = "read") -> None:
+    """Take these rows for reading: delivered now (as `via`), held by `who` until `confirm`."""
+    ids = [r["id"] for r in rows]
     mark_delivered(conn, ids, now, via)
     conn.executemany(policy.write(
-        "UPDATE messages SET read_at = ? WHERE id = ?"), [(now, mid) for mid in ids])
+        "UPDATE messages SET read_lease = ?, read_lease_until = ? WHERE id = ?"),
+                     [(who, now + LEASE_SECONDS, mid) for mid in ids])
+
+
+def confirm(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float, who: str) -> None:
+    """The output holding these rows was written: they are read (those `who` still holds)."""
+    conn.executemany(policy.write(
+        "UPDATE messages SET read_at = ?, read_lease = NULL, read_lease_until = NULL"
+        " WHERE id = ? AND read_lease = ? AND read_at IS NULL"),
+                     [(now, r["id"], who) for r in rows])
+
+
+def release(conn: sqlite3.Connection, rows: list[sqlite3.Row], who: str) -> None:
+    """The output could not be written: these rows are unread, and delivered as they were
+    before `lease` (`rows` as read before it)."""
+    conn.executemany(policy.write(
+        "UPDATE messages SET read_lease = NULL, read_lease_until = NULL,"
+        " delivered_at = ?, delivered_via = ? WHERE id = ? AND read_lease = ?"),
+                     [(r["delivered_at"], r["delivered_via"], r["id"], who) for r in rows])
 
 
 def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
@@ -167,24 +237,20 @@ def pick_mode(mode: str, target: sqlite3.Row, now: float) -> str:
         else "queue"
 
 
-def unread_again(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float) -> None:
-    """Undo `mark_read(conn, ids, now)` of these rows (as read before it): their result could
-    not be handed over, so they are unread, and delivered as they were, again."""
-    conn.executemany(policy.write(
-        "UPDATE messages SET read_at = NULL, delivered_at = ?, delivered_via = ?"
-                     " WHERE id = ? AND read_at = ?"),
-                     [(r["delivered_at"], r["delivered_via"], r["id"], now) for r in rows])
-
-
 def by_request(conn: sqlite3.Connection, sender: str, request_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM messages WHERE sender = ? AND request_id = ?",
                         (sender, request_id)).fetchone()
 
 
-def take(conn: sqlite3.Connection, recipient: str, count: int) -> list[sqlite3.Row]:
-    """The oldest unread messages of `recipient` (not yet marked)."""
-    return conn.execute(f"SELECT * FROM messages WHERE recipient = ? AND {UNREAD}"
-                        " ORDER BY seq LIMIT ?", (recipient, count)).fetchall()
+def take(conn: sqlite3.Connection, recipient: str, count: int, now: float) -> list[sqlite3.Row]:
+    """The oldest unread messages of `recipient` that no living read holds, up to `count` and
+    PAGE_CHARS of text (the first one whatever its size)."""
+    _free_dead_leases(conn, recipient, now)
+    return conn.execute(
+        "SELECT * FROM (SELECT *, sum(length(text)) OVER (ORDER BY seq) AS upto FROM messages"
+        f" WHERE recipient = :me AND {UNREAD} AND {_TAKEABLE} ORDER BY seq LIMIT :count) AS page"
+        " WHERE upto <= :page OR upto = length(text) ORDER BY seq",
+        {"me": recipient, "now": now, "count": count, "page": PAGE_CHARS}).fetchall()
 
 
 def unread_count(conn: sqlite3.Connection, recipient: str) -> int:

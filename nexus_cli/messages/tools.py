@@ -16,7 +16,7 @@ register(Tool(
 ))
 register(Tool(
     name="read", group="messages", title="Read my messages",
-    description="Take your unread messages, oldest first (marks them read).",
+    description="Take your unread messages, oldest first (marked read once handed to you).",
     args="ReadArgs", result="ReadResult", run=direct.read, render=render.read,
     example="nexus read --limit 5",
 ))

@@ -130,17 +130,18 @@ def _not_wider_for_itself(conn, root: str, me, sid: str, tier: str | None, what:
 
 def own_tier(conn, me) -> tuple[str | None, str] | None:
     """An agent's own sandbox tier, the narrowest of what is known (and where it is known from):
-    the tier of its run (a run's session), the tier its client states for this call (Codex's
-    turn sandbox, Claude Code's permission mode); None when nothing is known (the person)."""
+    the tier of its run (a run's session), the tier its client states for this call (over MCP,
+    to a server the client started: Codex's turn sandbox, Claude Code's permission mode at the
+    call's PreToolUse). What is not known (a command from the agent's shell, Claude Code's
+    `default` mode, which asks per call) is the narrowest, read-only: an agent's own word for its
+    tier is never taken. None for the person."""
     if not me.is_agent:
         return None
-    known = []
     run = ledger.of_session(conn, me.id)
-    if run is not None:
-        known.append((run["sandbox"], "its run's"))
-    if me.tier is not None:
-        known.append((me.tier, "its client's for this call"))
-    return min(known, key=lambda k: rank(k[0])) if known else None
+    known = [(run["sandbox"], "its run's")] if run is not None else []
+    known.append((me.tier, "its client's for this call") if me.tier is not None
+                 else (presets.TIERS[0], "no tier its client states that nexus can believe"))
+    return min(known, key=lambda k: rank(k[0]))
 
 
 def no_wider_than_mine(conn, me, tier: str | None, root: str) -> str | None:
@@ -156,7 +157,8 @@ def no_wider_than_mine(conn, me, tier: str | None, root: str) -> str | None:
         raise NexusError("impersonation_refused", me.id,
                          f"a session may not start a run with a wider sandbox tier than its own "
                          f"({shown}, {where} -> {tier})",
-                         f"pass --sandbox {mine or 'read-only'}, or ask your dispatcher or the "
+                         f"pass --sandbox {mine or 'read-only'}, use the MCP `run` tool (your "
+                         "client states its own tier there), or ask your dispatcher or the "
                          "person (who may start it, or allow wider runs: `nexus config set "
                          "widerRuns 1`)")
     return tier or mine

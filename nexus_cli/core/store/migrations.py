@@ -708,6 +708,19 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        28,
+        "a consuming read is at least once: what `read` or `ask` took is leased to the process "
+        "that took it (machine, pid, start time) until its output is written and confirmed; a "
+        "lease whose process died, or older than 10 minutes, is taken again",
+        """
+        ALTER TABLE messages ADD COLUMN read_lease TEXT;
+        ALTER TABLE messages ADD COLUMN read_lease_until REAL;
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 if CURRENT != SCHEMA:  # what every open of a store compares its version with, without this module
     raise ImportError(f"nexus_cli.core.store.SCHEMA is {SCHEMA}, but the last migration is "

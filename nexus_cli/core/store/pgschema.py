@@ -488,4 +488,8 @@ END $$""",
         "CREATE INDEX messages_idle_watch ON messages (recipient)"
         " WHERE notify_when_idle > 0 AND notified_at IS NULL",
     ),
+    28: (
+        'ALTER TABLE messages ADD COLUMN read_lease TEXT COLLATE "C"',
+        "ALTER TABLE messages ADD COLUMN read_lease_until DOUBLE PRECISION",
+    ),
 }
