@@ -25,6 +25,8 @@ def test_a_mistyped_command_names_the_nearest(nx) -> None:
     assert "did you mean `nexus send`?" in nx("man", "sned").err
     r = nx("xyzzy")
     assert r.code == 2 and "did you mean" not in r.err and "`nexus --help` lists them" in r.err
+    r = nx("task", "list", "--json")  # a script asking for JSON gets its error as JSON too
+    assert r.code == 2 and r.json["error"]["code"] == "usage_error"
 
 
 def test_a_mistyped_name_names_the_session_meant(nx, hook, pair) -> None:

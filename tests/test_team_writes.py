@@ -82,9 +82,8 @@ def test_a_temporary_sessions_table_does_not_stand_in_for_the_real_one(team, nx)
     team.use(team.alice)
     got = nx("task", "get", own, "--json", env=A).json
     assert got["status"] != "completed" and "forged" not in str(got)
-    listed = nx("task", "list", "--json", env=A).json
-    assert B_ID not in {t.get("target") for t in listed.get("tasks", listed.get("items", []))
-                        if t.get("id") == own}
+    listed = nx("tasks", "--json", env=A).json["items"]
+    assert [t["target"] for t in listed if t["id"] == own] == [got["target"]] != [B_ID]
 
 
 def test_a_member_neither_forges_results_nor_moves_nor_reads_anothers_tasks(team, nx):

@@ -252,8 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(Exit.USAGE)
     except SystemExit as exc:
         return int(exc.code or 0)
-    except NexusError as exc:
-        output.emit_error(exc, False)
+    except NexusError as exc:  # raised while parsing (a command that does not exist)
+        output.emit_error(exc, "--json" in (sys.argv[1:] if argv is None else argv))
         return int(exc.exit_code)
     except Exception as exc:  # a bug: say so plainly, no traceback unless asked
         if os.environ.get("NEXUS_DEBUG"):
