@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
+from . import refs, validate
 from . import specs as specs_
-from . import validate
 from .context import Ctx
 from .errors import NexusError
 from .specs import chosen_groups, groups, specs  # noqa: F401 (the faces import them here)
@@ -126,5 +126,6 @@ def invoke(tool: Tool, ctx: Ctx, raw: dict[str, Any], namer: Namer | None = None
     """Validate the arguments before any work, run the domain function, and return its result in
     the stable JSON shape (ISO times beside every `_epoch`)."""
     args = parse_args(tool, raw, namer)
+    refs.expand(spec(tool)["inputSchema"], args, ctx)  # `t-820b` for the one task it begins
     result = tool.run(ctx, args)
     return stamp(result)  # type: ignore[return-value]
