@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from helpers import A
+from helpers import A, B, C, sid
 from nexus_cli.core.human import Table
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
@@ -82,3 +82,67 @@ def test_the_table_gives_way_in_order_and_keeps_what_must_be_typed():
     assert table.fit(40) == [14, 9, 11, 0] and table.fit(20) == [14, 0, 0, 0]
     assert Table(["id", "name"], [["t-820b50a89a1c", "claude@work"]]).fit(10) is None
 
+
+
+def unique_prefix(ids: list[str], of: str) -> str:
+    """The shortest beginning of `of` that no other of `ids` shares."""
+    for n in range(3, len(of) + 1):
+        if not any(i != of and i.startswith(of[:n]) for i in ids):
+            return of[:n]
+    return of
+
+
+def shared_prefix(ids: list[str]) -> str:
+    """A beginning (two characters past the dash) that several of `ids` share."""
+    heads = [i[:3] for i in ids]
+    return next(h for h in heads if heads.count(h) > 1)
+
+
+def test_a_unique_prefix_of_an_id_is_the_id_and_an_ambiguous_one_lists_them(nx, pair):
+    sent = [nx("send", "codex@work", f"note {n}", "--json", env=A).json["message_id"]
+            for n in range(17)]  # 17 ids: two share their first digit, whatever they are
+    short = unique_prefix(sent, sent[0])
+    shown = nx("message", "show", short, "--json", env=A)
+    assert shown.code == 0 and shown.json["message_id"] == sent[0]
+    r = nx("message", "show", shared_prefix(sent), env=A)
+    assert r.code == 4 and "id_ambiguous" in r.err and "`nexus inbox` lists them" in r.err
+    assert sum(i in r.err for i in sent) >= 2
+    # a reply by the recipient to the shortened id
+    got = nx("reply", unique_prefix(sent, sent[1]), "thanks", "--json", env=B)
+    assert got.code == 0, got.err
+    assert nx("message", "show", got.json["message_id"], "--json", env=A).json["reply_to"] == \
+        sent[1]
+
+
+def test_a_task_id_prefix_works_for_every_task_command(nx, pair):
+    tid = nx("delegate", "codex@work", "index the docs", "--json", env=A).json["id"]
+    r = nx("tasks", "--id", tid[:4], "--json", env=A)
+    assert r.code == 0 and [t["id"] for t in r.json["items"]] == [tid]
+    done = nx("report", tid[:5], "--status", "completed", "--result", "indexed", env=B)
+    assert done.code == 0, done.err
+    own = nx("task", "create", "tidy up", "--json", env=A).json["task_id"]
+    got = nx("task", "get", own[:6], "--json", env=A)
+    assert got.code == 0 and got.json["id"] == own
+    assert nx("task", "cancel", own[:6], env=A).code == 0
+
+
+def test_a_prefix_reaches_only_what_the_caller_may_see(nx, hook, pair):
+    hook("claude", "SessionStart", sid(3), source="startup")
+    theirs = nx("send", "codex@work", "between us", "--json", env=C).json["message_id"]
+    r = nx("message", "show", theirs[:6], env=A)  # not A's: not found, and not named
+    assert r.code == 3 and theirs not in r.err
+
+
+def test_a_handle_prefix_is_the_session(nx, hook, pair):
+    for thread in CODEX[:2]:
+        hook("codex", "SessionStart", thread, source="startup")
+    peers = nx("peers", "--json", env=A).json["items"]
+    handles = [p["handle"] for p in peers if p["id"].removeprefix("codex:") in CODEX]
+    r = nx("send", handles[0][:5], "hi", "--json", env=A)
+    assert r.code == 0 and r.json["to"]["handle"] == handles[0]
+    r = nx("status", handles[1][:6], "--json", env=A)
+    assert r.code == 0 and r.json["session"]["handle"] == handles[1]
+    r = nx("send", "s-", "hi", env=A)  # no digit: no prefix, and no such session
+    assert r.code in (2, 3)
+    r = nx("send", "s-0", "hi", env=A)  # s-000000010000 (A itself) and s-000000020000
+    assert r.code == 4 and "id_ambiguous" in r.err and "s-000000020000" in r.err

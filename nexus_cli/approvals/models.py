@@ -42,7 +42,8 @@ class ApprovalsResult(Page):
 
 
 class ApproveArgs(Args):
-    approval_id: str = Field(min_length=1, max_length=64, description="From approvals.")
+    approval_id: str = Field(min_length=1, max_length=64, description="From approvals (a unique "
+                             "beginning will do).", json_schema_extra={"x-refers": "approval"})
     outcome: Literal["allow-once", "reject"] = Field(description="Allow this one call, or "
                                                      "reject it.")
     session: str | None = Field(None, min_length=1, max_length=300,

@@ -98,7 +98,8 @@ class Group(click.Group):
         if path in paths:
             return tool_command(paths[path])
         if any(p[: len(path)] == path for p in paths):
-            return Group(name, path, help=GROUP_HELP[name])
+            subs = sorted({p[len(path)] for p in paths if p[: len(path)] == path and p != path})
+            return Group(name, path, help=GROUP_HELP.get(name) or f"{', '.join(subs)}.")
         if not self.prefix and name in EXTRA:
             import importlib
 

@@ -3,6 +3,7 @@ target a name, handle or id means (its errors say what would have matched). Stdl
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from . import availability, identity, sessions, suggest
@@ -93,7 +94,8 @@ def matches(row: sqlite3.Row, query: str) -> bool:
 def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: float,
                    all_workspaces: bool = False, allow_self: bool = False,
                    include_offline: bool = False) -> sqlite3.Row:
-    """Exact id -> exact handle -> a person's name -> exact name -> unambiguous name substring.
+    """Exact id -> exact handle -> the one handle a prefix begins (`s-7e0f`) -> a person's name
+    -> exact name -> unambiguous name substring.
 
     An id or handle reaches a session in any status (messages wait for it); a name reaches live
     sessions, and offline ones active in the last 24 h too when `include_offline`. Scope applies
@@ -112,6 +114,16 @@ def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: f
     row = sessions.get(conn, target)
     if not in_scope(row):
         row = conn.execute("SELECT * FROM sessions WHERE handle = ?", (target,)).fetchone()
+    if not in_scope(row) and is_handle_prefix(target):  # `s-7e0f` for the one handle it begins
+        found = [r for r in conn.execute("SELECT * FROM sessions WHERE handle LIKE ? ORDER BY "
+                                         "handle", (target + "%",)).fetchall() if in_scope(r)]
+        if len(found) > 1:
+            shown = ", ".join(f"{r['handle']} ({r['name']})" for r in found[:AMBIGUOUS_LIST])
+            raise NexusError("id_ambiguous", target, f"it begins {shown}"
+                             + (" and more" if len(found) > AMBIGUOUS_LIST else ""),
+                             "give more of the handle (`nexus peers --include-offline` lists "
+                             "them)", candidates=[r["handle"] for r in found[:AMBIGUOUS_LIST]])
+        row = found[0] if found else None
     if not in_scope(row):  # a name that reads as a person is that person, before any agent's
         row = person_named(conn, target)
     if not in_scope(row):
@@ -133,6 +145,12 @@ def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: f
         raise NexusError("target_is_self", target, "that is the calling session itself",
                          "pick another session from `nexus peers`")
     return row
+
+
+def is_handle_prefix(target: str) -> bool:
+    """`s-` and 1 to 11 hex digits: the beginning of a session's handle (a name never looks
+    like one: identity.check_name)."""
+    return re.fullmatch(f"s-[0-9a-f]{{1,{identity.HANDLE_DIGITS - 1}}}", target) is not None
 
 
 def by_name(rows: list[sqlite3.Row], target: str) -> list[sqlite3.Row]:

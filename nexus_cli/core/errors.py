@@ -38,6 +38,7 @@ CODES: dict[str, tuple[int, str]] = {
     "unknown_tool": (Exit.USAGE, "No tool of that name exists (or it is not served here)."),
     "target_not_found": (Exit.NOT_FOUND, "No session in scope matches the target."),
     "target_ambiguous": (Exit.CONFLICT, "Several sessions match the target; the error lists them."),
+    "id_ambiguous": (Exit.CONFLICT, "A shortened id begins several ids; the error lists them."),
     "target_is_self": (Exit.USAGE, "The target resolves to the caller itself."),
     "agents_only": (Exit.USAGE, "The tool works through a client's hooks; a person at a shell "
                                 "has another (the error names it)."),

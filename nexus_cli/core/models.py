@@ -142,7 +142,8 @@ RequestId = Field(None, min_length=1, max_length=200,
                   description="Idempotency key.")
 
 
-MessageId = Field(min_length=1, max_length=64, description="Message id (m-...).")
+MessageId = Field(min_length=1, max_length=64, description="Message id (m-...; a unique beginning "
+                  "will do).", json_schema_extra={"x-refers": "message"})
 
 
 class NoArgs(Args):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
+from . import refs, validate
 from . import specs as specs_
-from . import validate
 from .context import Ctx
 from .errors import NexusError
 from .specs import chosen_groups, groups, specs  # noqa: F401 (the faces import them here)
@@ -127,5 +127,6 @@ def invoke(tool: Tool, ctx: Ctx, raw: dict[str, Any], namer: Namer | None = None
     the stable JSON shape (ISO times beside every `_epoch`)."""
     args = parse_args(tool, raw, namer)
     ctx.store.command()  # one budget for the command's waits for a team server
+    refs.expand(spec(tool)["inputSchema"], args, ctx)  # `t-820b` for the one task it begins
     result = tool.run(ctx, args)
     return stamp(result)  # type: ignore[return-value]

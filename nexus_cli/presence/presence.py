@@ -100,6 +100,14 @@ STATUS_NOTE = ("A finished turn is not a finished task: only an explicit report 
                "the work is done. Read-only: this probe never wakes the session.")
 
 
+def named_by_id(target: str, row) -> bool:
+    """Whether `target` named the session by its id or (a beginning of) its handle, which reach
+    it offline too, rather than by its name, which does not."""
+    target = target.strip()
+    return target in (row["id"], row["handle"]) or (
+        discovery.is_handle_prefix(target) and row["handle"].startswith(target))
+
+
 def status(ctx: Ctx, a: StatusArgs) -> dict:
     """A read-only progress probe of one session, as its hooks last saw it (and, for what they
     did not see, as the end of its transcript shows it)."""
@@ -119,8 +127,7 @@ def status(ctx: Ctx, a: StatusArgs) -> dict:
     return {
         "session": shown,
         "state": state.status,
-        "outlook": outlook(state, handle=None if a.target.strip() in (row["id"], row["handle"])
-                           else row["handle"]),
+        "outlook": outlook(state, handle=None if named_by_id(a.target, row) else row["handle"]),
         "listen_mode": bool(row["listening"]),
         "last_assistant_text": row["last_assistant"] or seen.get("last_assistant_text"),
         "last_user_text": row["last_prompt"],

@@ -12,7 +12,8 @@ from ..core.models import TASK_MAX, AllWorkspaces, Args, Epoch, Page, PeerRef, R
 Client = Literal["claude", "codex"]
 Tier = Literal["read-only", "workspace-write", "danger-full-access"]
 RunStatus = Literal["queued", "running", "done", "error", "cancelled"]
-RunId = Field(min_length=1, max_length=64, description="The run id (r-...).")
+RunId = Field(min_length=1, max_length=64, description="The run id (r-...; a unique beginning will "
+              "do).", json_schema_extra={"x-refers": "run"})
 
 
 class RunArgs(Args):

@@ -27,6 +27,9 @@ from ..core.models import (
 TaskStatus = Literal["preparing", "pending", "dispatched", "running", "delivery_uncertain",
                      "completed", "blocked", "failed", "cancelled"]
 
+TaskId = Field(min_length=1, max_length=64, description="The task id (t-...; a unique beginning "
+               "will do).", json_schema_extra={"x-refers": "task"})
+
 
 class DelegateArgs(Args):
     target: str = Target
@@ -40,14 +43,15 @@ class DelegateArgs(Args):
 
 
 class ReportArgs(Args):
-    task_id: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+    task_id: str = TaskId
     status: Literal["completed", "blocked", "failed"] = Field(description="The explicit outcome.")
     result: str = Field(min_length=1, max_length=TASK_MAX,
                         description="What you produced (absolute paths), verified, left open.")
 
 
 class TasksArgs(Args):
-    id: str | None = Field(None, max_length=64, description="Only this task.")
+    id: str | None = Field(None, max_length=64, description="Only this task (a unique beginning of "
+                           "its id will do).", json_schema_extra={"x-refers": "task"})
     sent: bool = Field(False, description="Only tasks you dispatched.")
     received: bool = Field(False, description="Only tasks assigned to you.")
     open: bool = Field(False, description="Only what you still owe, oldest first.")
@@ -124,7 +128,7 @@ class TaskIdArgs(Args):
     """Seed 004 names the task `taskId`; `task_id` is accepted too."""
     model_config = ConfigDict(extra="forbid",
                               json_schema_extra={"x-aliases": {"task_id": "taskId"}})
-    taskId: str = Field(min_length=1, max_length=64, description="The task id (t-...).")
+    taskId: str = TaskId
 
     @model_validator(mode="before")
     @classmethod
