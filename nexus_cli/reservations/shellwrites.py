@@ -36,6 +36,7 @@ REDIRS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<&", "<>", "<<", ">", "<
 WRITING = ("&>>", "&>", ">>", ">|", "<>", ">")
 MAX_DEPTH = 8  # bash -c inside bash -c ...: deeper is read as writing the current directory
 MAX_TARGETS = 200  # more exact files than this: the rest count as their directories
+MAX_TEXT = 200_000  # a longer command is not read (its directory counts as written)
 
 
 class Unreadable(Exception):
@@ -301,7 +302,7 @@ class Shell:
     # -- the text ---------------------------------------------------------------------------
 
     def run(self, text: str) -> None:
-        if self.depth > MAX_DEPTH:
+        if self.depth > MAX_DEPTH or len(text) > MAX_TEXT:
             return self.everywhere()
         try:
             tokens, bodies = lex(text)
