@@ -691,7 +691,7 @@ def _xargs(sh: Shell, args: list[Word], stdin: str | None) -> None:
         (["{}"] if any(k in ("-i", "--replace") for k, _ in opts) else [])
     unknown = unknown_under(".")
     rest = [unknown if any(m in (sh.text(w) or "") for m in marks) else w for w in operands]
-    sh.command([*rest, unknown], stdin)
+    sh.command(rest if rest != operands else [*rest, unknown], stdin)  # -I: no names appended
 
 
 def _find(sh: Shell, args: list[Word], stdin: str | None) -> None:
@@ -875,7 +875,7 @@ def _apply_patch(sh: Shell, args: list[Word], stdin: str | None) -> None:
 
 RESERVED = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
             "time", "esac", "function", "coproc"}
-EDITOR = _operands(takes="cSuUiTwWstq", long_takes=("--cmd", "--eval", "--load", "--funcall",
+EDITOR = _operands(takes="cSuUiTwWtq", long_takes=("--cmd", "--eval", "--load", "--funcall",
                                                      "--insert", "--directory", "--file",
                                                      "--visit"))
 COMMANDS = {
