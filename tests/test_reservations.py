@@ -283,6 +283,11 @@ def test_a_shell_write_nexus_cannot_name_under_a_reserved_tree_is_refused(nx, ho
     ("echo x > \"$(mktemp)\"", ["W/*"]),
     ("ls; find . -name '*.pyc' -delete", ["W/*"]),
     ("eval \"echo x > ev.txt\"", ["W/ev.txt"]),
+    ("cd src && cat <<'EOF' | apply_patch\n*** Begin Patch\n*** Update File: parser.py\n@@\n"
+     "-a\n+b\n*** End Patch\nEOF", ["W/src/parser.py"]),
+    ("printf '*** Begin Patch\\n*** Delete File: a.py\\n*** End Patch\\n' | applypatch",
+     ["W/a.py"]),
+    ("curl -s https://example.com/p.diff | apply_patch", ["W/*"]),
     ("sh -c 'cd src && vim -es -c wq parser.py'", ["W/src/parser.py"]),
     (["bash", "-lc", "cd src && echo x > a.py"], ["W/src/a.py"]),
     ("python3 -c 'open(\"x.py\", \"w\")'; make; git checkout -- .", []),  # programs: unseen
