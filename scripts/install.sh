@@ -19,12 +19,20 @@ else
   "${pipx[@]}" ensurepath >/dev/null 2>&1 || true
 fi
 bin="${XDG_BIN_HOME:-$HOME/.local/bin}"
-if bash -lc 'command -v nexus' >/dev/null 2>&1; then
-  echo "nexus is installed: $(bash -lc 'command -v nexus')"
+login=$(bash -lc 'command -v nexus' 2>/dev/null || true)
+if [ -n "$login" ] && [ "$(command -v nexus || true)" = "$login" ]; then
+  echo "nexus is installed: $login"
+elif [ -n "$login" ]; then
+  echo "nexus is installed: $login"
+  echo "this shell does not have it on PATH yet: open a new shell (or run \`exec \$SHELL -l\`) first"
 else
-  echo "nexus is installed in $bin, which login shells do not have on PATH yet:"
-  echo "open a new shell (the installer added it to your shell's profile), or add"
-  echo "  export PATH=\"$bin:\$PATH\""
-  echo "to ~/.profile. \`nexus doctor\` checks it."
+  # the file a login bash reads: the first of these that exists (else ~/.profile)
+  profile="~/.profile"
+  for f in .bash_profile .bash_login; do
+    if [ -e "$HOME/$f" ]; then profile="~/$f"; break; fi
+  done
+  echo "nexus is installed in $bin, which login shells do not have on PATH yet: run"
+  echo "  echo 'export PATH=\"$bin:\$PATH\"' >> $profile"
+  echo "then open a new shell. \`$bin/nexus doctor\` checks it."
 fi
-echo "next: nexus install claude; nexus install codex; nexus doctor"
+echo "next: nexus install claude; nexus install codex --trust; nexus doctor"

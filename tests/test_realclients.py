@@ -579,6 +579,44 @@ def test_a_codex_patch_of_a_reserved_file_is_refused_in_every_form_codex_applies
     assert parser.read_text() == REPLACED
 
 
+SHELL_WRITES = {
+    "claude": ["echo 'x = 2' > src/parser.py", "D=src; cd $D && sed -i s/1/2/ parser.py",
+               "bash -c 'cd src && tee parser.py <<< \"x = 2\" >/dev/null'"],
+    "codex": ["echo 'x = 2' > src/parser.py",
+              "D=src; cd $D && apply_patch <<'EOF'\n" + PATCH.replace("src/", "") + "EOF",
+              "env -C src apply_patch <<'EOF'\n" + PATCH.replace("src/", "") + "EOF",
+              "bash -c \"cd src && apply_patch <<'EOF'\n" + PATCH.replace("src/", "") + "EOF\n\""],
+}
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_shell_command_writing_a_reserved_file_is_refused_in_both_clients(world, client):
+    """Claude Code's Bash and Codex's shell tool: a redirection, sed -i, tee, and Codex's shell
+    patches after `D=src; cd $D`, `env -C src` or `bash -c "cd src && ..."` are denied while
+    another session holds the file (the file unchanged, the reason reaching the model); once
+    released, the first of them writes it (so the form is one the client really runs)."""
+    (world.work / "src").mkdir()
+    parser = world.work / "src" / "parser.py"
+    parser.write_text(PARSER)
+    screen, who = hold_parser(world, "codex" if client == "claude" else "claude")
+    for i, command in enumerate(SHELL_WRITES[client]):
+        run = f"w{i}"
+        world.script(**{run: [{"shell": command}, {"text": "written"}]})
+        (world.claude(run, "write the parser", session_id=str(uuid.uuid4()))
+         if client == "claude" else world.codex(run, "write the parser"))
+        assert parser.read_text() == PARSER, command
+        assert world.reached(run, f"src/parser.py is reserved by {who['name']} ({who['handle']})"
+                             ), command
+    world.script(h2=[{"shell": f"{NEXUS} release src/parser.py"}, {"text": "released"}])
+    type_line(world, screen, "[run:h2] release it", lambda: world.requests("h2"))
+    wait_until(lambda: not reserved(world), timeout=90,
+               what=lambda: f"the release; screen:\n{world.tmux_screen(screen)}")
+    world.script(done=[{"shell": SHELL_WRITES[client][0]}, {"text": "written"}])
+    (world.claude("done", "write the parser", session_id=str(uuid.uuid4()))
+     if client == "claude" else world.codex("done", "write the parser"))
+    assert parser.read_text() == REPLACED
+
+
 # -- session insight: the transcripts the real clients write -----------------------------------
 
 

@@ -261,6 +261,52 @@ def test_a_shell_write_nexus_cannot_name_under_a_reserved_tree_is_refused(nx, ho
     assert (r.code, r.out) == (0, ""), r.out
 
 
+@pytest.mark.sqlite_only  # no store: how a command is read
+@pytest.mark.parametrize("command,written", [
+    ("echo a > out.txt 2>/dev/null >&2 2>&1", ["W/out.txt", "/dev/null"]),
+    ("echo '> quoted.txt' # > comment.txt", []),
+    ("D=src; echo x > \"$D\"/a.py; echo y > '$D'/b.py", ["W/src/a.py", "W/$D/b.py"]),
+    ("D=src echo x > $D/a.py", ["W/*"]),  # the assignment is the command's, not the shell's
+    ("(cd src; echo x > a.py); echo y > b.py", ["W/src/a.py", "W/b.py"]),
+    ("cd src | cat; echo y > b.py", ["W/b.py"]),  # a pipeline's cd is its subshell's
+    ("cd missing && echo y > b.py", ["W/b.py", "W/missing/b.py"]),  # may fail, may be made
+    ("pushd src; popd; echo y > b.py", ["W/b.py"]),
+    ("cd ~ && echo > x", ["~/x"]),
+    ("tee -a one two < /dev/null", ["W/one", "W/two"]),
+    ("sed -e s/a/b/ -i src/parser.py; sed -n p src/lexer.py", ["W/src/parser.py"]),
+    ("cp -t dest a b; mv a b", ["W/dest/a", "W/dest/b", "W/a", "W/b"]),
+    ("rm -r src", ["W/src/*"]),
+    ("cat <(echo x > w.txt) >(tee t.txt)", ["W/w.txt", "W/t.txt"]),
+    ("echo `echo > bq.txt`", ["W/bq.txt"]),
+    ("cat <<EOF > h.txt\n$(echo > inside.txt)\nEOF\necho > after.txt", ["W/h.txt", "W/after.txt"]),
+    ("xargs -I{} cp {} dest/", ["W/dest/*"]),
+    ("echo x > \"$(mktemp)\"", ["W/*"]),
+    ("ls; find . -name '*.pyc' -delete", ["W/*"]),
+    ("eval \"echo x > ev.txt\"", ["W/ev.txt"]),
+    ("cd src && cat <<'EOF' | apply_patch\n*** Begin Patch\n*** Update File: parser.py\n@@\n"
+     "-a\n+b\n*** End Patch\nEOF", ["W/src/parser.py"]),
+    ("printf '*** Begin Patch\\n*** Delete File: a.py\\n*** End Patch\\n' | applypatch",
+     ["W/a.py"]),
+    ("curl -s https://example.com/p.diff | apply_patch", ["W/*"]),
+    ("sh -c 'cd src && vim -es -c wq parser.py'", ["W/src/parser.py"]),
+    (["bash", "-lc", "cd src && echo x > a.py"], ["W/src/a.py"]),
+    ("python3 -c 'open(\"x.py\", \"w\")'; make; git checkout -- .", []),  # programs: unseen
+])
+def test_how_a_shell_command_is_read_for_the_files_it_writes(tmp_path, command, written):
+    """The reader of shell commands (shellwrites.py), without hooks: which files a command
+    writes (`W/...`: under the directory it starts in; `.../*`: anything under that directory,
+    a file nexus cannot name)."""
+    from nexus_cli.reservations import shellwrites
+
+    work = tmp_path / "w"
+    (work / "src").mkdir(parents=True)
+    (work / "dest").mkdir()
+    got = [p.replace(str(work), "W").replace(os.path.expanduser("~"), "~") + ("/*" if tree
+                                                                               else "")
+           for p, tree in shellwrites.writes(command, str(work))]
+    assert got == written
+
+
 def test_a_hook_table_without_the_shell_matcher_is_outdated():
     """An install from before Bash joined the edit matcher misses shell writes: doctor reports
     it outdated (reinstall), for both clients."""

@@ -50,6 +50,35 @@ def probe(timeout: float = 20) -> tuple[str, list[str]]:
     return ("nexus" if shells and not notes else mine), notes
 
 
+def profile(shell: str) -> str:
+    """The file a login `shell` reads at start, as `~/...`: bash the first of ~/.bash_profile,
+    ~/.bash_login, ~/.profile that exists (a ~/.profile beside a ~/.bash_profile is ignored),
+    zsh ~/.zprofile, any other ~/.profile."""
+    home = os.path.expanduser("~")
+    name = os.path.basename(shell)
+    if name == "bash":
+        for file in (".bash_profile", ".bash_login"):
+            if os.path.exists(os.path.join(home, file)):
+                return "~/" + file
+    return "~/.zprofile" if name == "zsh" else "~/.profile"
+
+
+def path_fix(command: str) -> str:
+    """What makes login shells find this nexus as `nexus`, as commands that work pasted: a link
+    in ~/.local/bin (never the script's own folder on PATH: a virtual environment's bin would
+    shadow python and pip there), and ~/.local/bin put first on PATH in the file each login shell
+    reads (bash, and the user's $SHELL)."""
+    import shlex
+    import shutil
+
+    shells = [shutil.which("bash") or "bash", os.environ.get("SHELL", "")]
+    files = list(dict.fromkeys(profile(s) for s in shells if s))
+    line = "export PATH=\"$HOME/.local/bin:$PATH\""
+    return (f"run `mkdir -p ~/.local/bin && ln -sf {shlex.quote(command)} ~/.local/bin/nexus` and "
+            f"`echo {shlex.quote(line)} | tee -a {' '.join(files)}`, open a new shell, then run "
+            "`nexus install claude` (or codex) again")
+
+
 def _local(conn: sqlite3.Connection) -> str | None:
     """The file that keeps it in team mode (None: the local store keeps it in `meta`)."""
     from .sessions import in_team

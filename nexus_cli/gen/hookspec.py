@@ -186,6 +186,8 @@ SPEC = {
         "codex": {"config": "~/.codex/hooks.json (or .codex/hooks.json)",
                   "definitions": "hooks/codex.json", "events": EVENTS},
     },
+    "installed": "each handler's command starts with `[ -x <the nexus script> ] || exit 0;`: "
+                 "once nexus is removed without `nexus uninstall`, it exits 0 with no output",
     "ignored": "any other event, and unknown fields: no write, no output",
     "failure": "malformed stdin or an unusable store: one line on stderr, exit 1 "
                "(non-blocking for the client), nothing written",

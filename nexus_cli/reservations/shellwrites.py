@@ -36,6 +36,7 @@ REDIRS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<&", "<>", "<<", ">", "<
 WRITING = ("&>>", "&>", ">>", ">|", "<>", ">")
 MAX_DEPTH = 8  # bash -c inside bash -c ...: deeper is read as writing the current directory
 MAX_TARGETS = 200  # more exact files than this: the rest count as their directories
+MAX_TEXT = 200_000  # a longer command is not read (its directory counts as written)
 
 
 class Unreadable(Exception):
@@ -284,6 +285,7 @@ class Shell:
         self.stack: list[list[tuple[str, bool]]] = []
         self.out = out
         self.depth = depth
+        self.piped: str | None = None  # what the command before a `|` writes, when known
         self.done = set() if done is None else done  # substitutions followed (once each)
 
     def fork(self) -> Shell:
@@ -301,7 +303,7 @@ class Shell:
     # -- the text ---------------------------------------------------------------------------
 
     def run(self, text: str) -> None:
-        if self.depth > MAX_DEPTH:
+        if self.depth > MAX_DEPTH or len(text) > MAX_TEXT:
             return self.everywhere()
         try:
             tokens, bodies = lex(text)
@@ -345,12 +347,13 @@ class Shell:
 
     def finish(self, words: list[Word], redirs: list, before: str, after: str) -> None:
         """One simple command; one of a pipeline, or in the background, runs in a subshell."""
+        piped, self.piped = (self.piped if before in ("|", "|&") else None), None
         if before in ("|", "|&") or after in ("|", "|&", "&"):
             state = self.state()
-            self.simple(words, redirs)
+            self.simple(words, redirs, piped)
             self.restore(state)
         else:
-            self.simple(words, redirs)
+            self.simple(words, redirs, piped)
 
     # -- expansion --------------------------------------------------------------------------
 
@@ -434,8 +437,7 @@ class Shell:
 
     # -- one simple command -----------------------------------------------------------------
 
-    def simple(self, words: list[Word], redirs: list) -> None:
-        stdin = None
+    def simple(self, words: list[Word], redirs: list, stdin: str | None = None) -> None:
         for op, word, body in redirs:
             if word is None:
                 continue
@@ -455,6 +457,19 @@ class Shell:
                 self.assign(w)
             return
         self.command(words[i:], stdin)
+        self.piped = self.output(words[i:], stdin)
+
+    def output(self, words: list[Word], stdin: str | None) -> str | None:
+        """What a command writes to a pipe, where that is plain: `cat` of its heredoc,
+        `echo` and `printf` of their words (`cat <<'EOF' | apply_patch`)."""
+        name = os.path.basename(self.text(words[0]) or "")
+        if name == "cat" and len(words) == 1:
+            return stdin
+        texts = [self.text(w) for w in words[1:]]
+        if name in ("echo", "printf") and all(t is not None for t in texts):
+            text = "\n".join(t for t in texts if t is not None) + "\n"
+            return text.replace("\\n", "\n") if name == "printf" or "-e" in texts else text
+        return None
 
     def assign(self, word: Word) -> None:
         first = word[0][1]
@@ -690,7 +705,7 @@ def _xargs(sh: Shell, args: list[Word], stdin: str | None) -> None:
         (["{}"] if any(k in ("-i", "--replace") for k, _ in opts) else [])
     unknown = unknown_under(".")
     rest = [unknown if any(m in (sh.text(w) or "") for m in marks) else w for w in operands]
-    sh.command([*rest, unknown], stdin)
+    sh.command(rest if rest != operands else [*rest, unknown], stdin)  # -I: no names appended
 
 
 def _find(sh: Shell, args: list[Word], stdin: str | None) -> None:
@@ -874,7 +889,7 @@ def _apply_patch(sh: Shell, args: list[Word], stdin: str | None) -> None:
 
 RESERVED = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
             "time", "esac", "function", "coproc"}
-EDITOR = _operands(takes="cSuUiTwWstq", long_takes=("--cmd", "--eval", "--load", "--funcall",
+EDITOR = _operands(takes="cSuUiTwWtq", long_takes=("--cmd", "--eval", "--load", "--funcall",
                                                      "--insert", "--directory", "--file",
                                                      "--visit"))
 COMMANDS = {

@@ -19,7 +19,7 @@ from ..core import identity, interp, registry, sessions, settings, shellcmd
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.proctable import table
-from ..core.store.db import Store
+from ..core.store.db import Store, damaged
 from . import manuals
 
 BUDGET = 1.3  # hook hot path vs `python -c "import json, sqlite3"`
@@ -108,7 +108,7 @@ def store_checks(store: Store) -> list[dict]:
             ok = conn.execute("PRAGMA quick_check").fetchone()[0]
             out.append(check("schema", "ok", f"schema {version} is current"))
             out.append(check("integrity", "ok" if ok == "ok" else "fail", f"quick_check: {ok}",
-                             "" if ok == "ok" else "stop all agents, then restore from a backup"))
+                             "" if ok == "ok" else damaged(store.path, "").action))
             out += session_checks(conn, time.time())
     except NexusError as exc:
         out.append(check("schema", "fail", exc.message, exc.action))
@@ -303,10 +303,8 @@ def path_check() -> dict:
     command, why = shellcmd.probe()
     if command == "nexus":
         return check("nexus on PATH", "ok", "a login shell finds this nexus as `nexus`")
-    folder = os.path.dirname(command)
     return check("nexus on PATH", "warn", "; ".join(why) + f" (agents are told {command})",
-                 f"add {folder} to PATH in ~/.profile (`pipx ensurepath` does), open a new "
-                 "shell, then run `nexus install claude` (or codex) again")
+                 shellcmd.path_fix(command))
 
 
 def doctor(ctx: Ctx, a: Any) -> dict:

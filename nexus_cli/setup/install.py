@@ -111,9 +111,8 @@ def _run(ctx: Ctx, a: Any, install: bool) -> dict:
         with ctx.store.write() as conn:  # what the greeting tells agents to run
             shellcmd.remember(conn, command)
         if command != "nexus":
-            extra.append(f"agents will be told to run {command}: {'; '.join(why)}. Put "
-                         f"{os.path.dirname(command)} on PATH (scripts/install.sh does), then run "
-                         f"`nexus install {a.client}` again to tell them `nexus`")
+            extra.append(f"agents will be told to run {command}: {'; '.join(why)}. To tell "
+                         "them `nexus`, " + shellcmd.path_fix(command))
     if install and a.scope == "project" and not a.dry_run:
         extra.append("these project files name this machine's nexus "
                      f"({hookdefs.nexus_command()}){' and NEXUS_HOME' if home else ''}: a "

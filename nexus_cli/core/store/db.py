@@ -65,6 +65,26 @@ def _fail(code: str, path: str, reason: str, action: str) -> NexusError:
     return NexusError(code, path, reason, action)
 
 
+def aside(path: str) -> str:
+    """The command that moves a damaged store out of the way into a folder beside it, with its
+    WAL and shared-memory files, whichever exist then (a WAL left beside a new store would be
+    replayed into it); nexus then starts an empty store, the old files kept for a backup or a
+    recovery."""
+    from shlex import quote  # (an error's text only: hooks do not load shlex)
+
+    folder = "damaged-" + time.strftime("%Y%m%d-%H%M%S")
+    name = os.path.basename(path)
+    return (f"cd {quote(os.path.dirname(path) or '.')} && mkdir {folder} && "
+            f"mv {quote(name)}* {folder}/")
+
+
+def damaged(path: str, reason: str) -> NexusError:
+    """A store whose pages SQLite cannot read: the error, with the fix that works."""
+    return _fail("store_unreadable", path, f"{reason}; it was left untouched",
+                 "restore it from a backup, or stop every agent and move it aside "
+                 f"(`{aside(path)}`) and nexus starts an empty store")
+
+
 def _busy(path: str) -> NexusError:
     return _fail("store_busy", path, "another process held the store lock too long",
                  "retry; `nexus doctor` shows stuck processes")
@@ -104,8 +124,10 @@ def _translate(exc: BaseException, path: str) -> NexusError:
                      "point NEXUS_HOME at a directory of yours that can be created or exists"
                      if err in (errno.ENOENT, errno.ENOTDIR) else
                      "check the disk and the store's directory, then retry")
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return damaged(path, f"SQLite says: {exc}")
     return _fail("store_unreadable", path, f"SQLite says: {exc}",
-                 "the file was left untouched; `nexus doctor` checks it")
+                 "the file was left untouched; run `nexus doctor`")
 
 
 class Store:
@@ -249,13 +271,7 @@ class Store:
                 reason = ("the file is empty" if not header else
                           "the file is truncated" if SQLITE_MAGIC.startswith(header[:16]) else
                           "not an SQLite database")
-                from shlex import quote  # (an error's path only: hooks do not load shlex)
-
-                aside = self.path + time.strftime(".bad-%Y%m%d-%H%M%S")
-                raise _fail("store_unreadable", self.path, reason + "; it was left untouched",
-                            f"restore it from a backup, or move it aside (`mv "
-                            f"{quote(self.path)} {quote(aside)}`) and nexus starts an empty "
-                            "store")
+                raise damaged(self.path, reason)
             page_size = int.from_bytes(header[16:18], "big")
             page_size = 65536 if page_size == 1 else page_size
             pages = int.from_bytes(header[28:32], "big")
@@ -507,6 +523,19 @@ class Store:
         """`with store.read() as conn:` a consistent snapshot for read-only work (inside a
         write: the write's own view)."""
         return Read(self)
+
+    def vouch(self) -> None:
+        """An empty answer is believed only from a sound store: SQLite reads a damaged tree (an
+        emptied root page, its rows' pages cut off) as no rows, without an error. A listing that
+        finds nothing runs `quick_check` (milliseconds on a store of ordinary size; never on the
+        hook path) and is store_unreadable, with the fix, when the store is damaged."""
+        if not (self.check_dir() and self.check_file()):
+            return
+        with self.read() as conn:
+            found = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if found != "ok":
+            first = found.replace("*** in database main ***", "").strip().splitlines()[:1]
+            raise damaged(self.path, f"the store is damaged ({first[0] if first else found})")
 
     def snapshot(self) -> Snapshot:
         """A read just before a write, outside its lock (`Ctx` resolves its caller there); the
