@@ -999,3 +999,59 @@ def test_an_announcement_waits_for_the_main_conversation_not_a_subagent(world):
     assert world.reached("s2", "subagent_refused")
     assert world.db().execute("SELECT count(*) FROM messages WHERE text = 'from the subagent'"
                               ).fetchone()[0] == 0
+
+
+# -- wakes that read as news, not errors (issue 38) ----------------------------------------------
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_persons_listening_session_is_woken_with_news_not_errors(world, client):
+    """A person's interactive session in listen mode: mail that arrived during its turn
+    continues it (Claude Code: "Stop hook says", never "reported a problem"; Codex 0.171.0 has
+    only "Blocked by hook"); then it listens in the background, its screen free (no hook
+    running, Esc at the prompt ends nothing), and a message wakes it as news."""
+    started, sent = world.work / "started", world.work / "sent"
+    world.script(w1=[{"shell": f"{NEXUS} listen on"}, {"shell": HELD},
+                     {"text": "first turn done"}, {"text": "saw the task"},
+                     {"text": "woken while listening"}])
+    if client == "claude":
+        world.claude_onboarded()
+        raw = str(uuid.uuid4())
+        screen = world.tmux_start("claude", [world.claude_bin, "--session-id", raw,
+                                             "--dangerously-skip-permissions", "[run:w1] hello"])
+        sid = f"claude:{raw}"
+    else:
+        screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            "[run:w1] hello"])
+    wait_until(started.exists, timeout=90, what=lambda: world.tmux_screen(screen))
+    if client == "codex":
+        sid = world.session("codex")["id"]
+    # queued for its next turn: no tool call announces it, the turn's Stop does
+    world.nexus("delegate", sid, "a queued job", "--mode", "queue")
+    sent.touch()
+    wait_until(lambda: world.reached("w1", "TASK t-"), timeout=90,
+               what=lambda: world.tmux_screen(screen))
+    world.wait_status(sid, "listening")
+    wait_until(lambda: ("saw the task" in world.tmux_screen(screen)), timeout=60,
+               what=lambda: world.tmux_screen(screen))
+    listening = world.tmux_screen(screen)
+    if client == "claude":
+        assert "Stop hook says: [nexus] 1 unread message" in listening, listening
+        assert "running Stop hooks" not in listening and "esc to interrupt" not in listening
+    else:
+        assert "Blocked by hook" in listening and "Ask Codex to do anything" in listening
+    waiter = row_of(world, sid)["waiter_pid"]
+    world.tmux_keys(screen, "Escape")  # at the prompt: the background wait goes on
+    assert shown(world, sid)["status"] == "listening" and os.path.exists(f"/proc/{waiter}")
+    mid = json.loads(world.nexus("send", sid, "news while listening", "--json").stdout)[
+        "message_id"]
+    wait_until(lambda: world.reached("w1", "news while listening"), timeout=90,
+               what=lambda: world.tmux_screen(screen))
+    wait_until(lambda: "woken while listening" in world.tmux_screen(screen), timeout=60,
+               what=lambda: world.tmux_screen(screen))
+    woken = world.tmux_screen(screen)
+    assert "reported a problem" not in woken and "Stop hook feedback" not in woken, woken
+    if client == "claude":
+        assert "nexus: news for this session" in woken, woken
+    receipt = json.loads(world.nexus("message", "status", mid, "--json").stdout)
+    assert receipt["delivered_via"] == "listen"

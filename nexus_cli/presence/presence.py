@@ -9,7 +9,7 @@ from ..core import availability, discovery, identity, sessions
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
-from ..core.settings import LISTEN_WAIT
+from ..core.settings import IDLE_WAIT, LISTEN_WAIT
 from ..delivery import notify
 from ..messages import mailbox
 from ..reservations import leases
@@ -91,8 +91,10 @@ def listen(ctx: Ctx, a: ListenArgs) -> dict:
                 ctx.wake_later(sender)
         row = sessions.known(conn, me.id)
     return {"listening": on, "profile": discovery.profile(row, ctx.now, me.id),
-            "note": f"each time your turn ends, the Stop hook waits up to {LISTEN_WAIT} s for a "
-                    "message and continues the conversation with it" if on else
+            "note": f"each time your turn ends, nexus waits for a message (an unattended run's "
+                    f"Stop hook up to {LISTEN_WAIT} s; a person's session in the background, up "
+                    f"to {IDLE_WAIT // 60} minutes) and continues the conversation with it"
+                    if on else
                     "turns end normally; messages are announced at the next prompt or tool call"}
 
 
