@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import availability, discovery, identity, sessions
+from ..core import availability, discovery, identity, sessions, unseen
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
@@ -49,7 +49,10 @@ def peers(ctx: Ctx, a: PeersArgs) -> dict:
             rows = [r for r in rows if discovery.matches(r, a.query)]
         page = [discovery.profile(r, ctx.now, me.id, conn)
                 for r in rows[a.offset : a.offset + a.limit]]
-    return envelope(page, len(rows), a.offset, a.limit, self_id=me.id)
+        starting = [unseen.shown(n) for n in unseen.running(
+            conn, ctx.store.root, None if a.all_workspaces else me.project)] \
+            if not a.query else []
+    return envelope(page, len(rows), a.offset, a.limit, self_id=me.id, unseen=starting)
 
 
 def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
