@@ -1055,3 +1055,46 @@ def test_a_persons_listening_session_is_woken_with_news_not_errors(world, client
         assert "nexus: news for this session" in woken, woken
     receipt = json.loads(world.nexus("message", "status", mid, "--json").stdout)
     assert receipt["delivered_via"] == "listen"
+
+
+def test_a_fresh_codex_after_quit_is_a_new_session_seen_before_its_first_prompt(world):
+    """The tour's case: a Codex conversation with mail waiting is quit, and a fresh `codex` starts
+    in a new terminal in the same project. Before its first prompt (its first hook) `peers`
+    shows the process as unseen and a send to the old conversation says a new one runs here;
+    once prompted it is a session of its own: the old conversation's mail waits for the old
+    one, and nothing forces turns to re-announce it."""
+    world.script(q1=[{"text": "first turn done"}], q2=[{"text": "the new one answers"}])
+    old_screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            "[run:q1] hello"])
+    wait_until(lambda: any(s["client"] == "codex" for s in world.sessions()),
+               what=lambda: world.tmux_screen(old_screen))
+    old = world.session("codex")["id"]
+    world.wait_status(old, "listening")
+    for n in range(3):
+        world.nexus("send", old, f"for the old conversation {n}", "--no-wake")
+    type_line(world, old_screen, "/quit", lambda: shown(world, old)["status"] == "offline")
+    screen = world.tmux_start("codex2", [world.codex_bin, "--dangerously-bypass-hook-trust"])
+
+    def unseen() -> list[dict]:
+        return json.loads(world.nexus("peers", "--json").stdout)["unseen"]
+
+    wait_until(lambda: unseen(), timeout=90,
+               what=lambda: f"the unseen codex; screen:\n{world.tmux_screen(screen)}")
+    assert unseen()[0]["client"] == "codex" and "appears at its first prompt" in \
+        unseen()[0]["note"]
+    assert "unseen: codex process" in world.nexus("peers").stdout
+    sent = json.loads(world.nexus("send", old, "one more for the old", "--json").stdout)
+    assert "a Codex process runs in this project; it appears at its first prompt" in \
+        sent["outlook"], sent
+    type_line(world, screen, "[run:q2] hi", lambda: world.reached("q2", "the new one") or
+              world.requests("q2"))
+    wait_until(lambda: len([s for s in world.sessions() if s["client"] == "codex"]) == 2,
+               what=lambda: f"{world.sessions()}\n{world.tmux_screen(screen)}")
+    new = next(s["id"] for s in world.sessions() if s["client"] == "codex" and s["id"] != old)
+    world.wait_status(new, "listening")
+    assert unseen() == []
+    status = json.loads(world.nexus("status", new, "--json").stdout)
+    assert row_of(world, new)["predecessor"] is None and status["pending"]["unread"] == 0
+    assert json.loads(world.nexus("status", old, "--json").stdout)["pending"]["unread"] == 4
+    assert row_of(world, new)["auto_turns"] == 0
+    assert not world.reached("q2", "for the old conversation")
