@@ -1098,3 +1098,27 @@ def test_a_fresh_codex_after_quit_is_a_new_session_seen_before_its_first_prompt(
     assert json.loads(world.nexus("status", old, "--json").stdout)["pending"]["unread"] == 4
     assert row_of(world, new)["auto_turns"] == 0
     assert not world.reached("q2", "for the old conversation")
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_turn_the_person_interrupts_leaves_the_session_honest(world, client):
+    """Esc during a turn ends it without a Stop hook. Claude Code: the waiter of the turn before
+    comes back once the client says it is idle, and a message wakes the session. Codex 0.171.0
+    runs no turn queued after an interrupted one: `status` says the turn was interrupted and
+    that the message waits for its next prompt (not "working")."""
+    flags = ["--dangerously-skip-permissions"] if client == "claude" else []
+    screen, sid = interactive(world, client, "e1", *flags)
+    world.script(e2=[{"shell": HELD}, {"text": "not reached"}, {"text": "woken after Esc"}])
+    type_line(world, screen, "[run:e2] hold", (world.work / "started").exists)
+    world.tmux_keys(screen, "Escape")
+    if client == "codex":
+        wait_until(lambda: "interrupted" in (shown(world, sid)["status_reason"] or ""), timeout=60,
+                   what=lambda: f"{shown(world, sid)}\n{world.tmux_screen(screen)}")
+        sent = json.loads(world.nexus("send", sid, "after Esc", "--json").stdout)
+        assert sent["to"]["status"] == "idle" and "next prompt" in sent["outlook"], sent
+        return
+    wait_until(lambda: shown(world, sid)["status"] == "listening", timeout=60,
+               what=lambda: f"{shown(world, sid)}\n{world.tmux_screen(screen)}")
+    world.nexus("send", sid, "after Esc")
+    wait_until(lambda: world.reached("e2", "after Esc"), timeout=90,
+               what=lambda: f"{shown(world, sid)}\n{world.tmux_screen(screen)}")

@@ -65,6 +65,8 @@ def presence(row: sqlite3.Row | dict, now: float) -> Presence:
         status = {"busy": "working", "idle": "idle"}.get(live[0], status)  # newer than hooks
     elif status == "waiting" and live is None and _moved_on(row):
         status = "working"  # its transcript grew since the prompt: it was answered
+    elif status == "working" and live is None and _interrupted(row):
+        status = "idle"  # its transcript says the person interrupted the turn (no Stop ran)
     if status == "waiting":
         return Presence("waiting", WAITING_TEXT, row["waiting_for"] or "a person")
     if status not in ("idle", "listening"):
@@ -80,6 +82,15 @@ def _live(row: sqlite3.Row | dict) -> tuple[str, str | None, float] | None:
 
     adapter = clients.ADAPTERS.get(row["client"])
     return adapter.live(row) if adapter is not None and row["client_pid"] else None
+
+
+def _interrupted(row: sqlite3.Row | dict) -> bool:
+    """Whether the session's turn ended without its Stop hook, as its client's transcript says
+    (Codex: a `turn_aborted` event after Esc)."""
+    from .. import clients  # only where a status is read
+
+    adapter = clients.ADAPTERS.get(row["client"])
+    return adapter is not None and adapter.turn_interrupted(row)
 
 
 def _moved_on(row: sqlite3.Row | dict) -> bool:
