@@ -125,13 +125,15 @@ def story(d: Demo) -> None:
     d.nexus("claude", "read")
 
     say("4. A task that cannot get lost: Claude delegates, then listens. Its turn ends, and its "
-        "Stop hook waits for news instead of letting the conversation go idle.")
+        "background Stop hook waits for news (the person's screen stays free) instead of letting "
+        "the conversation go idle.")
     task = d.nexus("claude", "delegate", "codex", "Add a regression test for refund(); report the "
                    "file and the test run.", "--json")
     print(f"{DIM}(task {task['id']}: its record and its message committed together){END}")
     d.nexus("claude", "listen", "on", show=False)
+    d.hook("claude", "Stop", stop_hook_active=False, last_assistant_message="Delegated.")
     waiting = d.clients["claude"].start(
-        [BIN, "hook", "claude"], d.base,
+        [BIN, "hook", "claude", "--wait"], d.base,
         d.event("claude", "Stop", stop_hook_active=False, last_assistant_message="Delegated."),
         d.project)
     for _ in range(1200):  # until the waiting hook shows the session as listening
@@ -147,9 +149,11 @@ def story(d: Demo) -> None:
     d.nexus("codex", "report", task["id"], "--status", "completed", "--result",
             f"{d.project}/tests/test_refund.py added; 14 passed")
 
-    say("6. The report wakes Claude at once: its waiting Stop hook continues the conversation.")
+    say("6. The report wakes Claude at once: its waiting Stop hook starts its next turn with it.")
     done = d.clients["claude"].collect(waiting)
-    model_sees("claude", json.loads(done["out"])["reason"])
+    if done["code"] != 2:  # asyncRewake: exit 2, the announcement on stderr
+        sys.exit(f"demo: claude's waiting Stop hook did not wake it: {done}")
+    model_sees("claude", done["err"].strip())
     d.nexus("claude", "listen", "off", show=False)
     d.nexus("claude", "tasks")
 

@@ -14,6 +14,7 @@ from helpers import (
     B_ID,
     A,
     B,
+    fake_table,
     raw_db,
     recorded_waits,
     run_hook_in_thread,
@@ -177,13 +178,16 @@ def test_unattended_claude_never_waits(hook, pair, monkeypatch):
 
 
 def test_new_activity_ends_the_idle_wait(nx, hook, pair):
+    """The wait ends at the next prompt; the waiter of a person's Claude Code session follows
+    the turn (it comes back should the turn be interrupted) and leaves when its Stop runs."""
     thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True)
     wait_listening(nx, B, A_ID)
     hook("claude", "UserPromptSubmit", sid(1), prompt="the user is back")
-    thread.join(10)
-    assert box["reply"] == (None, 0, None)
     status = {p["id"]: p["status"] for p in nx("peers", "--json", env=B).json["items"]}
     assert status[A_ID] == "working"
+    hook("claude", "Stop", sid(1), stop_hook_active=False)
+    thread.join(60)
+    assert not thread.is_alive() and box["reply"] == (None, 0, None)
 
 
 def fake_codex(tmp_path, exit_code=0):
@@ -495,3 +499,43 @@ def test_an_unattended_listening_session_holds_its_stop(nx, hook, pair, tmp_path
     out, code, _ = box["reply"]
     text = out["reason"] if client == "codex" else out["hookSpecificOutput"]["additionalContext"]
     assert code == 0 and "answer" in text and "Automatic turn 1 of 8" in text
+
+
+def test_a_wait_comes_back_after_a_turn_the_person_interrupted(nx, hook, pair, tmp_path,
+                                                               monkeypatch):
+    """Esc during a turn ends it without a Stop hook, so no new waiter starts: the waiter of the
+    turn before follows the turn and, once Claude Code's registry says it is idle, waits again:
+    a message wakes the session."""
+    config = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True)
+    wait_listening(nx, B, A_ID)
+    hook("claude", "UserPromptSubmit", sid(1), prompt="a turn the person will interrupt")
+    pid = fake_table().client_of(A_ID)
+    (config / "sessions").mkdir(parents=True)
+    (config / "sessions" / f"{pid}.json").write_text(json.dumps({
+        "pid": pid, "sessionId": sid(1), "procStart": fake_table().procs[pid].start,
+        "status": "idle", "statusUpdatedAt": int(time.time() * 1000) + 1000}))
+    wait_listening(nx, B, A_ID)  # the waiter is back
+    assert thread.is_alive()
+    nx("send", A_ID, "after the interrupt", env=B)
+    thread.join(60)
+    _out, code, err = box["reply"]
+    assert code == 2 and "after the interrupt" in err
+
+
+def test_a_codex_turn_the_person_interrupted_says_so(nx, hook, pair, tmp_path):
+    """Codex 0.171.0 runs no turn queued after an interrupted one (measured), so its waiter does
+    not come back; `peers` and `status` say what happened instead of "working"."""
+    path = rollout(tmp_path, "cli")
+    hook("codex", "Stop", sid(2), transcript_path=path)
+    hook("codex", "UserPromptSubmit", sid(2), prompt="a turn the person will interrupt",
+         transcript_path=path)
+    assert nx("status", B_ID, "--json", env=A).json["state"] == "working"
+    time.sleep(0.01)  # (the rollout's line comes after the prompt's record)
+    with open(path, "a") as fh:
+        fh.write(json.dumps({"type": "event_msg", "payload": {
+            "type": "turn_aborted", "reason": "interrupted"}}, separators=(",", ":")) + "\n")
+    got = nx("status", B_ID, "--json", env=A).json
+    assert got["state"] == "idle" and "without its Stop hook (interrupted)" in \
+        got["session"]["status_reason"] and "next prompt" in got["outlook"]

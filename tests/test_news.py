@@ -53,8 +53,8 @@ def test_a_message_the_guard_missed_is_announced_at_stop(nx, hook, home, pair):
     assert not marker(home, pair).exists()  # the guard's look: nothing, Python skipped
     nx("send", "claude", "just after the look", env=B)
     r = hook("claude", "Stop", sid(1), stop_hook_active=False)
-    reply = json.loads(r.out)
-    assert reply["decision"] == "block" and "just after the look" in reply["reason"]
+    reply = json.loads(r.out)["hookSpecificOutput"]  # Claude Code: context, not a block
+    assert reply["hookEventName"] == "Stop" and "just after the look" in reply["additionalContext"]
 
 
 def test_concurrent_writers_and_hooks_never_hide_a_message(home, hook, pair, chdir_work):

@@ -393,3 +393,36 @@ def test_a_stand_in_client_killed_with_9_is_offline_at_the_next_look(nx, home, t
         client.proc.wait()
     gone = seen(nx, f"codex:{sid(7)}")
     assert gone["status"] == "offline" and "exited" in gone["status_reason"]
+
+
+# -- a client process nexus has not seen yet (issue 38) ------------------------------------------
+
+
+def test_a_codex_before_its_first_prompt_is_seen_as_starting(nx, hook, pair, fake):
+    """A Codex TUI runs no hook before its first prompt, but starts `nexus mcp` at launch: the
+    server notes its client, so `peers` shows the process, and a send to an old offline Codex
+    conversation of the project says a new one runs there. Once its first hook registers it,
+    it is a session like any other; a process that exited is not shown."""
+    from nexus_cli.mcp import server
+
+    hook("codex", "SessionEnd", sid(2), reason="other")
+    fake.kill(fake.client_of(B_ID))  # the old conversation's Codex has exited
+    tui = fake.spawn("codex")
+    with fake.inside(tui):  # (in the project: the pair's work folder)
+        server.note_client(fake.ancestors())  # as `nexus mcp` does once it serves
+    got = nx("peers", "--json", env=A).json
+    assert [(u["client"], u["pid"]) for u in got["unseen"]] == [("codex", tui)]
+    assert "a Codex process runs in this project; it appears at its first prompt" in \
+        got["unseen"][0]["note"]
+    assert f"unseen: codex process {tui}" in nx("peers", env=A).out
+    sent = nx("send", B_ID, "for the old conversation", "--json", env=A).json
+    assert sent["to"]["status"] == "offline"
+    assert "a Codex process runs in this project; it appears at its first prompt" in \
+        sent["outlook"]
+    hook("codex", "SessionStart", sid(5), source="startup", client_pid=tui)
+    assert nx("peers", "--json", env=A).json["unseen"] == []
+    tui2 = fake.spawn("codex")
+    with fake.inside(tui2):
+        server.note_client(fake.ancestors())
+    fake.kill(tui2)
+    assert nx("peers", "--json", env=A).json["unseen"] == []

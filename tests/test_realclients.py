@@ -1037,3 +1037,126 @@ def test_an_announcement_waits_for_the_main_conversation_not_a_subagent(world):
     assert world.reached("s2", "subagent_refused")
     assert world.db().execute("SELECT count(*) FROM messages WHERE text = 'from the subagent'"
                               ).fetchone()[0] == 0
+
+
+# -- wakes that read as news, not errors (issue 38) ----------------------------------------------
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_persons_listening_session_is_woken_with_news_not_errors(world, client):
+    """A person's interactive session in listen mode: mail that arrived during its turn
+    continues it (Claude Code: "Stop hook says", never "reported a problem"; Codex 0.171.0 has
+    only "Blocked by hook"); then it listens in the background, its screen free (no hook
+    running, Esc at the prompt ends nothing), and a message wakes it as news."""
+    started, sent = world.work / "started", world.work / "sent"
+    world.script(w1=[{"shell": f"{NEXUS} listen on"}, {"shell": HELD},
+                     {"text": "first turn done"}, {"text": "saw the task"},
+                     {"text": "woken while listening"}])
+    if client == "claude":
+        world.claude_onboarded()
+        raw = str(uuid.uuid4())
+        screen = world.tmux_start("claude", [world.claude_bin, "--session-id", raw,
+                                             "--dangerously-skip-permissions", "[run:w1] hello"])
+        sid = f"claude:{raw}"
+    else:
+        screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            "[run:w1] hello"])
+    wait_until(started.exists, timeout=90, what=lambda: world.tmux_screen(screen))
+    if client == "codex":
+        sid = world.session("codex")["id"]
+    # queued for its next turn: no tool call announces it, the turn's Stop does
+    world.nexus("delegate", sid, "a queued job", "--mode", "queue")
+    sent.touch()
+    wait_until(lambda: world.reached("w1", "TASK t-"), timeout=90,
+               what=lambda: world.tmux_screen(screen))
+    world.wait_status(sid, "listening")
+    wait_until(lambda: ("saw the task" in world.tmux_screen(screen)), timeout=60,
+               what=lambda: world.tmux_screen(screen))
+    listening = world.tmux_screen(screen)
+    if client == "claude":
+        assert "Stop hook says: [nexus] 1 unread message" in listening, listening
+        assert "running Stop hooks" not in listening and "esc to interrupt" not in listening
+    else:
+        assert "Blocked by hook" in listening and "Ask Codex to do anything" in listening
+    waiter = row_of(world, sid)["waiter_pid"]
+    world.tmux_keys(screen, "Escape")  # at the prompt: the background wait goes on
+    assert shown(world, sid)["status"] == "listening" and os.path.exists(f"/proc/{waiter}")
+    mid = json.loads(world.nexus("send", sid, "news while listening", "--json").stdout)[
+        "message_id"]
+    wait_until(lambda: world.reached("w1", "news while listening"), timeout=90,
+               what=lambda: world.tmux_screen(screen))
+    wait_until(lambda: "woken while listening" in world.tmux_screen(screen), timeout=60,
+               what=lambda: world.tmux_screen(screen))
+    woken = world.tmux_screen(screen)
+    assert "reported a problem" not in woken and "Stop hook feedback" not in woken, woken
+    if client == "claude":
+        assert "nexus: news for this session" in woken, woken
+    receipt = json.loads(world.nexus("message", "status", mid, "--json").stdout)
+    assert receipt["delivered_via"] == "listen"
+
+
+def test_a_fresh_codex_after_quit_is_a_new_session_seen_before_its_first_prompt(world):
+    """The tour's case: a Codex conversation with mail waiting is quit, and a fresh `codex` starts
+    in a new terminal in the same project. Before its first prompt (its first hook) `peers`
+    shows the process as unseen and a send to the old conversation says a new one runs here;
+    once prompted it is a session of its own: the old conversation's mail waits for the old
+    one, and nothing forces turns to re-announce it."""
+    world.script(q1=[{"text": "first turn done"}], q2=[{"text": "the new one answers"}])
+    old_screen = world.tmux_start("codex", [world.codex_bin, "--dangerously-bypass-hook-trust",
+                                            "[run:q1] hello"])
+    wait_until(lambda: any(s["client"] == "codex" for s in world.sessions()),
+               what=lambda: world.tmux_screen(old_screen))
+    old = world.session("codex")["id"]
+    world.wait_status(old, "listening")
+    for n in range(3):
+        world.nexus("send", old, f"for the old conversation {n}", "--no-wake")
+    type_line(world, old_screen, "/quit", lambda: shown(world, old)["status"] == "offline")
+    screen = world.tmux_start("codex2", [world.codex_bin, "--dangerously-bypass-hook-trust"])
+
+    def unseen() -> list[dict]:
+        return json.loads(world.nexus("peers", "--json").stdout)["unseen"]
+
+    wait_until(lambda: unseen(), timeout=90,
+               what=lambda: f"the unseen codex; screen:\n{world.tmux_screen(screen)}")
+    assert unseen()[0]["client"] == "codex" and "appears at its first prompt" in \
+        unseen()[0]["note"]
+    assert "unseen: codex process" in world.nexus("peers").stdout
+    sent = json.loads(world.nexus("send", old, "one more for the old", "--json").stdout)
+    assert "a Codex process runs in this project; it appears at its first prompt" in \
+        sent["outlook"], sent
+    type_line(world, screen, "[run:q2] hi", lambda: world.reached("q2", "the new one") or
+              world.requests("q2"))
+    wait_until(lambda: len([s for s in world.sessions() if s["client"] == "codex"]) == 2,
+               what=lambda: f"{world.sessions()}\n{world.tmux_screen(screen)}")
+    new = next(s["id"] for s in world.sessions() if s["client"] == "codex" and s["id"] != old)
+    world.wait_status(new, "listening")
+    assert unseen() == []
+    status = json.loads(world.nexus("status", new, "--json").stdout)
+    assert row_of(world, new)["predecessor"] is None and status["pending"]["unread"] == 0
+    assert json.loads(world.nexus("status", old, "--json").stdout)["pending"]["unread"] == 4
+    assert row_of(world, new)["auto_turns"] == 0
+    assert not world.reached("q2", "for the old conversation")
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_turn_the_person_interrupts_leaves_the_session_honest(world, client):
+    """Esc during a turn ends it without a Stop hook. Claude Code: the waiter of the turn before
+    comes back once the client says it is idle, and a message wakes the session. Codex 0.171.0
+    runs no turn queued after an interrupted one: `status` says the turn was interrupted and
+    that the message waits for its next prompt (not "working")."""
+    flags = ["--dangerously-skip-permissions"] if client == "claude" else []
+    screen, sid = interactive(world, client, "e1", *flags)
+    world.script(e2=[{"shell": HELD}, {"text": "not reached"}, {"text": "woken after Esc"}])
+    type_line(world, screen, "[run:e2] hold", (world.work / "started").exists)
+    world.tmux_keys(screen, "Escape")
+    if client == "codex":
+        wait_until(lambda: "interrupted" in (shown(world, sid)["status_reason"] or ""), timeout=60,
+                   what=lambda: f"{shown(world, sid)}\n{world.tmux_screen(screen)}")
+        sent = json.loads(world.nexus("send", sid, "after Esc", "--json").stdout)
+        assert sent["to"]["status"] == "idle" and "next prompt" in sent["outlook"], sent
+        return
+    wait_until(lambda: shown(world, sid)["status"] == "listening", timeout=60,
+               what=lambda: f"{shown(world, sid)}\n{world.tmux_screen(screen)}")
+    world.nexus("send", sid, "after Esc")
+    wait_until(lambda: world.reached("e2", "after Esc"), timeout=90,
+               what=lambda: f"{shown(world, sid)}\n{world.tmux_screen(screen)}")

@@ -230,12 +230,13 @@ def test_kill_9_mid_delegate_or_report_leaves_nothing_half_written(trio, home, f
 def test_a_report_continues_a_listening_dispatcher(nx, hook, trio):
     t = nx("delegate", "codex", "job", "--json", env=A).json["id"]
     nx("listen", "on", env=A)
-    th, box = run_hook_in_thread("claude", "Stop", sid(1), stop_hook_active=False)
+    th, box = run_hook_in_thread("claude", "Stop", sid(1), stop_hook_active=False,
+                                 env={"CLAUDE_CODE_SESSION_ATTENDED": "0"})  # `claude -p`
     wait_listening(nx, B, A_ID)
     nx("report", t, "--status", "completed", "--result", "all done", env=B)
     th.join(30)
     out, _code, _ = box["reply"]
-    assert out["decision"] == "block" and f"Report on task {t}" in out["reason"]
+    assert f"Report on task {t}" in out["hookSpecificOutput"]["additionalContext"]
 
 
 def test_clear_hands_the_conversation_over_to_its_successor(nx, hook, trio, fake):

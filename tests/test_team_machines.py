@@ -70,11 +70,11 @@ class Machine:
         return self.proc.run([*self.prefix, "sh", "-c", command], self.env, json.dumps(payload),
                              cwd=self.cwd)
 
-    def start_hook(self, event: str, **fields: object) -> int:
+    def start_hook(self, event: str, env: dict | None = None, **fields: object) -> int:
         payload = {"hook_event_name": event, "session_id": self.session, "cwd": self.cwd,
                    "transcript_path": None, **fields}
-        return self.proc.start([*self.prefix, self.nexus, "hook", self.client], self.env,
-                               json.dumps(payload), cwd=self.cwd)
+        return self.proc.start([*self.prefix, self.nexus, "hook", self.client],
+                               {**self.env, **(env or {})}, json.dumps(payload), cwd=self.cwd)
 
     def nx(self, *args: str) -> dict:
         got = self.proc.run([*self.prefix, self.nexus, *args], self.agent, cwd=self.cwd)
@@ -179,15 +179,18 @@ def test_two_machines_message_delegate_ask_and_wake_both_ways(machines):
         # a wake: the listening Stop hook on one machine, the message from the other
         sleeper.nx("read", "--count", "50")  # nothing unread: the Stop hook then waits
         assert sleeper.nx("listen", "on")["code"] == 0
-        job = sleeper.start_hook("Stop", stop_hook_active=False, last_assistant_message="done")
+        job = sleeper.start_hook("Stop", stop_hook_active=False, last_assistant_message="done",
+                                 env={"CLAUDE_CODE_SESSION_ATTENDED": "0"})  # a `-p` run
         until(lambda s=sleeper, w=waker: any(
             p["id"] == s.sid and p["status"] == "listening"
             for p in w.nx("peers", "--json")["json"]["items"]), "never listening")
         assert waker.nx("send", sleeper.sid, f"wake up, {sleeper.client}")["code"] == 0
         woke = sleeper.proc.collect(job, timeout=120)
         assert woke["code"] == 0, woke["err"]
-        reply = json.loads(woke["out"])
-        assert reply["decision"] == "block" and f"wake up, {sleeper.client}" in reply["reason"]
+        reply = json.loads(woke["out"])  # Claude Code: context; Codex: a block
+        text = reply["hookSpecificOutput"]["additionalContext"] if sleeper.client == "claude" \
+            else reply["reason"]
+        assert f"wake up, {sleeper.client}" in text
         assert sleeper.nx("listen", "off")["code"] == 0
 
 

@@ -548,8 +548,8 @@ def test_chat_is_announced_briefly_and_wakes_only_for_name_or_decision(home, hoo
     call(home, "send_message", {"message": "@claude@work#2 can you check?"}, A)
     assert mailbox.unread_count(db_row(home), C_ID) == 1 and mailbox.has_news(db_row(home), C_ID)
     assert mailbox.unread_count(db_row(home), B_ID) == 0
-    stop = json.loads(hook("claude", "Stop", sid(3)).out)
-    assert stop["decision"] == "block" and "@you in meeting" in stop["reason"]
+    stop = json.loads(hook("claude", "Stop", sid(3)).out)["hookSpecificOutput"]
+    assert stop["hookEventName"] == "Stop" and "@you in meeting" in stop["additionalContext"]
     call(home, "send_message", {"message": "we ship friday", "category": "DECISION"}, A)
     assert mailbox.unread_count(db_row(home), B_ID) == 1
     note = call(home, "read", {}, B)["messages"][0]

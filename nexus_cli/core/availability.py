@@ -65,6 +65,8 @@ def presence(row: sqlite3.Row | dict, now: float) -> Presence:
         status = {"busy": "working", "idle": "idle"}.get(live[0], status)  # newer than hooks
     elif status == "waiting" and live is None and _moved_on(row):
         status = "working"  # its transcript grew since the prompt: it was answered
+    elif status == "working" and live is None and _interrupted(row):
+        status = "idle"  # its transcript says the person interrupted the turn (no Stop ran)
     if status == "waiting":
         return Presence("waiting", WAITING_TEXT, row["waiting_for"] or "a person")
     if status not in ("idle", "listening"):
@@ -82,6 +84,15 @@ def _live(row: sqlite3.Row | dict) -> tuple[str, str | None, float] | None:
     return adapter.live(row) if adapter is not None and row["client_pid"] else None
 
 
+def _interrupted(row: sqlite3.Row | dict) -> bool:
+    """Whether the session's turn ended without its Stop hook, as its client's transcript says
+    (Codex: a `turn_aborted` event after Esc)."""
+    from .. import clients  # only where a status is read
+
+    adapter = clients.ADAPTERS.get(row["client"])
+    return adapter is not None and adapter.turn_interrupted(row)
+
+
 def _moved_on(row: sqlite3.Row | dict) -> bool:
     """Whether the session's transcript was written after its last hook event (a permission
     prompt it recorded was answered: the conversation went on)."""
@@ -97,8 +108,9 @@ def waking(row: sqlite3.Row | dict, status: str, now: float) -> Presence:
     held = held_back(row)
     if status == "listening":
         if not table().alive(row["waiter_pid"]):
-            return Presence("idle", "its waiter was stopped (killed) before a message woke it",
-                            wakeable=False)
+            return Presence("idle", "its waiter was stopped (killed, or Esc during its Stop "
+                            "hook) before a message woke it: it waits again when its next turn "
+                            "ends", wakeable=False)
         if held:
             return Presence("idle", held, wakeable=False)
         return Presence("listening", "listen mode: its Stop hook waits for a message"
@@ -144,12 +156,13 @@ def no_waiter(row: sqlite3.Row | dict, now: float) -> str:
     if row["last_wake_error"]:
         return f"its last wake failed ({row['last_wake_error']})"
     if row["status"] in ("working", "waiting"):  # its client says idle; no Stop hook ran
-        return "its turn ended without its Stop hook (interrupted), so nothing waits to wake it"
+        return ("its turn ended without its Stop hook (interrupted), so nothing waits to wake it "
+                "until its next turn ends")
     if end is None:
         return "it has not ended a turn yet (nothing waits before its first prompt)"
-    if row["listening"] and now - end >= LISTEN_WAIT:
-        return f"its listen wait ended {LISTEN_WAIT} s after its turn"
     if now - end >= IDLE_WAIT:
         return "its waiter gave up an hour after its turn ended"
+    if row["listening"] and now - end >= LISTEN_WAIT:
+        return f"its listen wait ended {LISTEN_WAIT} s after its turn"
     return ("no waiter runs since its turn ended (its background Stop hook did not start: not "
             "installed, not trusted, or an unattended run; `nexus doctor` checks)")

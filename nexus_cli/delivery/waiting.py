@@ -20,15 +20,16 @@ from ..messages import mailbox
 SAFETY_POLL = 2.0  # seconds between `PRAGMA data_version` looks when no poke arrives
 
 
-def _state(conn, sid: str, me: int) -> str | None:
+def _state(conn, sid: str, me: int, resumed: bool) -> str | None:
     """'news' when an unannounced message waits, 'activity' when the wait is no longer ours,
-    'gone' when the client process has exited."""
+    'gone' when the client process has exited. A wait `resumed` after a turn that ended without
+    its Stop hook goes by its registration alone (any new event clears it)."""
     row = sessions.get(conn, sid)
     if row is None or row["waiter_pid"] != me or row["status"] == "offline":
         return "activity"
     if row["client_pid"] and not sessions.client_alive(row):
         return "gone"
-    if row["last_event"] not in ("Stop", None):
+    if row["last_event"] not in ("Stop", None) and not resumed:
         return "activity"
     return "news" if mailbox.has_news(conn, sid) else None
 
@@ -37,7 +38,7 @@ Then = Callable[[sqlite3.Connection], object]
 
 
 def wait_for_news(store: Store, sid: str, timeout: float, then: Then | None = None,
-                  ready: Then | None = None) -> tuple[str, object]:
+                  ready: Then | None = None, resumed: bool = False) -> tuple[str, object]:
     """Block up to `timeout` seconds: ('news', what `then` returned), or ('activity' | 'gone' |
     'timeout', None). `then` runs inside the write that ends the wait, on news only; `ready`
     once before the first sleep, on the same connection: reads that prepare what `then` will
@@ -57,7 +58,7 @@ def wait_for_news(store: Store, sid: str, timeout: float, then: Then | None = No
                 # a change, no change counter (team store), or a safety-poll timeout: look again
                 if version != seen or version is None or not woken:
                     seen = version
-                    found = _state(conn, sid, me)
+                    found = _state(conn, sid, me, resumed)
                     if found:
                         state = found
                         break

@@ -125,7 +125,10 @@ EVENTS = {
                 "when the client exits; not started in unattended Claude runs "
                 "(CLAUDE_CODE_SESSION_ATTENDED=0) or for a session that does not want to be "
                 "woken; a `send --no-wake` message does not end it; the automatic turn is "
-                "counted in the write that composes the announcement",
+                "counted in the write that composes the announcement. In a person's Claude Code "
+                "session new activity pauses it instead: it follows the turn (a look every 2 s) "
+                "and waits again when the turn ends without a Stop hook (Esc; the client's "
+                "registry says idle), or leaves when the turn's Stop runs",
         "writes": {"claude": {"exit": 2, "stderr": "<announcement>",
                               "shown": "the hook definition's rewakeSummary (nexus: news for "
                                        "this session)"},

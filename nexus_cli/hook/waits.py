@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from types import ModuleType
 
 from .. import clients
 from ..core import sessions, shellcmd, text
@@ -43,11 +44,36 @@ def news(store: Store, sid: str, timeout: float, via: str | None
     wait; None when the wait ended otherwise. What the announcement needs is made ready before
     the wait (the patterns that render a peer's text, the statements it reads with), not after
     the poke."""
+    return _waited(store, sid, timeout, via)[1]
+
+
+def _waited(store: Store, sid: str, timeout: float, via: str | None, resumed: bool = False
+            ) -> tuple[str, tuple[str, list[str]] | None]:
+    """`news`, with how the wait ended (waiting.wait_for_news's state)."""
     text.prepare()
     state, woke = waiting.wait_for_news(
         store, sid, timeout, lambda conn: wake_text(conn, store.root, sid, via),
-        lambda conn: (mailbox.unread(conn, sid, only_new=False), shellcmd.name(conn)))
-    return woke if state == "news" else None  # type: ignore[return-value]
+        lambda conn: (mailbox.unread(conn, sid, only_new=False), shellcmd.name(conn)), resumed)
+    return state, woke if state == "news" else None  # type: ignore[return-value]
+
+
+def back_at_idle(store: Store, sid: str, adapter: ModuleType, deadline: float) -> bool:
+    """A person's session began a turn while this waiter waited: follow the turn, slowly (a look
+    every SAFETY_POLL seconds), until it ends. True when it ended without its Stop hook (Esc:
+    nothing else would wait to wake it, so this waiter waits again); False when its Stop ran
+    (that Stop's own waiter takes over), the client is gone, or time is up."""
+    me = os.getpid()
+    while time.monotonic() < deadline:
+        time.sleep(waiting.SAFETY_POLL)
+        with store.read() as conn:
+            row = sessions.get(conn, sid)
+        if row is None or row["status"] == "offline" or row["last_event"] in ("Stop", None) \
+                or row["waiter_pid"] not in (None, me) \
+                or (row["client_pid"] and not sessions.client_alive(row)):
+            return False
+        if adapter.turn_interrupted(row):
+            return True
+    return False
 
 
 def listen(client: str, store: Store, sid: str) -> Reply:
@@ -61,7 +87,9 @@ def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._
          data: dict) -> Reply:
     """The background wait after a turn ends: wake the conversation when something arrives (a
     person's listening session waits here too: its screen shows no hook running, and Esc at
-    its prompt does not end the wait)."""
+    its prompt does not end the wait). In a person's Claude Code session a turn that begins
+    meanwhile is followed: when the person interrupts it (no Stop hook runs), the wait comes
+    back."""
     adapter = clients.ADAPTERS[client]
     if adapter.unattended(env):
         return QUIET  # `claude -p` waits for async hooks before exiting: never hold it
@@ -71,7 +99,16 @@ def idle(client: str, sid: str, row: sqlite3.Row, store: Store, env: dict | os._
         return QUIET  # it asked not to be woken: messages wait for its next prompt
     rewake = adapter.WAKE == "rewake"  # exit 2 injects stderr and starts a turn
     via = "listen" if row["listening"] else "wake"
-    woke = news(store, sid, IDLE_WAIT, via if rewake else None)
+    deadline, resumed = time.monotonic() + IDLE_WAIT, False
+    while True:
+        state, woke = _waited(store, sid, deadline - time.monotonic(), via if rewake else None,
+                              resumed)
+        # a turn the person interrupted (Esc) runs no Stop hook: this waiter comes back then
+        # (Claude Code; Codex 0.171.0 does not start a queued turn after an interrupted one)
+        resumed = state == "activity" and rewake and adapter.listens_in_background(data, env) \
+            and back_at_idle(store, sid, adapter, deadline)
+        if not resumed:
+            break
     if rewake or not woke:
         return (None, 2, woke[0]) if woke else QUIET
     error = adapter.queue(row["client_pid"], sid.split(":", 1)[1], woke[0], env)

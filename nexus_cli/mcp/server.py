@@ -216,6 +216,7 @@ class Server:
             from .listing import entry
 
             self._ancestors = table().ancestors()
+            note_client(self._ancestors)
             self._tools = specs.served(self.groups or specs.DEFAULT_GROUPS)
             self._listing = [entry(s) for s in self._tools.values()]
             self._ready.set()  # listing needs no more; calls also need what follows
@@ -427,6 +428,18 @@ class Server:
         for event in list(self.inflight.values()):
             event.set()
         self.workers.shutdown()
+
+def note_client(chain: list) -> None:
+    """Note the client process that started this server, so that `peers` shows it before its
+    first hook (a Codex TUI's first hook runs at its first prompt): core/unseen.py."""
+    try:
+        from ..core import unseen
+        from ..core.store import paths
+
+        unseen.record(paths.home(), chain, os.getcwd())
+    except Exception as exc:  # a note for listings: never in the way of serving
+        log(f"could not note the client process: {type(exc).__name__} ({exc})")
+
 
 def main(argv: list[str]) -> int:
     groups: tuple[str, ...] | None = None

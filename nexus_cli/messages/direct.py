@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from ..core import availability, discovery, sessions
+from ..core import availability, discovery, sessions, unseen
 from ..core.context import Ctx
 from ..core.discovery import peer_ref
 from ..core.errors import NexusError
@@ -68,8 +68,18 @@ def _sent(ctx: Ctx, conn: sqlite3.Connection, mid: str, duplicate: bool,
         "mode": "queue" if msg["defer"] else "steer",
         "created_at_epoch": msg["created_at"],
         "wake": bool(msg["wake"]),
-        "outlook": outlook(seen, bool(msg["wake"])) + watch_note(msg, seen),
+        "outlook": outlook(seen, bool(msg["wake"])) + watch_note(msg, seen)
+        + (starting(ctx, conn, to) if seen.status == "offline" else ""),
     }
+
+
+def starting(ctx: Ctx, conn: sqlite3.Connection, to: sqlite3.Row | None) -> str:
+    """Sent to an offline session: whether a process of its client runs in its project that
+    nexus has not seen yet (a Codex TUI before its first prompt), which is not this session."""
+    if to is None or not to["client_pid"]:
+        return ""
+    found = unseen.running(conn, ctx.store.root, to["project"], to["client"])
+    return f"; {unseen.said(found[0])}, as a session of its own (send to it then)" if found else ""
 
 
 def watch_note(msg: sqlite3.Row | dict, seen: availability.Presence) -> str:

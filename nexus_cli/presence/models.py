@@ -73,9 +73,22 @@ class WhoamiResult(Result):
                                  "owns the inbox (tools that change anything are refused).")
 
 
+class Unseen(Result):
+    client: Literal["claude", "codex"]
+    pid: int = Field(description="Its client process (on this machine).")
+    cwd: str
+    since: str | None = Stamp("When its MCP server started (nexus noted it then)")
+    since_epoch: float = Epoch("When its MCP server started")
+    note: str = Field(description="What a sender should know: it has no session nexus knows "
+                      "yet, and appears at its first prompt.")
+
+
 class PeersResult(Page):
     self_id: str = Field(description="The caller's id.")
     items: list[Profile]
+    unseen: list[Unseen] = Field(description="Client processes running in this project whose "
+                                 "first hook has not reached nexus yet (a Codex TUI before its "
+                                 "first prompt): no session to send to yet.")
 
 
 class ProfileResult(Result):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import availability, discovery, identity, sessions
+from ..core import availability, discovery, identity, sessions, unseen
 from ..core.context import Ctx
 from ..core.errors import NexusError
 from ..core.listing import envelope
-from ..core.settings import LISTEN_WAIT
+from ..core.settings import IDLE_WAIT, LISTEN_WAIT
 from ..delivery import notify
 from ..messages import mailbox
 from ..reservations import leases
@@ -49,7 +49,10 @@ def peers(ctx: Ctx, a: PeersArgs) -> dict:
             rows = [r for r in rows if discovery.matches(r, a.query)]
         page = [discovery.profile(r, ctx.now, me.id, conn)
                 for r in rows[a.offset : a.offset + a.limit]]
-    return envelope(page, len(rows), a.offset, a.limit, self_id=me.id)
+        starting = [unseen.shown(n) for n in unseen.running(
+            conn, ctx.store.root, None if a.all_workspaces else me.project)] \
+            if not a.query else []
+    return envelope(page, len(rows), a.offset, a.limit, self_id=me.id, unseen=starting)
 
 
 def set_profile(ctx: Ctx, a: ProfileArgs) -> dict:
@@ -91,8 +94,10 @@ def listen(ctx: Ctx, a: ListenArgs) -> dict:
                 ctx.wake_later(sender)
         row = sessions.known(conn, me.id)
     return {"listening": on, "profile": discovery.profile(row, ctx.now, me.id),
-            "note": f"each time your turn ends, the Stop hook waits up to {LISTEN_WAIT} s for a "
-                    "message and continues the conversation with it" if on else
+            "note": f"each time your turn ends, nexus waits for a message (an unattended run's "
+                    f"Stop hook up to {LISTEN_WAIT} s; a person's session in the background, up "
+                    f"to {IDLE_WAIT // 60} minutes) and continues the conversation with it"
+                    if on else
                     "turns end normally; messages are announced at the next prompt or tool call"}
 
 

@@ -9,15 +9,19 @@ from ..core.text import block, one_line
 
 
 def peers(r: dict[str, Any]) -> list[Part] | str:
+    starting = [f"unseen: {u['client']} process {u['pid']} in "
+                f"{one_line(home_short(u['cwd']))}, started {ago(u['since_epoch'])}: {u['note']}"
+                for u in r.get("unseen", [])]
     if not r["items"]:
-        return "no sessions in scope (try --include-offline or --all-workspaces)"
+        return "\n".join(["no sessions in scope (try --include-offline or --all-workspaces)",
+                          *starting])
     rows = [["*" if p["self"] else "", p["name"], p["handle"], p["client"], shown(p),
              ago(p["last_active_at_epoch"]), home_short(p["cwd"]),
              f"replaced by {p['successor']['handle']}" if p.get("successor") else p["note"]]
             for p in r["items"]]
     table = Table(["", "name", "handle", "client", "status", "active", "cwd", "note"], rows,
                   wide=("cwd", "note"))
-    return [table, page_footer(r)]
+    return [table, page_footer(r), *starting]
 
 
 def shown(p: dict[str, Any]) -> str:

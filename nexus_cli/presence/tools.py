@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core.availability import STATUS_HELP
 from ..core.registry import Tool, register
-from ..core.settings import LISTEN_WAIT
+from ..core.settings import IDLE_WAIT, LISTEN_WAIT
 from . import handoff, presence, render
 
 STATUSES = ("Statuses, judged when read (the client process by pid and start time, Claude "
@@ -50,8 +50,11 @@ register(Tool(
 register(Tool(
     name="listen", group="sessions", title="Listen mode",
     description="on: when your turn ends, wait for the next message and continue with it.",
-    details=f"While on, each time your turn ends the Stop hook waits (up to {LISTEN_WAIT} s) and "
-    "continues the conversation as soon as a message arrives. For agents; a person at a shell "
+    details="While on, each time your turn ends nexus waits for a message and continues the "
+    f"conversation as soon as one arrives: an unattended run (`claude -p`, `codex exec`) in its "
+    f"Stop hook, up to {LISTEN_WAIT} s; a person's session (interactive Claude Code, the Codex "
+    f"TUI) in its background Stop hook, up to {IDLE_WAIT // 60} minutes, so its screen shows no "
+    "hook running and Esc at its prompt does not end the wait. For agents; a person at a shell "
     "uses `nexus watch`.",
     args="ListenArgs", result="ListenResult", run=presence.listen, render=render.listen,
     positional=("state",), destructive=True, idempotent=True,

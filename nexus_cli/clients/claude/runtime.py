@@ -121,3 +121,11 @@ def live(row: Mapping) -> tuple[str, str | None, float] | None:
         return None
     waiting = data.get("waitingFor")
     return status, " ".join(waiting.split())[:200] if isinstance(waiting, str) else None, at / 1000
+
+
+def turn_interrupted(row: Mapping) -> bool:
+    """Whether the session's turn ended without its Stop hook (Esc): the client's registry says
+    idle since the last hook event. An asyncRewake hook of an earlier turn still wakes the
+    session then (measured)."""
+    seen = live(row)
+    return seen is not None and seen[0] == "idle" and seen[2] > row["last_active"]

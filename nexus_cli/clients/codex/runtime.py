@@ -100,6 +100,28 @@ def live(row: Mapping) -> None:
     return None  # nothing the running client says of itself (see above)
 
 
+ROLLOUT_TAIL = 4096  # the rollout's last line, an interrupted turn's `turn_aborted` event
+
+
+def turn_interrupted(row: Mapping) -> bool:
+    """Whether the thread's turn ended without its Stop hook (Esc): the last line its rollout
+    gained since the last hook event is a `turn_aborted` event. The TUI does not start a turn
+    queued after that (measured: `codex queue` succeeds, nothing runs), so nothing waits to
+    wake it until its next turn ends; `status` says so."""
+    path = row["transcript_path"]
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_mtime <= row["last_active"]:
+                return False
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - ROLLOUT_TAIL))
+            tail = fh.read()
+    except (OSError, TypeError, ValueError):
+        return False
+    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    return b'"type":"event_msg"' in last and b'"type":"turn_aborted"' in last
+
+
 def binary(client_pid: int | None) -> str:
     """`codex` from PATH, else the very binary of the running client (hooks may not see PATH)."""
     import shutil
