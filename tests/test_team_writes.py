@@ -28,8 +28,8 @@ SHADOW = ("CREATE TEMP TABLE sessions AS SELECT * FROM {schema}.sessions;"
 
 
 def test_no_table_is_written_directly_and_every_function_has_a_fixed_search_path(team):
-    """A member role holds INSERT, UPDATE or DELETE (on the table or on any of its columns) on
-    the DIRECT tables alone; every function of the schema runs with the search path
+    """A member role holds no INSERT, UPDATE or DELETE on any table (nor on any of a table's
+    columns); every function of the schema runs with the search path
     pg_catalog, the schema, pg_temp (but the words function, which names no table)."""
     member = security.prefix(team.schema) + "_member"
     with psycopg.connect(team.owner, autocommit=True) as conn:
@@ -45,7 +45,7 @@ def test_no_table_is_written_directly_and_every_function_has_a_fixed_search_path
             "SELECT p.proname, p.proconfig, p.prosecdef, p.provolatile FROM pg_proc p WHERE"
             " p.pronamespace = %s::regnamespace", (team.schema,)).fetchall()
     assert set(tables) == set(security.tables())
-    assert writable == set(security.DIRECT) & set(tables), writable
+    assert writable == set()
     fixed = f"search_path=pg_catalog, {team.schema}, pg_temp"
     loose = [name for name, config, definer, volatile in functions
              if fixed not in (config or []) and not (name == "nexus_words" and not definer
@@ -145,3 +145,45 @@ def test_notices_from_nexus_are_nexuss_alone(team, nx, hook):
     team.use(team.alice)
     out = hook("claude", "PostToolUse", sid(1), tool_name="Bash").out
     assert "rm -rf" not in out and "notice from nexus" not in out
+
+
+# written by no member in team mode: the schema's owner (migrations, `team init`), the full-text
+# triggers (as their owner), or SQLite alone (its full-text tables and their progress)
+NOT_MEMBERS = {"migrations", "ws_words", "ws_fts", "insight_fts", "ws_indexed"}
+WRITE = re.compile(r"\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.I)
+
+
+def test_every_write_nexus_makes_is_declared():
+    """Every INSERT, UPDATE or DELETE in nexus's source that a member's nexus may run on the team
+    database is declared (`policy.write(...)` where it is written; policy.Update for the column
+    sets chosen at run time): an undeclared one would be refused there, as members write through
+    functions only."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(security.__file__).resolve().parent.parent
+    loose = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name in ("pgschema.py", "migrations.py", "fulltext.py", "policy.py", "pg.py"):
+            continue  # DDL, triggers' bodies, the declarations' own machinery
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        declared = {id(n.args[0] if n.func.attr == "write" else n.args[1])
+                    for n in ast.walk(tree) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.args
+                    and n.func.attr in ("write", "Function")}  # (or guarded: policy.Function)
+        parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+        for node in ast.walk(tree):
+            if id(node) in parts:
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            elif isinstance(node, ast.JoinedStr):
+                text = "".join(v.value if isinstance(v, ast.Constant) else "x"
+                               for v in node.values)
+            else:
+                continue
+            m = WRITE.match(text)
+            if m and m.group(1) in security.tables() and m.group(1) not in NOT_MEMBERS \
+                    and id(node) not in declared:
+                loose.append(f"{path.relative_to(root)}:{node.lineno} {text[:60]}")
+    assert loose == [], loose

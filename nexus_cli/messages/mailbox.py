@@ -172,7 +172,7 @@ def unread_again(conn: sqlite3.Connection, rows: list[sqlite3.Row], now: float) 
     not be handed over, so they are unread, and delivered as they were, again."""
     conn.executemany(policy.write(
         "UPDATE messages SET read_at = NULL, delivered_at = ?, delivered_via = ?"
-                     " WHERE id = ? AND read_at = ?"),
+        " WHERE id = ? AND read_at = ?"),
                      [(r["delivered_at"], r["delivered_via"], r["id"], now) for r in rows])
 
 

@@ -9,7 +9,7 @@ reading, and calling nexus's functions), `<prefix>_admin`, the administrator: te
 (the default run policy) are its alone, and `<prefix>_writer`, no login, which owns the
 functions of nexus's declared writes (policy.write) and holds the write rights the tables'
 declarations give, under row-level security like any member: members write through functions
-only, but on the tables in DIRECT. The prefix is `nexus` for the `public` schema,
+only. The prefix is `nexus` for the `public` schema,
 `nexus_<schema>` otherwise, so teams in other schemas of one database are apart. Identity is
 the login role (`session_user`): a row's owner is what the server records, never a column a
 member fills in."""
@@ -27,21 +27,6 @@ OWNERS = ("core.store.migrations", "core.sessions", "core.events", "core.store.f
           "messages.mailbox", "tasks.ledger", "workspace.projects", "workspace.docs",
           "workspace.streams", "workspace.ratelimit", "workspace.find", "reservations.leases",
           "insight.index", "runs.ledger", "approvals.ledger", "team.move")
-# the tables members still write with plain SQL, and why (docs/security.md says so too): each
-# is written by statements nexus builds on the fly (a column list, an IN list) or is a member's
-# own scratch, guarded by row-level security alone
-DIRECT = {
-    "insight_files": "a member's own transcript index (its rows are its role's alone)",
-    "insight_chunks": "a member's own transcript index (its rows are its role's alone)",
-    "insight_titles": "a member's own transcript index (its rows are its role's alone)",
-    "ws_cursors": "a reader's own place in a stream (its rows are its sessions' alone)",
-    "ws_projects": "project renames move ids across tables with statements built on the fly",
-    "ws_relations": "project renames move ids across tables with statements built on the fly",
-    "ws_assets": "project renames move ids across tables with statements built on the fly",
-    "ws_blobs": "content-addressed: a row is its own digest (the policy checks it)",
-    "team_moves": "a member's own record of copied rows (its rows are its role's alone)",
-    "meta": "two keys a member may set (maintained_at, store_id), checked by the policy",
-}
 ROW_MAX = 24 << 20  # bytes of one row as text (a 10 MB asset is 20 MB of hex); the wire
 # client refuses a row past pgwire.ROW_MAX (32 MB) on the way back
 
@@ -100,19 +85,17 @@ def _policies(name: str, t: policy.Table) -> list[str]:
 
 def _grants(name: str, t: policy.Table, member: str, writer: str) -> list[str]:
     """The writer's rights as the table's declaration gives them (row-level security still
-    decides which rows); a member's the same on a DIRECT table, else reading only."""
+    decides which rows); a member's: reading."""
     out = [f"REVOKE ALL ON {name} FROM PUBLIC, {member}, {writer}",
            f"GRANT SELECT ON {name} TO {writer}"]
     if t.read is not None:
         out.append(f"GRANT SELECT ON {name} TO {member}")
-    for role in (writer, member) if name in DIRECT else (writer,):
-        rights = [r for r, rule in (("INSERT", t.insert), ("DELETE", t.delete))
-                  if rule is not None]
-        if rights:
-            out.append(f"GRANT {', '.join(rights)} ON {name} TO {role}")
-        if t.update is not None:
-            columns = f" ({', '.join(t.columns)})" if t.columns else ""
-            out.append(f"GRANT UPDATE{columns} ON {name} TO {role}")
+    rights = [r for r, rule in (("INSERT", t.insert), ("DELETE", t.delete)) if rule is not None]
+    if rights:
+        out.append(f"GRANT {', '.join(rights)} ON {name} TO {writer}")
+    if t.update is not None:
+        columns = f" ({', '.join(t.columns)})" if t.columns else ""
+        out.append(f"GRANT UPDATE{columns} ON {name} TO {writer}")
     return out
 
 
