@@ -147,7 +147,9 @@ def writes() -> list[str]:
                     policy.write(eval(compile(ast.Expression(node.args[0]), str(path), "eval"),
                                       vars(module)))
                 except NameError:
-                    pass  # built at run time: declared as its module loads (policy.Update)
+                    pass  # built at run time: declared as its module loads
+    for update in policy.UPDATES:
+        policy.write(update.declared)
     return sorted(policy.WRITES)
 
 

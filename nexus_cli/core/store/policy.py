@@ -91,6 +91,7 @@ class Function:
 
 
 WRITES: set[str] = set()  # every statement declared with `write`
+UPDATES: list[Update] = []  # and every `Update` (its statement made when first needed)
 _NAMES: dict[str, str] = {}
 
 
@@ -121,18 +122,26 @@ class Update:
     declared statement that sets each column given and keeps the others (on a secured team
     database), else the statement with those columns alone."""
 
-    __slots__ = ("columns", "declared", "key", "table")
+    __slots__ = ("_declared", "columns", "key", "table")
 
     def __init__(self, table: str, columns: tuple[str, ...] | frozenset[str],
                  key: str = "id") -> None:
-        self.table, self.key, self.columns = table, key, tuple(sorted(columns))
-        self.declared = write(
-            f"UPDATE {table} SET " + ", ".join(f"{c} = CASE WHEN strpos(:given_, ',{c},') > 0"
-                                               f" THEN :{c} ELSE {c} END" for c in self.columns)
-            + f" WHERE {key} = :key_")
+        self.table, self.key, self.columns = table, key, columns
+        self._declared: str | None = None  # made when first needed (not on a hook's path)
+        UPDATES.append(self)
+
+    @property
+    def declared(self) -> str:
+        if self._declared is None:
+            columns = sorted(self.columns)
+            self._declared = write(
+                f"UPDATE {self.table} SET " + ", ".join(
+                    f"{c} = CASE WHEN strpos(:given_, ',{c},') > 0 THEN :{c} ELSE {c} END"
+                    for c in columns) + f" WHERE {self.key} = :key_")
+        return self._declared
 
     def run(self, conn: object, key: object, fields: dict[str, object]) -> int:
-        unknown = set(fields) - set(self.columns)
+        unknown = fields.keys() - self.columns
         if unknown:
             raise ValueError(f"not settable: {', '.join(sorted(unknown))}")
         if secured(conn):
