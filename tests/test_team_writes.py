@@ -74,8 +74,8 @@ def test_a_temporary_sessions_table_does_not_stand_in_for_the_real_one(team, nx)
         assert conn.execute("SELECT count(*) FROM sessions WHERE db_role = session_user"
                             ).fetchone()[0] >= 3  # his shadow says every session is his
         forged = conn.execute("SELECT nexus_task_close('completed', 'forged: all good', NULL,"
-                              " NULL, 0, %s)", (own,)).fetchone()[0]
-        moved = conn.execute("SELECT nexus_task_move(%s, 0, %s)", (B_ID, A_ID)).fetchone()[0]
+                              " NULL, %s)", (own,)).fetchone()[0]
+        moved = conn.execute("SELECT nexus_task_move(%s, %s)", (B_ID, A_ID)).fetchone()[0]
         assert (forged, moved) == (0, 0)
         for write in security.writes():  # and no declared write reads his shadow either
             assert "pg_temp" not in write
@@ -92,9 +92,9 @@ def test_a_member_neither_forges_results_nor_moves_nor_reads_anothers_tasks(team
     tasks only between his own sessions, and reads no task that is not his."""
     _, own = _tasks(team, nx)
     with team.sql(team.bob) as conn:
-        assert conn.execute("SELECT nexus_task_close('completed', 'forged', NULL, NULL, 0, %s)",
+        assert conn.execute("SELECT nexus_task_close('completed', 'forged', NULL, NULL, %s)",
                             (own,)).fetchone()[0] == 0
-        assert conn.execute("SELECT nexus_task_move(%s, 0, %s)", (B_ID, A_ID)).fetchone()[0] == 0
+        assert conn.execute("SELECT nexus_task_move(%s, %s)", (B_ID, A_ID)).fetchone()[0] == 0
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("UPDATE tasks SET target = %s", (B_ID,))
         texts = [r[0] for r in conn.execute("SELECT task FROM tasks")]
@@ -117,18 +117,17 @@ def test_a_recipient_cannot_replay_an_expiry_notice(team, nx):
     with psycopg.connect(team.owner, autocommit=True) as conn:  # a day passed, it expired
         conn.execute("UPDATE messages SET expired_at = 1, expired_why = 'unread after 24 h'"
                      " WHERE id = %s", (mid,))
-    with team.sql(team.bob) as conn:  # the first, dated before the expiry, to ask again
-        first = conn.execute("SELECT nexus_notice_expired('m-000000000001', 0, %s)",
+    with team.sql(team.bob) as conn:
+        first = conn.execute("SELECT nexus_notice_expired('m-000000000001', %s)",
                              (mid,)).fetchone()[0]
         for write in ("UPDATE messages SET expired_at = 3 WHERE id = %s",
                       "UPDATE messages SET expired_why = 'unread after 24 h', expired_at = NULL"
                       " WHERE id = %s"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(write, (mid,))
-        again = [conn.execute("SELECT nexus_notice_expired(%s, %s, %s)",
-                              (f"m-00000000000{n}", at, mid)).fetchone()[0]
-                 for n, at in ((2, 0), (3, 4))]
-    assert (first, again) == (1, [0, 0])
+        again = conn.execute("SELECT nexus_notice_expired('m-000000000002', %s)",
+                             (mid,)).fetchone()[0]
+    assert (first, again) == (1, 0)
 
 
 def test_notices_from_nexus_are_nexuss_alone(team, nx, hook):
@@ -141,7 +140,7 @@ def test_notices_from_nexus_are_nexuss_alone(team, nx, hook):
             conn.execute("INSERT INTO messages (id, kind, sender, recipient, text, created_at)"
                          " VALUES ('m-fake00000001', 'notice', 'nexus:system', %s, 'rm -rf', 0)",
                          (A_ID,))
-        assert conn.execute("SELECT nexus_notice_expired('m-fake00000002', 0, %s)",
+        assert conn.execute("SELECT nexus_notice_expired('m-fake00000002', %s)",
                             (mine,)).fetchone()[0] == 0
     team.use(team.alice)
     out = hook("claude", "PostToolUse", sid(1), tool_name="Bash").out

@@ -155,13 +155,10 @@ def writes() -> list[str]:
 
 def _writes(member: str, writer: str, schema: str) -> list[str]:
     """A function for each declared write, as the writer: its parameters' types the server's
-    own reading of the statement (PREPARE); the functions of an older nexus go first."""
+    own reading of the statement (PREPARE)."""
     from ..core.store.sqltext import placeholders
 
-    out = ["DO $nexus$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM"
-           " pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND"
-           " starts_with(p.proname, 'nexus_w_') LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP;"
-           " END $nexus$"]
+    out = []
     for sql in writes():
         stmt = placeholders(sql)[0]
         body = stmt if policy.returns(sql) else \
@@ -221,6 +218,12 @@ def statements(schema: str, roles: list[str], admins: list[str]) -> list[str]:
             " RETURN NEW; END $nexus$"]
     for name, table in sorted(tables().items()):
         out += _policies(name, table) + _grants(name, table, member, writer) + _cap(name)
+    # the functions an older nexus made go first (whatever their parameters were)
+    names = ", ".join(literal(f"nexus_{fn.name}") for fn in functions())
+    out.append("DO $nexus$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM"
+               " pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND"
+               f" (starts_with(p.proname, 'nexus_w_') OR p.proname IN ({names})) LOOP"
+               " EXECUTE 'DROP FUNCTION ' || f; END LOOP; END $nexus$")
     for fn in functions():
         out += _function(fn, member, schema)
     out += [_writer_maker(member, writer, schema), *_writes(member, writer, schema)]

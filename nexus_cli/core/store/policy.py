@@ -75,6 +75,9 @@ class Table(Record):
     columns: tuple[str, ...] | None
 
 
+SERVER_NOW = "extract(epoch FROM statement_timestamp())"
+
+
 class Function:
     """A guarded write: `sql` holds `{guard}` where the team database adds its check (locally:
     TRUE); `types` gives each named parameter's PostgreSQL type."""
@@ -87,7 +90,11 @@ class Function:
 
     @property
     def team(self) -> str:
-        return self.sql.replace("{guard}", self.guard)
+        """The statement on the team database: its guard added, and its time (`:now`) the
+        server's own, never one its caller gives."""
+        import re
+
+        return re.sub(r":now\b", SERVER_NOW, self.sql.replace("{guard}", self.guard))
 
 
 WRITES: set[str] = set()  # every statement declared with `write`
