@@ -10,7 +10,7 @@ import re
 
 import psycopg
 import pytest
-from test_team_members import A2_ID, A_ID, B_ID, A, Team, started
+from test_team_members import A2_ID, A_ID, B_ID, A, Team, declared, started
 
 from helpers import sid
 from nexus_cli.core.store import pg, policy
@@ -77,8 +77,14 @@ def test_a_temporary_sessions_table_does_not_stand_in_for_the_real_one(team, nx)
                               " NULL, %s)", (own,)).fetchone()[0]
         moved = conn.execute("SELECT nexus_task_move(%s, %s)", (B_ID, A_ID)).fetchone()[0]
         assert (forged, moved) == (0, 0)
-        for write in security.writes():  # and no declared write reads his shadow either
-            assert "pg_temp" not in write
+        # nor does a declared write (nor its row-level security) read his shadow: no mail in
+        # alice's name
+        send = declared("INSERT INTO messages (id, kind, sender, recipient, target, text,"
+                        " reply_to, request_id, created_at, notify_when_idle")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(f"SELECT * FROM {send}('m-asalice00001', 'message', %s, %s, NULL,"
+                         " 'from alice, honest', NULL, NULL, '0', '0', NULL, '0', '1')",
+                         (A_ID, B_ID))
     team.use(team.alice)
     got = nx("task", "get", own, "--json", env=A).json
     assert got["status"] != "completed" and "forged" not in str(got)

@@ -9,10 +9,9 @@ reading, and calling nexus's functions), `<prefix>_admin`, the administrator: te
 (the default run policy) are its alone, and `<prefix>_writer`, no login, which owns the
 functions of nexus's declared writes (policy.write) and holds the write rights the tables'
 declarations give, under row-level security like any member: members write through functions
-only. The prefix is `nexus` for the `public` schema,
-`nexus_<schema>` otherwise, so teams in other schemas of one database are apart. Identity is
-the login role (`session_user`): a row's owner is what the server records, never a column a
-member fills in."""
+only. The prefix is `nexus` for the `public` schema, `nexus_<schema>` otherwise, so teams in
+other schemas of one database are apart. Identity is the login role (`session_user`): a row's
+owner is what the server records, never a column a member fills in."""
 
 from __future__ import annotations
 
@@ -133,18 +132,18 @@ def writes() -> list[str]:
     import pathlib
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    for path in sorted(root.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
+    for file in sorted(root.rglob("*.py")):
+        text = file.read_text(encoding="utf-8")
         if ".write(" not in text:
             continue
-        module = importlib.import_module(".".join(("nexus_cli", *path.relative_to(root)
+        module = importlib.import_module(".".join(("nexus_cli", *file.relative_to(root)
                                                    .with_suffix("").parts)))
         for node in ast.walk(ast.parse(text)):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "write" and isinstance(node.func.value, ast.Name)
                     and getattr(module, node.func.value.id, None) is policy and node.args):
                 try:
-                    policy.write(eval(compile(ast.Expression(node.args[0]), str(path), "eval"),
+                    policy.write(eval(compile(ast.Expression(node.args[0]), str(file), "eval"),
                                       vars(module)))
                 except NameError:
                     pass  # built at run time: declared as its module loads
@@ -153,7 +152,7 @@ def writes() -> list[str]:
     return sorted(policy.WRITES)
 
 
-def _writes(member: str, writer: str, schema: str) -> list[str]:
+def _writes() -> list[str]:
     """A function for each declared write, as the writer: its parameters' types the server's
     own reading of the statement (PREPARE)."""
     from ..core.store.sqltext import placeholders
@@ -226,7 +225,7 @@ def statements(schema: str, roles: list[str], admins: list[str]) -> list[str]:
                " EXECUTE 'DROP FUNCTION ' || f; END LOOP; END $nexus$")
     for fn in functions():
         out += _function(fn, member, schema)
-    out += [_writer_maker(member, writer, schema), *_writes(member, writer, schema)]
+    out += [_writer_maker(member, writer, schema), *_writes()]
     # the full-text triggers write ws_words, which members may only read: as their owner
     from ..core.store import fulltext
 

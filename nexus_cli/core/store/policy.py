@@ -17,8 +17,8 @@ runs as its owner, with `guard` added: the check, against the caller's role, tha
 may make it; locally the statement runs as it is. `call` runs either.
 
 Every other write nexus makes in team mode is declared once with `write(sql)` beside the code
-that runs it. On a secured team database a member role holds no INSERT, UPDATE or DELETE on any
-table: each declared statement is a function of
+that runs it (`Update` for the columns chosen at run time). On a secured team database a member
+role holds no INSERT, UPDATE or DELETE on any table: each declared statement is a function of
 its own (`nexus_w_<digest>`), SECURITY DEFINER as the team's writer role, which is subject to
 row-level security like a member (the rules above speak of `session_user`, the member who
 called), every function with a fixed search path (pg_catalog, the schema, pg_temp last: a
