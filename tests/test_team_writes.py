@@ -41,6 +41,9 @@ def test_no_table_is_written_directly_and_every_function_has_a_fixed_search_path
                                     " AND has_any_column_privilege(%s, %s, %s))",
                                     (member, f"{team.schema}.{t}", right, right, member,
                                      f"{team.schema}.{t}", right)).fetchone()[0]}
+        writer = security.prefix(team.schema) + "_writer"  # nobody becomes the writer himself
+        assert not any(conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (role, writer))
+                       .fetchone()[0] for role in (team.alice, team.bob, team.carol, member))
         functions = conn.execute(
             "SELECT p.proname, p.proconfig, p.prosecdef, p.provolatile FROM pg_proc p WHERE"
             " p.pronamespace = %s::regnamespace", (team.schema,)).fetchall()
