@@ -203,3 +203,35 @@ def test_every_write_nexus_makes_is_declared():
                     and id(node) not in declared:
                 loose.append(f"{path.relative_to(root)}:{node.lineno} {text[:60]}")
     assert loose == [], loose
+
+
+def test_the_log_meetings_and_chat_take_no_members_word_for_another(team, nx):
+    """Through nexus's own functions, as a member may call them: an entry without a
+    participant's id is a face's security entry only (no `security.*` blaming a name, no other
+    entry under a face); a meeting is changed by its initiator only; chat is pruned by the
+    administrator only."""
+    team.use(team.alice)
+    assert nx("chat", "send", "hello all", env=A).code == 0  # (to all: no meeting is on)
+    started = nx("meeting", "start", "alice's meeting", "--json", env=A)
+    assert started.code == 0, started.err
+    meeting = started.json.get("meetingId") or started.json["meeting"]["id"]
+    log = declared("INSERT INTO events (at, actor, action, target, detail)")
+    close = declared("UPDATE ws_meetings SET status = 'closed'")
+    prune = declared("DELETE FROM ws_chat WHERE meeting IS NULL")
+    with team.sql(team.bob) as conn:
+        for actor, action in ((team.alice, "security.impersonation_refused"),
+                              ("cli", "task.report"), (A_ID, "security.hook_refused")):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"SELECT * FROM {log}('0', %s, %s, NULL, NULL)", (actor, action))
+        assert conn.execute(f"SELECT * FROM {log}('0', 'cli', 'security.hook_refused', NULL,"
+                            " NULL)").fetchone()[0] == 1  # his own refusal, his role recorded
+        assert conn.execute(f"SELECT * FROM {close}('0', 'taken over', '[]', '0', %s)",
+                            (meeting,)).fetchone()[0] == 0
+        assert conn.execute(f"SELECT * FROM {prune}()").fetchone()[0] == 0
+    with psycopg.connect(team.owner, autocommit=True) as conn:
+        assert conn.execute("SELECT status, summary FROM ws_meetings WHERE id = %s",
+                            (meeting,)).fetchone() == ("active", None)
+        assert conn.execute("SELECT count(*) FROM ws_chat WHERE meeting IS NULL"
+                            ).fetchone()[0] >= 1
+        assert conn.execute("SELECT db_role FROM events WHERE actor = 'cli'").fetchone() == (
+            team.bob,)
