@@ -242,21 +242,28 @@ def test_the_transcript_index_is_each_roles_own(nx, pg_cluster, monkeypatch):
     alice, bob = "alice_" + os.urandom(3).hex(), "bob_" + os.urandom(3).hex()
     monkeypatch.setenv("NEXUS_DATABASE_URL", admin_url)
     assert nx("team", "init", alice, bob, "--apply", "--json").code == 0
-    with psycopg.connect(pg_cluster.url_for(name, user=alice), autocommit=True) as conn:
-        fid = conn.execute("INSERT INTO insight_files (path, session_id, client, indexed_at)"
-                           " VALUES ('/home/alice/t.jsonl', 'claude:x', 'claude', 0)"
-                           " RETURNING id").fetchone()[0]
+    with psycopg.connect(admin_url, autocommit=True) as conn:  # as alice's nexus would
+        fid = conn.execute("INSERT INTO insight_files (path, session_id, client, indexed_at,"
+                           " db_role) VALUES ('/home/alice/t.jsonl', 'claude:x', 'claude', 0, %s)"
+                           " RETURNING id", (alice,)).fetchone()[0]
         conn.execute("INSERT INTO insight_chunks (file_id, seq, type, \"offset\", text) VALUES"
                      " (%s, 1, 'user/message', 0, 'my private prompt')", (fid,))
+    with psycopg.connect(pg_cluster.url_for(name, user=alice), autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM insight_chunks").fetchone()[0] == 1
+    from test_team_members import declared
+
+    plant = declared("INSERT INTO insight_chunks")
     with psycopg.connect(pg_cluster.url_for(name, user=bob), autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM insight_files").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM insight_chunks WHERE text ILIKE '%private%'"
                             ).fetchone()[0] == 0
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("INSERT INTO insight_chunks (file_id, seq, type, \"offset\", text)"
-                         " VALUES (%s, 2, 'user/message', 0, 'planted')", (fid,))
-        assert conn.execute("DELETE FROM insight_chunks").rowcount == 0
+        for write, params in (
+                ("INSERT INTO insight_chunks (file_id, seq, type, \"offset\", text)"
+                 " VALUES (%s, 2, 'user/message', 0, 'planted')", (fid,)),
+                ("DELETE FROM insight_chunks", ()),  # members write through functions only
+                (f"SELECT * FROM {plant}(%s, '2', 'user/message', '0', '0', 'planted')", (fid,))):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor into her file
+                conn.execute(write, params)
 
 
 FTS_DOCS = ["alpha beta gamma", "Alpha delta", "beta x_y and foo-bar", "naïve café, CRÈME brûlée",

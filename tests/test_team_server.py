@@ -170,9 +170,12 @@ def test_one_row_of_a_member_is_capped_by_the_server(pg_cluster, monkeypatch, nx
 
     t = Team(pg_cluster, monkeypatch, nx, hook)
     t.start(t.alice, "claude", 1)
+    from test_team_members import declared
+
+    put = declared("INSERT INTO ws_docs (id, title, content, updated_by, updated_at)")
     with t.sql(t.alice) as conn, pytest.raises(psycopg.errors.ProgramLimitExceeded):
-        conn.execute("INSERT INTO ws_docs (id, title, content, updated_by, updated_at) VALUES"
-                     " ('big', 'big', repeat('x', 30 << 20), %s, 0)", (f"claude:{sid(1)}",))
+        conn.execute(f"SELECT * FROM {put}('big', 'big', repeat('x', 30 << 20), %s, '0')",
+                     (f"claude:{sid(1)}",))  # through nexus's own function for it
     r = nx("doc", "sync", "small", "Small", "fits", env=A)
     assert r.code == 0, r.err
 

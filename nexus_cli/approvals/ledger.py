@@ -30,10 +30,10 @@ def route(conn: sqlite3.Connection, run_id: str, client_pid: int, client_start: 
           dispatcher: str, project: str, now: float) -> None:
     conn.execute(policy.write(
         "INSERT INTO approval_routes (run_id, client_pid, client_start, dispatcher,"
-                 " project, created_at, machine) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
-                 " (run_id) DO UPDATE SET client_pid = excluded.client_pid, client_start ="
-                 " excluded.client_start, dispatcher = excluded.dispatcher, project ="
-                 " excluded.project, created_at = excluded.created_at, machine = excluded.machine"),
+        " project, created_at, machine) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
+        " (run_id) DO UPDATE SET client_pid = excluded.client_pid, client_start ="
+        " excluded.client_start, dispatcher = excluded.dispatcher, project ="
+        " excluded.project, created_at = excluded.created_at, machine = excluded.machine"),
                  (run_id, client_pid, client_start, dispatcher, project, now, machine()))
 
 
@@ -66,8 +66,8 @@ def insert(conn: sqlite3.Connection, session_id: str, run_id: str | None, tool_n
     seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM approvals").fetchone()[0]
     conn.execute(policy.write(
         "INSERT INTO approvals (id, seq, session_id, run_id, tool_name, summary, reason,"
-                 " status, hook_pid, hook_start, machine, requested_at, deadline)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)"),
+        " status, hook_pid, hook_start, machine, requested_at, deadline)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)"),
                  (aid, seq, session_id, run_id, tool_name, summary, reason, hook_pid,
                   _start(hook_pid), machine(), now, deadline))
     return aid
@@ -96,7 +96,7 @@ def expire(conn: sqlite3.Connection, aid: str, now: float) -> bool:
     """A pending request past its deadline is rejected as timed out: True when this did it."""
     cur = conn.execute(policy.write(
         "UPDATE approvals SET status = 'rejected', responder = 'timeout',"
-                       " answered_at = ? WHERE id = ? AND status = 'pending' AND deadline < ?"),
+        " answered_at = ? WHERE id = ? AND status = 'pending' AND deadline < ?"),
                        (now, aid, now))
     return cur.rowcount == 1
 

@@ -263,8 +263,8 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
         conn.execute(
             policy.write(
                 "INSERT INTO sessions (id, client, handle, name, cwd, project, scope, status,"
-            " client_pid, client_start, parent, created_at, last_active, machine, start_project)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)"),
+                " client_pid, client_start, parent, created_at, last_active, machine,"
+                " start_project) VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)"),
             (sid, identity.split_id(sid)[0], unique_handle(conn, sid), name, cwd, root,
              scope_of(conn, root), client.pid if client else None,
              client.start if client else None, parent, now, now, machine(),
@@ -445,10 +445,10 @@ def hand_over(conn: sqlite3.Connection, old: sqlite3.Row, new_id: str, now: floa
     conversation goes offline and routes what is addressed to it to the successor."""
     conn.execute(policy.write(
         "UPDATE sessions SET status = 'offline', successor = ?, handoff_at = ?,"
-                 " waiter_pid = NULL WHERE id = ?"), (new_id, now, old["id"]))
+        " waiter_pid = NULL WHERE id = ?"), (new_id, now, old["id"]))
     conn.execute(policy.write(
         "UPDATE sessions SET name = ?, note = ?, listening = ?, predecessor = ?,"
-                 " handoff_at = ? WHERE id = ?"),
+        " handoff_at = ? WHERE id = ?"),
                  (old["name"], old["note"], old["listening"], old["id"], now, new_id))
 
 
@@ -495,7 +495,7 @@ def end_waiting(conn: sqlite3.Connection, sid: str, pid: int) -> None:
     """The waiter `pid` is done: a session still shown as listening because of it is idle."""
     conn.execute(policy.write(
         "UPDATE sessions SET status = CASE WHEN status = 'listening' THEN 'idle'"
-                 " ELSE status END, waiter_pid = NULL WHERE id = ? AND waiter_pid = ?"), (sid, pid))
+        " ELSE status END, waiter_pid = NULL WHERE id = ? AND waiter_pid = ?"), (sid, pid))
 
 
 def clear_dead_waiters(conn: sqlite3.Connection) -> list[str]:
@@ -506,7 +506,7 @@ def clear_dead_waiters(conn: sqlite3.Connection) -> list[str]:
     for sid in stuck:
         conn.execute(policy.write(
             "UPDATE sessions SET waiter_pid = NULL, status = CASE WHEN status ="
-                     " 'listening' THEN 'idle' ELSE status END WHERE id = ?"), (sid,))
+            " 'listening' THEN 'idle' ELSE status END WHERE id = ?"), (sid,))
     return stuck
 
 
@@ -521,7 +521,7 @@ def retire_dead(conn: sqlite3.Connection) -> list[str]:
     for sid in dead:
         conn.execute(policy.write(
             "UPDATE sessions SET status = 'offline', end_reason = ?, waiter_pid = NULL"
-                     " WHERE id = ?"), (EXITED, sid))
+            " WHERE id = ?"), (EXITED, sid))
     return dead
 
 
@@ -547,7 +547,7 @@ def bind(conn: sqlite3.Connection, tool_use_id: str, sid: str, now: float,
     subagent (Task tool) whose call it is."""
     conn.execute(policy.write(
         "INSERT INTO tool_uses (tool_use_id, session_id, created_at, tier, agent)"
-                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING"),
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tool_use_id, session_id) DO NOTHING"),
                  (tool_use_id, sid, now, tier, agent))
 
 

@@ -11,6 +11,8 @@ import os
 import sqlite3
 import sys
 
+from .store import policy
+
 KEY = "shell_command"
 FILE = "shell-command"  # team mode: in the local store directory
 
@@ -94,8 +96,8 @@ def remember(conn: sqlite3.Connection, command: str) -> None:
 
         atomic.write(path, command + "\n", 0o600)
         return
-    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)"
-                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (KEY, command))
+    conn.execute(policy.write("INSERT INTO meta (key, value) VALUES (?, ?)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value"), (KEY, command))
 
 
 def name(conn: sqlite3.Connection) -> str:

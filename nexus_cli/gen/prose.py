@@ -93,11 +93,7 @@ and what it does not:
   (`<prefix>_writer`), with row-level security still deciding which rows it reaches, and that
   takes only the statement's values. Every function of nexus's runs with the search path
   `pg_catalog, <schema>, pg_temp`: a member's temporary table never stands in for a real one.
-  Written directly still, each under its row-level security alone: a member's own transcript
-  index (`insight_*`), chat read cursors (`ws_cursors`), record of copied rows (`team_moves`),
-  the two keys of `meta` a member may set, and the workspace's projects, their relations, files
-  and file contents (`ws_projects`, `ws_relations`, `ws_assets`, `ws_blobs`: a project's rename
-  moves ids with statements built on the fly). After an upgrade, the team's administrator runs
+  After an upgrade, the team's administrator runs
   `nexus team init --apply` again: until then a write whose function is missing is refused
   (`store_outdated`), nothing written. The activity log takes an entry without a participant's
   id only from nexus's faces (`cli`, `mcp`, `web`, a client's hook) and only as `security.*`; a

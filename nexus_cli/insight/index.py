@@ -97,8 +97,9 @@ def state_of(conn: sqlite3.Connection, file_id: int) -> dict | None:
 def remember(conn: sqlite3.Connection, found: list[tuple[str, str, str, dict]], now: float) -> None:
     """Metadata of transcripts seen for the first time ((path, session id, client, meta))."""
     conn.executemany(
-        "INSERT INTO insight_files (path, session_id, client, cwd, project, first_prompt,"
-        " started_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        policy.write(
+            "INSERT INTO insight_files (path, session_id, client, cwd, project, first_prompt,"
+            " started_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
         [(path, sid, client, meta.get("cwd") or "", meta.get("project") or "",
           meta.get("first_prompt"), meta.get("started_epoch"), now)
          for path, sid, client, meta in found])
@@ -109,8 +110,8 @@ def forget(conn: sqlite3.Connection, paths: list[str]) -> None:
     for path in paths:
         row = conn.execute("SELECT id FROM insight_files WHERE path = ?", (path,)).fetchone()
         if row is not None and not os.path.exists(path):
-            conn.execute("DELETE FROM insight_chunks WHERE file_id = ?", (row[0],))
-            conn.execute("DELETE FROM insight_files WHERE id = ?", (row[0],))
+            conn.execute(policy.write("DELETE FROM insight_chunks WHERE file_id = ?"), (row[0],))
+            conn.execute(policy.write("DELETE FROM insight_files WHERE id = ?"), (row[0],))
 
 
 def current(row: sqlite3.Row | None, size: int, mtime: float) -> bool:
@@ -241,29 +242,33 @@ def _commit(store: Store, e: Any, expected: int | None, last: int, reader: Any, 
         cur = conn.execute("SELECT * FROM insight_files WHERE path = ?", (e.path,)).fetchone()
         if expected is None:
             if cur is not None:
-                conn.execute("DELETE FROM insight_chunks WHERE file_id = ?", (cur["id"],))
-                conn.execute("UPDATE insight_files SET messages = 0, tokens_in = 0,"
-                             " tokens_out = 0, llm_ms = 0, events = 0 WHERE id = ?", (cur["id"],))
+                conn.execute(policy.write(
+                    "DELETE FROM insight_chunks WHERE file_id = ?"), (cur["id"],))
+                conn.execute(policy.write("UPDATE insight_files SET messages = 0, tokens_in = 0,"
+                             " tokens_out = 0, llm_ms = 0, events = 0 WHERE id = ?"), (cur["id"],))
         elif cur is None or cur["state"] is None or cur["indexed_to"] != expected:
             return False
         if cur is None:
             cwd = meta.get("cwd") or ""
-            conn.execute("INSERT INTO insight_files (path, session_id, client, cwd, project,"
-                         " indexed_at) VALUES (?, ?, ?, ?, ?, ?)",
+            conn.execute(policy.write(
+                "INSERT INTO insight_files (path, session_id, client, cwd, project,"
+                " indexed_at) VALUES (?, ?, ?, ?, ?, ?)"),
                          (e.path, e.session_id, e.client, cwd, project_of(cwd), now))
             cur = conn.execute("SELECT * FROM insight_files WHERE path = ?", (e.path,)).fetchone()
         elif not cur["cwd"] and meta.get("cwd"):
-            conn.execute("UPDATE insight_files SET cwd = ?, project = ? WHERE id = ?",
+            conn.execute(policy.write("UPDATE insight_files SET cwd = ?, project = ? WHERE id = ?"),
                          (meta["cwd"], project_of(meta["cwd"]), cur["id"]))
-        conn.executemany("INSERT INTO insight_chunks (file_id, seq, type, at, \"offset\", text)"
-                         " VALUES (?, ?, ?, ?, ?, ?)", [(cur["id"], *c) for c in chunks])
+        conn.executemany(policy.write(
+            "INSERT INTO insight_chunks (file_id, seq, type, at, \"offset\", text)"
+            " VALUES (?, ?, ?, ?, ?, ?)"), [(cur["id"], *c) for c in chunks])
         conn.execute(
-            "UPDATE insight_files SET indexed_to = ?, state = ?, head = ?, file_size = ?,"
-            " file_mtime = ?, first_prompt = coalesce(first_prompt, ?), started_at ="
-            " coalesce(started_at, ?), updated_at = coalesce(?, updated_at), model ="
-            " coalesce(?, model), messages = messages + ?, tokens_in = tokens_in + ?,"
-            " tokens_out = tokens_out + ?, llm_ms = llm_ms + ?, events = events + ?,"
-            " indexed_at = ? WHERE id = ?",
+            policy.write(
+                "UPDATE insight_files SET indexed_to = ?, state = ?, head = ?, file_size = ?,"
+                " file_mtime = ?, first_prompt = coalesce(first_prompt, ?), started_at ="
+                " coalesce(started_at, ?), updated_at = coalesce(?, updated_at), model ="
+                " coalesce(?, model), messages = messages + ?, tokens_in = tokens_in + ?,"
+                " tokens_out = tokens_out + ?, llm_ms = llm_ms + ?, events = events + ?,"
+                " indexed_at = ? WHERE id = ?"),
             (last, json.dumps(reader.state(), ensure_ascii=False, default=str), head,
              stat[0] if stat else None, stat[1] if stat else None, meta.get("first_prompt"),
              meta.get("started_epoch"), meta.get("last_epoch"), meta.get("model"),
@@ -314,6 +319,7 @@ def titles(conn: sqlite3.Connection, ids: list[str] | None = None) -> dict[str, 
 
 
 def set_title(conn: sqlite3.Connection, sid: str, title: str, by: str, now: float) -> None:
-    conn.execute("INSERT INTO insight_titles (session_id, title, set_by, set_at) VALUES"
-                 " (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET title = excluded.title,"
-                 " set_by = excluded.set_by, set_at = excluded.set_at", (sid, title, by, now))
+    conn.execute(policy.write(
+        "INSERT INTO insight_titles (session_id, title, set_by, set_at) VALUES"
+        " (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET title = excluded.title,"
+        " set_by = excluded.set_by, set_at = excluded.set_at"), (sid, title, by, now))

@@ -11,6 +11,7 @@ import sqlite3
 
 from ..core import events, sessions
 from ..core.settings import EXPIRE_AFTER, IDLE_WATCH, MAINTAIN_EVERY
+from ..core.store import policy
 from ..delivery import notify
 from ..messages import mailbox
 from ..tasks import ledger
@@ -49,8 +50,8 @@ def expire_tasks(conn: sqlite3.Connection, now: float) -> list[str]:
 def maintain(conn: sqlite3.Connection, now: float, limit: int = 500) -> dict:
     """One round of upkeep inside the caller's write transaction: what it did (counts), and
     `wake`, the sessions whose waiters should look again."""
-    conn.execute("INSERT INTO meta (key, value) VALUES ('maintained_at', ?)"
-                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (repr(now),))
+    conn.execute(policy.write("INSERT INTO meta (key, value) VALUES ('maintained_at', ?)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value"), (repr(now),))
     expired, failed = expire_messages(conn, now, limit), expire_tasks(conn, now)
     retired = sessions.retire_dead(conn)
     watched = offline_watchers(conn, now)

@@ -48,7 +48,11 @@ EXPIRED_NOTICE = policy.Function(
     " AND m.kind IN ('message', 'task', 'report') AND NOT EXISTS (SELECT 1 FROM messages AS n"
     f" WHERE n.reply_to = m.id AND n.kind = 'notice' AND n.sender = '{SYSTEM}' AND n.created_at"
     " >= m.expired_at) AND ({guard})",
-    policy.participants("m.sender", "m.recipient"),
+    # (on the team database the caller gives `now`: a notice it dated before the expiry must not
+    # let it ask again, and a message expires once there, no member writing its columns)
+    policy.when(policy.participants("m.sender", "m.recipient"),
+                "NOT EXISTS (SELECT 1 FROM messages AS o WHERE o.reply_to = m.id AND o.kind ="
+                f" 'notice' AND o.sender = '{SYSTEM}')"),
     {"id": "text", "now": "double precision", "message": "text"})
 TEAM_FUNCTIONS = (EXPIRED_NOTICE,)
 

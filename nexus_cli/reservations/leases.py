@@ -332,8 +332,8 @@ def take(conn: sqlite3.Connection, sid: str, spec: Spec, exclusive: bool, reason
         conn.execute(
             policy.write(
                 "INSERT INTO reservations (id, session_id, root, pattern, anchor, exact, folded,"
-            " exclusive, auto, reason, created_at, expires_at, scope, place)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                " exclusive, auto, reason, created_at, expires_at, scope, place)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
             (rid, sid, spec.root, spec.pattern, spec.anchor, int(spec.exact), int(spec.folded),
              int(exclusive), int(auto), reason, now, now + ttl,
              sessions.scope_of(conn, spec.root), place(spec.root, spec.anchor)))
@@ -442,7 +442,7 @@ def transfer(conn: sqlite3.Connection, old_id: str, to: str) -> int:
         else:
             conn.execute(policy.write(
                 "UPDATE reservations SET exclusive = ?, auto = ?, expires_at = ?,"
-                         " reason = ? WHERE id = ?"),
+                " reason = ? WHERE id = ?"),
                          (max(theirs["exclusive"], row["exclusive"]),
                           min(theirs["auto"], row["auto"]),
                           max(theirs["expires_at"], row["expires_at"]),

@@ -149,7 +149,7 @@ def insert(conn: sqlite3.Connection, *, sender: str, target: str, requested: str
         policy.write(
             "INSERT INTO tasks (id, sender, target, requested_target, task, status, mode,"
             " request_id, metadata, expires_at, created_at, updated_at, source_meeting_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         (task_id, sender, target, requested, text, status, mode, request_id,
          json.dumps(metadata) if metadata else None, expires_at, now, now, source_meeting_id))
     return task_id

@@ -120,7 +120,7 @@ for _table, _key, _ident, _ in TABLES:
 
 def store_id(conn: sqlite3.Connection) -> str:
     """Inside a write: this store's identity as an origin (created on first use)."""
-    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+    conn.execute(policy.write("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING"),
                  (ORIGIN, uuid.uuid4().hex))
     return conn.execute("SELECT value FROM meta WHERE key = ?", (ORIGIN,)).fetchone()[0]
 
@@ -295,8 +295,8 @@ def _copy_once(source, dest, table: str, ident: str | None, where: str, params: 
                          ) -> bool:  # the copy and its record, together
                     new = c.execute(copying(table, ident, False),
                                     tuple(values.values())).fetchone()[0]
-                    c.execute("INSERT INTO team_moves (origin, tbl, src, dst) VALUES"
-                              " (?, ?, ?, ?)", (source_id, table, src, str(new)))
+                    c.execute(policy.write("INSERT INTO team_moves (origin, tbl, src, dst) VALUES"
+                              " (?, ?, ?, ?)"), (source_id, table, src, str(new)))
                     return True
 
                 put = _put(dest, conn, once, guarded)

@@ -9,10 +9,9 @@ reading, and calling nexus's functions), `<prefix>_admin`, the administrator: te
 (the default run policy) are its alone, and `<prefix>_writer`, no login, which owns the
 functions of nexus's declared writes (policy.write) and holds the write rights the tables'
 declarations give, under row-level security like any member: members write through functions
-only, but on the tables in DIRECT. The prefix is `nexus` for the `public` schema,
-`nexus_<schema>` otherwise, so teams in other schemas of one database are apart. Identity is
-the login role (`session_user`): a row's owner is what the server records, never a column a
-member fills in."""
+only. The prefix is `nexus` for the `public` schema, `nexus_<schema>` otherwise, so teams in
+other schemas of one database are apart. Identity is the login role (`session_user`): a row's
+owner is what the server records, never a column a member fills in."""
 
 from __future__ import annotations
 
@@ -27,21 +26,6 @@ OWNERS = ("core.store.migrations", "core.sessions", "core.events", "core.store.f
           "messages.mailbox", "tasks.ledger", "workspace.projects", "workspace.docs",
           "workspace.streams", "workspace.ratelimit", "workspace.find", "reservations.leases",
           "insight.index", "runs.ledger", "approvals.ledger", "team.move")
-# the tables members still write with plain SQL, and why (docs/security.md says so too): each
-# is written by statements nexus builds on the fly (a column list, an IN list) or is a member's
-# own scratch, guarded by row-level security alone
-DIRECT = {
-    "insight_files": "a member's own transcript index (its rows are its role's alone)",
-    "insight_chunks": "a member's own transcript index (its rows are its role's alone)",
-    "insight_titles": "a member's own transcript index (its rows are its role's alone)",
-    "ws_cursors": "a reader's own place in a stream (its rows are its sessions' alone)",
-    "ws_projects": "project renames move ids across tables with statements built on the fly",
-    "ws_relations": "project renames move ids across tables with statements built on the fly",
-    "ws_assets": "project renames move ids across tables with statements built on the fly",
-    "ws_blobs": "content-addressed: a row is its own digest (the policy checks it)",
-    "team_moves": "a member's own record of copied rows (its rows are its role's alone)",
-    "meta": "two keys a member may set (maintained_at, store_id), checked by the policy",
-}
 ROW_MAX = 24 << 20  # bytes of one row as text (a 10 MB asset is 20 MB of hex); the wire
 # client refuses a row past pgwire.ROW_MAX (32 MB) on the way back
 
@@ -100,19 +84,17 @@ def _policies(name: str, t: policy.Table) -> list[str]:
 
 def _grants(name: str, t: policy.Table, member: str, writer: str) -> list[str]:
     """The writer's rights as the table's declaration gives them (row-level security still
-    decides which rows); a member's the same on a DIRECT table, else reading only."""
+    decides which rows); a member's: reading."""
     out = [f"REVOKE ALL ON {name} FROM PUBLIC, {member}, {writer}",
            f"GRANT SELECT ON {name} TO {writer}"]
     if t.read is not None:
         out.append(f"GRANT SELECT ON {name} TO {member}")
-    for role in (writer, member) if name in DIRECT else (writer,):
-        rights = [r for r, rule in (("INSERT", t.insert), ("DELETE", t.delete))
-                  if rule is not None]
-        if rights:
-            out.append(f"GRANT {', '.join(rights)} ON {name} TO {role}")
-        if t.update is not None:
-            columns = f" ({', '.join(t.columns)})" if t.columns else ""
-            out.append(f"GRANT UPDATE{columns} ON {name} TO {role}")
+    rights = [r for r, rule in (("INSERT", t.insert), ("DELETE", t.delete)) if rule is not None]
+    if rights:
+        out.append(f"GRANT {', '.join(rights)} ON {name} TO {writer}")
+    if t.update is not None:
+        columns = f" ({', '.join(t.columns)})" if t.columns else ""
+        out.append(f"GRANT UPDATE{columns} ON {name} TO {writer}")
     return out
 
 
@@ -150,33 +132,32 @@ def writes() -> list[str]:
     import pathlib
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    for path in sorted(root.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
+    for file in sorted(root.rglob("*.py")):
+        text = file.read_text(encoding="utf-8")
         if ".write(" not in text:
             continue
-        module = importlib.import_module(".".join(("nexus_cli", *path.relative_to(root)
+        module = importlib.import_module(".".join(("nexus_cli", *file.relative_to(root)
                                                    .with_suffix("").parts)))
         for node in ast.walk(ast.parse(text)):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "write" and isinstance(node.func.value, ast.Name)
                     and getattr(module, node.func.value.id, None) is policy and node.args):
                 try:
-                    policy.write(eval(compile(ast.Expression(node.args[0]), str(path), "eval"),
+                    policy.write(eval(compile(ast.Expression(node.args[0]), str(file), "eval"),
                                       vars(module)))
                 except NameError:
-                    pass  # built at run time: declared as its module loads (policy.Update)
+                    pass  # built at run time: declared as its module loads
+    for update in policy.UPDATES:
+        policy.write(update.declared)
     return sorted(policy.WRITES)
 
 
-def _writes(member: str, writer: str, schema: str) -> list[str]:
+def _writes() -> list[str]:
     """A function for each declared write, as the writer: its parameters' types the server's
-    own reading of the statement (PREPARE); the functions of an older nexus go first."""
+    own reading of the statement (PREPARE)."""
     from ..core.store.sqltext import placeholders
 
-    out = ["DO $nexus$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM"
-           " pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND"
-           " starts_with(p.proname, 'nexus_w_') LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP;"
-           " END $nexus$"]
+    out = []
     for sql in writes():
         stmt = placeholders(sql)[0]
         body = stmt if policy.returns(sql) else \
@@ -236,9 +217,15 @@ def statements(schema: str, roles: list[str], admins: list[str]) -> list[str]:
             " RETURN NEW; END $nexus$"]
     for name, table in sorted(tables().items()):
         out += _policies(name, table) + _grants(name, table, member, writer) + _cap(name)
+    # the functions an older nexus made go first (whatever their parameters were)
+    names = ", ".join(literal(f"nexus_{fn.name}") for fn in functions())
+    out.append("DO $nexus$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM"
+               " pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND"
+               f" (starts_with(p.proname, 'nexus_w_') OR p.proname IN ({names})) LOOP"
+               " EXECUTE 'DROP FUNCTION ' || f; END LOOP; END $nexus$")
     for fn in functions():
         out += _function(fn, member, schema)
-    out += [_writer_maker(member, writer, schema), *_writes(member, writer, schema)]
+    out += [_writer_maker(member, writer, schema), *_writes()]
     # the full-text triggers write ws_words, which members may only read: as their owner
     from ..core.store import fulltext
 

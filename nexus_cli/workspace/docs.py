@@ -37,7 +37,7 @@ def set_strategy(ctx: Ctx, a: StrategyArgs) -> dict:
             return {"ok": True, "version": current["version"], "unchanged": True}
         version = conn.execute(policy.write(
             "INSERT INTO ws_strategy (content, updated_by, updated_at)"
-                               " VALUES (?, ?, ?) RETURNING version"),
+            " VALUES (?, ?, ?) RETURNING version"),
                                (a.content, me.id, ctx.now)).fetchone()[0]
         conn.execute(policy.write(
             "DELETE FROM ws_strategy WHERE version <= ?"), (version - STRATEGY_KEPT,))
@@ -97,7 +97,7 @@ def sync_doc(ctx: Ctx, a: SyncDocArgs) -> dict:
         if old is None:
             conn.execute(policy.write(
                 "INSERT INTO ws_docs (id, title, content, updated_by, updated_at)"
-                         " VALUES (?, ?, ?, ?, ?)"), (a.docId, a.title, a.content, me.id, ctx.now))
+                " VALUES (?, ?, ?, ?, ?)"), (a.docId, a.title, a.content, me.id, ctx.now))
         else:
             conn.execute(policy.write("UPDATE ws_docs SET title = ?, content = ?, updated_by = ?,"
                          " updated_at = ? WHERE id = ?"),

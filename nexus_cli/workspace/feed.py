@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..core.store import policy
+
 ANNOUNCED = "@announced"  # the cursor stream of what a session was told (never a meeting id)
 SCAN = 1000  # messages looked at per announcement, at most
 LISTED = 3  # streams named per announcement
 
 
 def _set(conn: sqlite3.Connection, sid: str, seq: int) -> None:
-    conn.execute("INSERT INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)"
-                 " ON CONFLICT (reader, stream) DO UPDATE SET seq = excluded.seq",
+    conn.execute(policy.write("INSERT INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)"
+                 " ON CONFLICT (reader, stream) DO UPDATE SET seq = excluded.seq"),
                  (sid, ANNOUNCED, seq))
 
 

@@ -49,7 +49,7 @@ def start(ctx: Ctx, a: StartMeetingArgs) -> dict:
         mid = streams.new_id()
         conn.execute(policy.write(
             "INSERT INTO ws_meetings (id, topic, status, initiator, started_at,"
-                     " updated_at) VALUES (?, ?, 'active', ?, ?, ?)"),
+            " updated_at) VALUES (?, ?, 'active', ?, ?, ?)"),
                      (mid, a.topic, me.id, ctx.now, ctx.now))
         streams.post(conn, mid, me.id, me.key, "MEETING_START",
                      f"Meeting started: {a.topic}", ctx.now)
@@ -76,7 +76,7 @@ def end(ctx: Ctx, a: EndMeetingArgs) -> dict:
         made = streams.decisions(conn, row["id"])
         conn.execute(policy.write(
             "UPDATE ws_meetings SET status = 'closed', ended_at = ?, summary = ?,"
-                     " decisions = ?, updated_at = ? WHERE id = ?"),
+            " decisions = ?, updated_at = ? WHERE id = ?"),
                      (ctx.now, a.summary, json.dumps(made, ensure_ascii=False), ctx.now,
                       row["id"]))
         record(conn, ctx, me, "meeting.end", row["id"], decisions=len(made),

@@ -82,17 +82,18 @@ def _store(conn: sqlite3.Connection, manifest: dict[str, Any], docs: str | None,
     fields = (manifest["name"], manifest.get("description", ""),
               " ".join(manifest.get("techStack", [])), json.dumps(manifest, ensure_ascii=False))
     if row is None:
-        conn.execute("INSERT INTO ws_projects (id, name, description, tech, manifest,"
+        conn.execute(policy.write("INSERT INTO ws_projects (id, name, description, tech, manifest,"
                      " internal_docs, created_by, updated_by, created_at, updated_at)"
-                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                      (pid, *fields, docs or "", me, me, now, now))
     else:
-        conn.execute("UPDATE ws_projects SET name = ?, description = ?, tech = ?, manifest = ?,"
-                     " internal_docs = ?, updated_by = ?, updated_at = ? WHERE id = ?",
+        conn.execute(policy.write(
+            "UPDATE ws_projects SET name = ?, description = ?, tech = ?, manifest = ?,"
+            " internal_docs = ?, updated_by = ?, updated_at = ? WHERE id = ?"),
                      (*fields, row["internal_docs"] if docs is None else docs, me, now, pid))
-    conn.execute("DELETE FROM ws_relations WHERE source = ?", (pid,))
-    conn.executemany("INSERT INTO ws_relations (source, target, type) VALUES (?, ?, ?)"
-                     " ON CONFLICT DO NOTHING",
+    conn.execute(policy.write("DELETE FROM ws_relations WHERE source = ?"), (pid,))
+    conn.executemany(policy.write("INSERT INTO ws_relations (source, target, type) VALUES (?, ?, ?)"
+                     " ON CONFLICT DO NOTHING"),
                      [(pid, r["targetId"], r["type"]) for r in manifest.get("relations", [])])
     return row is None
 
@@ -141,12 +142,13 @@ def upload(ctx: Ctx, a: UploadAssetArgs) -> dict:
                               f"{a.projectId}` lists their sizes), or have the person at the "
                               f"shell delete the project (`nexus project delete {a.projectId}`, "
                               "every asset goes) and sync it again")
-            conn.execute("INSERT INTO ws_blobs (sha256, size, data) VALUES (?, ?, ?)"
-                         " ON CONFLICT DO NOTHING", (digest, len(data), data))
-            conn.execute("INSERT INTO ws_assets (project, name, sha256, size, updated_by,"
-                         " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, name) DO"
-                         " UPDATE SET sha256 = excluded.sha256, size = excluded.size,"
-                         " updated_by = excluded.updated_by, updated_at = excluded.updated_at",
+            conn.execute(policy.write("INSERT INTO ws_blobs (sha256, size, data) VALUES (?, ?, ?)"
+                         " ON CONFLICT DO NOTHING"), (digest, len(data), data))
+            conn.execute(policy.write(
+                "INSERT INTO ws_assets (project, name, sha256, size, updated_by,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, name) DO"
+                " UPDATE SET sha256 = excluded.sha256, size = excluded.size,"
+                " updated_by = excluded.updated_by, updated_at = excluded.updated_at"),
                          (a.projectId, name, digest, len(data), me.id, ctx.now))
             if old is not None:
                 _drop_orphans(conn, [old[0]])
@@ -157,8 +159,8 @@ def upload(ctx: Ctx, a: UploadAssetArgs) -> dict:
 
 
 def _drop_orphans(conn: sqlite3.Connection, digests: list[str]) -> None:
-    conn.executemany("DELETE FROM ws_blobs WHERE sha256 = ? AND NOT EXISTS"
-                     " (SELECT 1 FROM ws_assets WHERE sha256 = ?)", [(d, d) for d in digests])
+    conn.executemany(policy.write("DELETE FROM ws_blobs WHERE sha256 = ? AND NOT EXISTS"
+                     " (SELECT 1 FROM ws_assets WHERE sha256 = ?)"), [(d, d) for d in digests])
 
 
 def update(ctx: Ctx, a: UpdateProjectArgs) -> dict:
@@ -189,10 +191,12 @@ def rename(ctx: Ctx, a: RenameProjectArgs) -> dict:
                              "pick another id, or delete that project first")
         manifest = manifest_of(row)
         manifest["id"] = a.newId
-        conn.execute("UPDATE ws_projects SET id = ?, manifest = ?, updated_by = ?, updated_at = ?"
-                     " WHERE id = ?", (a.newId, json.dumps(manifest, ensure_ascii=False), me.id,
+        conn.execute(policy.write(
+            "UPDATE ws_projects SET id = ?, manifest = ?, updated_by = ?, updated_at = ?"
+            " WHERE id = ?"), (a.newId, json.dumps(manifest, ensure_ascii=False), me.id,
                                        ctx.now, a.oldId))
-        conn.execute("UPDATE ws_assets SET project = ? WHERE project = ?", (a.newId, a.oldId))
+        conn.execute(policy.write(
+            "UPDATE ws_assets SET project = ? WHERE project = ?"), (a.newId, a.oldId))
         _rename_relations(conn, "source", a.oldId, a.newId)
         updated = 0
         for other in conn.execute("SELECT DISTINCT source FROM ws_relations WHERE target = ?",
@@ -205,7 +209,7 @@ def rename(ctx: Ctx, a: RenameProjectArgs) -> dict:
                 if rel.get("targetId") == a.oldId:
                     rel["targetId"] = a.newId
                     updated += 1
-            conn.execute("UPDATE ws_projects SET manifest = ? WHERE id = ?",
+            conn.execute(policy.write("UPDATE ws_projects SET manifest = ? WHERE id = ?"),
                          (json.dumps(m, ensure_ascii=False), other[0]))
         _rename_relations(conn, "target", a.oldId, a.newId)
         record(conn, ctx, me, "project.rename", a.oldId, newId=a.newId, relationsUpdated=updated)
@@ -214,10 +218,17 @@ def rename(ctx: Ctx, a: RenameProjectArgs) -> dict:
 
 def _rename_relations(conn: sqlite3.Connection, column: str, old: str, new: str) -> None:
     """The relations naming `old` in `column` name `new` instead (one already there stays)."""
-    other = "target" if column == "source" else "source"
-    conn.execute(f"INSERT INTO ws_relations ({column}, {other}, type) SELECT ?, {other}, type"
-                 f" FROM ws_relations WHERE {column} = ? ON CONFLICT DO NOTHING", (new, old))
-    conn.execute(f"DELETE FROM ws_relations WHERE {column} = ?", (old,))
+    copy, drop = _RENAMES[column]
+    conn.execute(copy, (new, old))
+    conn.execute(drop, (old,))
+
+
+# by the column that names the renamed project: its relations copied, then the old ones dropped
+_RENAMES = {column: (
+    policy.write(f"INSERT INTO ws_relations ({column}, {other}, type) SELECT ?, {other}, type"
+                 f" FROM ws_relations WHERE {column} = ? ON CONFLICT DO NOTHING"),
+    policy.write(f"DELETE FROM ws_relations WHERE {column} = ?"))
+    for column, other in (("source", "target"), ("target", "source"))}
 
 
 def search(ctx: Ctx, a: SearchProjectsArgs) -> dict:
@@ -306,10 +317,10 @@ def delete(ctx: Ctx, a: DeleteProjectArgs) -> dict:
         need(conn, a.projectId)
         digests = [r[0] for r in conn.execute("SELECT sha256 FROM ws_assets WHERE project = ?",
                                               (a.projectId,))]
-        conn.execute("DELETE FROM ws_assets WHERE project = ?", (a.projectId,))
+        conn.execute(policy.write("DELETE FROM ws_assets WHERE project = ?"), (a.projectId,))
         _drop_orphans(conn, digests)
-        conn.execute("DELETE FROM ws_relations WHERE source = ?", (a.projectId,))
-        conn.execute("DELETE FROM ws_projects WHERE id = ?", (a.projectId,))
+        conn.execute(policy.write("DELETE FROM ws_relations WHERE source = ?"), (a.projectId,))
+        conn.execute(policy.write("DELETE FROM ws_projects WHERE id = ?"), (a.projectId,))
         record(conn, ctx, me, "project.delete", a.projectId, assetsRemoved=len(digests))
     return {"ok": True, "projectId": a.projectId, "assetsRemoved": len(digests)}
 

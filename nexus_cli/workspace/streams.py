@@ -55,7 +55,7 @@ def active(conn: sqlite3.Connection) -> sqlite3.Row | None:
 def join(conn: sqlite3.Connection, mid: str, sid: str, now: float) -> None:
     conn.execute(policy.write(
         "INSERT INTO ws_participants (meeting, session, joined_at) VALUES (?, ?, ?)"
-                 " ON CONFLICT DO NOTHING"), (mid, sid, now))
+        " ON CONFLICT DO NOTHING"), (mid, sid, now))
 
 
 def participants(conn: sqlite3.Connection, mid: str) -> list[str]:
@@ -69,7 +69,7 @@ def post(conn: sqlite3.Connection, mid: str | None, sender: str, project: str, c
         join(conn, mid, sender, now)
     return conn.execute(policy.write(
         "INSERT INTO ws_chat (meeting, sender, project, category, text,"
-                        " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq"),
+        " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq"),
                         (mid, sender, project, category, text, now)).fetchone()[0]
 
 
@@ -100,15 +100,16 @@ def cursor(conn: sqlite3.Connection, reader: str, stream: str) -> int:
 
 
 def advance(conn: sqlite3.Connection, reader: str, stream: str, seq: int) -> None:
-    conn.execute("INSERT INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)"
-                 " ON CONFLICT (reader, stream) DO UPDATE SET seq = excluded.seq",
+    conn.execute(policy.write("INSERT INTO ws_cursors (reader, stream, seq) VALUES (?, ?, ?)"
+                 " ON CONFLICT (reader, stream) DO UPDATE SET seq = excluded.seq"),
                  (reader, stream, seq))
 
 
 def rewind(conn: sqlite3.Connection, reader: str, stream: str, at: int, to: int) -> None:
     """Undo `advance(..., at)` from `to` (its result could not be handed over), unless another
     read of the same reader has moved the cursor since."""
-    conn.execute("UPDATE ws_cursors SET seq = ? WHERE reader = ? AND stream = ? AND seq = ?",
+    conn.execute(policy.write(
+        "UPDATE ws_cursors SET seq = ? WHERE reader = ? AND stream = ? AND seq = ?"),
                  (to, reader, stream, at))
 
 
@@ -137,6 +138,6 @@ def prune(conn: sqlite3.Connection, count: int | None) -> tuple[int, int]:
     else:
         removed = conn.execute(policy.write(
             "DELETE FROM ws_chat WHERE seq IN (SELECT seq FROM ws_chat WHERE"
-                               " meeting IS NULL ORDER BY seq LIMIT ?)"), (count,)).rowcount
+            " meeting IS NULL ORDER BY seq LIMIT ?)"), (count,)).rowcount
     remaining = conn.execute("SELECT count(*) FROM ws_chat WHERE meeting IS NULL").fetchone()[0]
     return removed, remaining

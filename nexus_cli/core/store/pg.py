@@ -598,12 +598,16 @@ def schema_version(conn: Conn) -> int:
         if conn.raw.info.transaction_status != 0 and conn.raw.execute(
                 "SELECT to_regclass('migrations')").fetchone()[0] is None:  # type: ignore[index]
             return 0
-        row = conn.raw.execute("SELECT max(version) FROM migrations").fetchone()
+        # (and, in the same round trip, whether `team init` secured it: policy.secured)
+        row = conn.raw.execute("SELECT max(version), to_regprocedure('nexus_is_admin()') IS NOT"
+                               " NULL FROM migrations").fetchone()
     except ERRORS as exc:
         if getattr(exc, "sqlstate", None) == "42P01":
             return 0
         raise translate_error(exc, conn.url) from None
     version = (row[0] if row else 0) or 0
+    if row and conn.secured is None:
+        conn.secured = bool(row[1])
     if type(version) is not int:  # not nexus's table (another program's, or edited by hand)
         raise NexusError("store_unreadable", team.redact(conn.url),
                          f"its migrations table says the schema is {str(version)[:40]!r}, not a "
@@ -649,6 +653,8 @@ def migrate(conn: Conn, now: float, secure: list[str] | None = None) -> int:
                 conn.raw.execute(stmt)
             except ERRORS as exc:
                 raise translate_error(exc, conn.url) from None
+    if secure:
+        conn.secured = None  # asked again (policy.secured)
     return migrations.CURRENT
 
 

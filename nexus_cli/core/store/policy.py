@@ -17,8 +17,8 @@ runs as its owner, with `guard` added: the check, against the caller's role, tha
 may make it; locally the statement runs as it is. `call` runs either.
 
 Every other write nexus makes in team mode is declared once with `write(sql)` beside the code
-that runs it. On a secured team database a member role holds no INSERT, UPDATE or DELETE on a
-table (but those `team/security.py` lists as DIRECT): each declared statement is a function of
+that runs it (`Update` for the columns chosen at run time). On a secured team database a member
+role holds no INSERT, UPDATE or DELETE on any table: each declared statement is a function of
 its own (`nexus_w_<digest>`), SECURITY DEFINER as the team's writer role, which is subject to
 row-level security like a member (the rules above speak of `session_user`, the member who
 called), every function with a fixed search path (pg_catalog, the schema, pg_temp last: a
@@ -75,6 +75,9 @@ class Table(Record):
     columns: tuple[str, ...] | None
 
 
+SERVER_NOW = "extract(epoch FROM statement_timestamp())"
+
+
 class Function:
     """A guarded write: `sql` holds `{guard}` where the team database adds its check (locally:
     TRUE); `types` gives each named parameter's PostgreSQL type."""
@@ -87,10 +90,15 @@ class Function:
 
     @property
     def team(self) -> str:
-        return self.sql.replace("{guard}", self.guard)
+        """The statement on the team database: its guard added, and its time (`:now`) the
+        server's own, never one its caller gives."""
+        import re
+
+        return re.sub(r":now\b", SERVER_NOW, self.sql.replace("{guard}", self.guard))
 
 
 WRITES: set[str] = set()  # every statement declared with `write`
+UPDATES: list[Update] = []  # and every `Update` (its statement made when first needed)
 _NAMES: dict[str, str] = {}
 
 
@@ -121,18 +129,26 @@ class Update:
     declared statement that sets each column given and keeps the others (on a secured team
     database), else the statement with those columns alone."""
 
-    __slots__ = ("columns", "declared", "key", "table")
+    __slots__ = ("_declared", "columns", "key", "table")
 
     def __init__(self, table: str, columns: tuple[str, ...] | frozenset[str],
                  key: str = "id") -> None:
-        self.table, self.key, self.columns = table, key, tuple(sorted(columns))
-        self.declared = write(
-            f"UPDATE {table} SET " + ", ".join(f"{c} = CASE WHEN strpos(:given_, ',{c},') > 0"
-                                               f" THEN :{c} ELSE {c} END" for c in self.columns)
-            + f" WHERE {key} = :key_")
+        self.table, self.key, self.columns = table, key, columns
+        self._declared: str | None = None  # made when first needed (not on a hook's path)
+        UPDATES.append(self)
+
+    @property
+    def declared(self) -> str:
+        if self._declared is None:
+            columns = sorted(self.columns)
+            self._declared = write(
+                f"UPDATE {self.table} SET " + ", ".join(
+                    f"{c} = CASE WHEN strpos(:given_, ',{c},') > 0 THEN :{c} ELSE {c} END"
+                    for c in columns) + f" WHERE {self.key} = :key_")
+        return self._declared
 
     def run(self, conn: object, key: object, fields: dict[str, object]) -> int:
-        unknown = set(fields) - set(self.columns)
+        unknown = fields.keys() - self.columns
         if unknown:
             raise ValueError(f"not settable: {', '.join(sorted(unknown))}")
         if secured(conn):
