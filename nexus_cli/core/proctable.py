@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 
 from .record import Record
@@ -37,6 +38,11 @@ class ProcTable:
 
     def exe(self, pid: int) -> str | None:
         return None
+
+    def feeds_stdin(self, pid: int) -> bool:
+        """Whether `pid` holds the pipe this process reads its standard input from (the client
+        that started an MCP server writes its requests there). False where it cannot be seen."""
+        return False
 
     def alive(self, pid: int | None, start: str | None = None) -> bool:
         """Whether `pid` runs, and is the process that had `start` (when given)."""
@@ -138,6 +144,23 @@ class ProcFS(ProcTable):
             return os.readlink(f"/proc/{pid}/exe")
         except OSError:
             return None
+
+    def feeds_stdin(self, pid: int) -> bool:
+        try:
+            st = os.fstat(0)
+            if not stat.S_ISFIFO(st.st_mode):
+                return False  # a file, a socket or a terminal: no pipe of a client's
+            ours = f"pipe:[{st.st_ino}]"
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return False
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == ours:
+                    return True
+            except OSError:
+                continue
+        return False
 
     def alive(self, pid: int | None, start: str | None = None) -> bool:
         if start is None or not pid or pid < 0:

@@ -55,8 +55,9 @@ and what it does not:
 - **What nexus cannot establish is the narrowest; an agent's word about itself is no evidence.**
   A tier nexus cannot establish is read-only, and so is every run it starts: a command from an
   agent's shell, Claude Code's `default` mode (which asks per call), a call with no binding. The
-  tier in an MCP call's `_meta` is believed only by a server the client itself started, never by
-  one the agent ran from its shell. A new conversation starts in a running client only between
+  tier in an MCP call's `_meta` is believed only by a server the client itself started and
+  feeds (its parent, holding the pipe the requests come by), never by one the agent ran or
+  `exec`ed from its shell. A new conversation starts in a running client only between
   turns: a SessionStart fed by hand from an agent's shell in the middle of its turn is refused.
   A consuming read (`read`, `ask`'s answer) is at least once: what it takes is leased to its
   process (machine, pid, start time) until its output is written; a read killed before then
