@@ -83,6 +83,7 @@ class FakeTable(ProcTable):
         self.procs: dict[int, Proc] = {}
         self.by_session: dict[str, int] = {}
         self.exes: dict[int, str] = {}
+        self.not_feeding: set[int] = set()  # fake clients whose pipe is not this one's stdin
         self.real = proctable.chosen()  # the table the test chose (its process_table)
         self._local = threading.local()  # hooks run in threads each sit under their own client
 
@@ -142,6 +143,13 @@ class FakeTable(ProcTable):
 
     def ancestors(self, pid: int | None = None, limit: int = 64) -> list[Proc]:
         return self._walk(os.getpid() if pid is None else pid, limit)  # never cached: it moves
+
+    def feeds_stdin(self, pid: int) -> bool:
+        """A fake client feeds the in-process MCP server it started (unless `not_feeding`: a
+        server an agent `exec`s from its shell); a real process, as the real table says."""
+        if pid >= 800_000:
+            return pid in self.procs and pid not in self.not_feeding
+        return self.real.feeds_stdin(pid)
 
     def alive(self, pid: int | None, start: str | None = None) -> bool:
         if pid and pid >= 800_000:

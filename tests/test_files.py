@@ -170,8 +170,14 @@ def test_the_jail_is_the_project_of_the_sessions_start_and_no_hook_moves_it(nx, 
     r = nx("fs", "read", target, env=A)
     assert r.code == 5 and "path_outside_roots" in r.err, r.err
     assert nx("fs", "read", os.path.join(work, "ok.md"), env=A).code == 0  # its own still is
-    # a conversation "started" in the same client process, by hand, somewhere else
+    # a conversation "started" in the same client process, by hand, somewhere else: mid-turn it
+    # is refused (issue 37); between turns (a start fed from a process left running) it is
+    # admitted, and still jailed where its client's session started
     client = fake.client_of(f"claude:{sid(1)}")
+    r = hook("claude", "SessionStart", sid(9), client_pid=client, source="clear",
+             cwd=str(outside))
+    assert r.code == 1 and "hook_refused" in r.err, r.err
+    assert hook("claude", "Stop", sid(1)).code == 0
     assert hook("claude", "SessionStart", sid(9), client_pid=client, source="clear",
                 cwd=str(outside)).code == 0
     r = nx("fs", "read", target, env=claude_env(sid(9)), inside=client)

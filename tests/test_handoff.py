@@ -312,3 +312,23 @@ def test_a_successor_the_client_itself_made_takes_over_at_once(hook, nx, world):
     r = nx("handoff", "now", "--to", sid_of("codex", NEW), "--json", env=env_of("codex", OLD),
            inside=w.proc)
     assert r.code == 0 and r.json["moved"]["name"] == "reviewer", r.err
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_start_fed_by_hand_mid_turn_takes_nothing_over(hook, nx, world, client):
+    """Issue 37: the agent pipes a SessionStart(clear) with a new id into `nexus hook` from its
+    own shell, in the middle of its turn, under its own client process: it would become the
+    client's conversation and take the agent's name, mail and obligations. A new conversation
+    starts in a running client only between turns: refused, nothing moves."""
+    w = world(client)
+    proc = w.proc
+    hook(client, "UserPromptSubmit", sid(OLD), prompt="go on", client_pid=proc)  # in a turn
+    r = hook(client, "SessionStart", sid(NEW), source="clear", client_pid=proc)
+    assert r.code != 0 and "hook_refused" in r.err and "in a turn" in r.err, r.err
+    old = env_of(client, OLD)
+    assert nx("whoami", "--json", env=old).json["name"] == "reviewer"
+    assert nx("status", sid_of(client, OLD), "--json", env=PEER).json["successor"] is None
+    assert nx("whoami", "--json", env=env_of(client, NEW)).code != 0  # not its client's
+    hook(client, "Stop", sid(OLD), client_pid=proc)  # the turn ends: a real /clear may come
+    hook(client, "SessionStart", sid(NEW), source="clear", client_pid=proc)
+    inherited(nx, hook, client, w)

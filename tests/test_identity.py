@@ -452,3 +452,29 @@ def test_the_person_is_login_locally_and_role_at_machine_in_team_mode(nx, hook, 
     assert nx("send", me["handle"], "by handle", env=claude_env(A)).code == 0
     got = nx("read", "--json").json["messages"]
     assert [m["text"] for m in got] == ["by id", "by handle"]
+
+
+def test_a_copied_shell_named_claude_is_no_client(nx, hook, home, fake, pair, tmp_path):
+    """Issue 37: `cp /bin/bash claude` (not a link: the name is the copy's own) was taken for a
+    client, so a command run by it was a session of its own choosing. A program with a listed
+    shell's very bytes is a shell whatever its name; a real client's program is not."""
+    import shutil
+
+    from nexus_cli.core import proctable
+
+    copy = tmp_path / "bin" / "claude"
+    copy.parent.mkdir()
+    shutil.copy(os.path.realpath("/bin/sh"), copy)
+    dead = fake.client_of(f"claude:{C}")
+    hook("claude", "SessionStart", C, source="startup")
+    fake.kill(dead)
+    shell = fake.spawn("claude", parent=fake.client_of(A_ID))
+    fake.exes[shell] = str(copy)
+    assert proctable.is_shell(shell)
+    r = nx("read", "--json", env={**claude_env(C)}, inside=shell)
+    assert r.code == 5 and r.json["error"]["code"] == "impersonation_refused", r.out
+    assert "runs inside claude:" in r.json["error"]["reason"]  # A's client, through the copy
+    other = tmp_path / "bin" / "claude-real"
+    other.write_bytes(copy.read_bytes() + b"\0")  # not a shell's bytes: a program of its own
+    fake.exes[shell] = str(other)
+    assert not proctable.is_shell(shell)

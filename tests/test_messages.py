@@ -487,7 +487,7 @@ invoke(TOOLS["read"], ctx, {"count": 10})
 
 
 @pytest.mark.parametrize("step", ["leasing", "committed", "written", "confirming", "done"])
-def test_a_read_killed_at_any_step_loses_no_message(nx, pair, fake, step):
+def test_a_read_killed_at_any_step_loses_no_message(nx, hook, pair, fake, step):
     """kill -9 of `read` inside its transaction, after its COMMIT, after writing its output and
     inside the confirming write: every message is shown again by the next read (under the same
     id: a duplicate is recognisable), or was shown and confirmed read. Never neither."""
@@ -501,6 +501,9 @@ def test_a_read_killed_at_any_step_loses_no_message(nx, pair, fake, step):
     shown = json.loads(proc.stdout) if proc.stdout.strip() else []
     assert proc.returncode == (0 if step == "done" else -9), proc.stderr
     assert shown == (sent if step in ("written", "confirming", "done") else [])
+    if step != "done":  # unread: the next prompt announces them again
+        told = hook("codex", "UserPromptSubmit", sid(2), prompt="next").out
+        assert all(mid in told for mid in sent), told
     again = nx("read", "--json", env=B).json
     assert [m["message_id"] for m in again["messages"]] == ([] if step == "done" else sent)
     assert nx("read", "--json", env=B).json["count"] == 0  # read now, once confirmed

@@ -276,6 +276,12 @@ def test_a_server_answering_a_byte_at_a_time_holds_a_whole_command_to_one_budget
         assert time.monotonic() - started < OUTER
         with pytest.raises(WireError):  # a budget spent is spent: a new connection has none
             Wire(serve(trickled_answers).params(), 5, read_timeout=OUTER)
+        spent = pgwire.budget()
+        with pgwire.outside_budget():  # a migration, a move: each statement's deadline alone
+            assert pgwire.budget() is None
+            wire = Wire(serve(trickled_answers).params(), 5, read_timeout=OUTER)
+            assert wire.query("SELECT 1").rows == [(7,)]
+        assert pgwire.budget() is spent
     finally:
         pgwire.command(None)
 

@@ -806,3 +806,39 @@ def test_a_tier_stated_to_an_mcp_server_the_agent_started_itself_is_not_believed
     assert got["isError"] and "wider sandbox tier" in got["_meta"]["nexus/error"]["reason"], got
     got = mcp_call(fake, "codex", sid(2), "run", wide, codex_meta(sid(2), "danger-full-access"))
     assert not got["isError"], got  # the client's own server: its statement holds
+
+
+def test_a_server_an_agent_execs_from_its_shell_is_not_fed_by_its_client(nx, hook, clients,
+                                                                        chdir_work, fake):
+    """`exec nexus mcp < requests` from the agent's shell: the shell becomes the server, whose
+    parent is then the client itself, but the requests (and their `_meta`) come from the agent.
+    Codex's stated tier is believed only while the client holds the pipe the requests come by."""
+    hook("codex", "SessionStart", sid(4), source="startup")
+    client = fake.client_of(f"codex:{sid(4)}")
+    fake.not_feeding.add(client)
+    wide = {"client": "claude", "task": "escape", "sandbox": "danger-full-access",
+            "detach": True}
+    got = mcp_call(fake, "codex", sid(4), "run", wide, codex_meta(sid(4), "danger-full-access"))
+    assert got["isError"] and "wider sandbox tier" in got["_meta"]["nexus/error"]["reason"], got
+
+
+def test_a_real_client_holds_the_pipe_its_server_reads(tmp_path):
+    """The real process table: a parent that spawned us with a pipe for stdin holds it; fed
+    from a file, nobody does."""
+    import sys
+
+    probe = ("import os, sys; from nexus_cli.core import proctable; "
+             "print(proctable.chosen().feeds_stdin(os.getppid()))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    piped = subprocess.Popen([sys.executable, "-c", probe], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=env)
+    try:  # (the write end stays open here while the child looks)
+        assert piped.stdout.read().strip() == "True"
+    finally:
+        piped.stdin.close()
+        piped.wait(60)
+    (tmp_path / "requests").write_text("")
+    with open(tmp_path / "requests") as fed:
+        by_file = subprocess.run([sys.executable, "-c", probe], stdin=fed, capture_output=True,
+                                 text=True, env=env, timeout=60)
+    assert by_file.stdout.strip() == "False", by_file.stderr

@@ -373,7 +373,9 @@ def test_a_change_between_a_look_and_its_channels_is_not_missed(hook, web, monke
 def test_the_command_prints_its_address_serves_and_stops_at_ctrl_c(hook, chdir_work, home,
                                                                    tmp_path):
     """`nexus board --web --port 0 --open` at a real terminal: one line with the address, the
-    browser asked to open it ($BROWSER), the page served, and Ctrl-C ends it cleanly."""
+    browser asked to open it ($BROWSER) through a file only the person can read (issue 37: the
+    address on the browser's command line let another user read its secret with `ps`, then
+    act as the person on the page), the page served, and Ctrl-C ends it cleanly."""
     import fcntl
     import pty
     import signal
@@ -417,7 +419,13 @@ def test_the_command_prints_its_address_serves_and_stops_at_ctrl_c(hook, chdir_w
             if opened.exists() and opened.read_text().strip():
                 break
             time.sleep(0.05)
-        assert opened.read_text().strip() == url
+        # the browser's command line (what `ps` shows every user) holds a file, not the secret
+        handed = opened.read_text().strip()
+        token = url.split("token=", 1)[1]
+        assert handed.startswith("file:///") and token not in handed, handed
+        redirect = Path(handed[len("file://"):])
+        assert redirect.stat().st_uid == os.getuid() and redirect.stat().st_mode & 0o077 == 0
+        assert f"url={url}" in redirect.read_text()  # which the browser follows to the page
         os.write(main, b"\x03")  # Ctrl-C at the terminal
         try:
             code = proc.wait(60)
@@ -439,6 +447,7 @@ def test_the_command_prints_its_address_serves_and_stops_at_ctrl_c(hook, chdir_w
         os.close(main)
     assert code == 0 and b"Traceback" not in seen and b"stopped" in seen, seen.decode(
         errors="replace")
+    assert not redirect.exists()  # gone with the board
     with pytest.raises(OSError):
         http.client.HTTPConnection("127.0.0.1", port, timeout=5).request("GET", "/")
 
@@ -485,3 +494,18 @@ def test_every_file_the_page_needs_ships_in_the_package():
         assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and \
             "https://" not in text and "//cdn" not in text, name
 
+
+
+def test_the_redirect_file_takes_a_real_browser_to_the_page(hook, web, page):
+    board = web()
+    import webbrowser
+
+    real = webbrowser.open
+    try:
+        webbrowser.open = lambda url, *a, **k: True  # type: ignore[assignment]
+        path = board.browse()
+    finally:
+        webbrowser.open = real  # type: ignore[assignment]
+    page.goto("file://" + path)
+    page.wait_for_url(f"http://127.0.0.1:{board.port}/**")
+    page.get_by_text("nexus board").first.wait_for()

@@ -189,9 +189,7 @@ def _web(port: int, open_: bool, all_workspaces: bool, include_offline: bool) ->
             out.write(f"nexus board: {site.url}  (Ctrl-C stops it)\n")
             out.flush()
             if open_:
-                import webbrowser
-
-                webbrowser.open(site.url)
+                site.browse()  # (never the address itself: `ps` would show its secret)
             while site.thread.is_alive():  # asleep, not in join(): a join that Ctrl-C
                 time.sleep(0.5)  # interrupts marks the thread dead before 3.13 (CPython #90882)
             died = NexusError("internal_error", "nexus board --web", "its web server stopped by "

@@ -9,7 +9,8 @@ import os
 import sqlite3
 
 from . import identity, sessions
-from .proctable import table
+from .errors import NexusError
+from .proctable import Proc, table
 from .record import Record
 from .settings import IDLE_WAIT, LISTEN_WAIT, WAITER_GRACE, WOKEN_TURN
 
@@ -75,6 +76,24 @@ def presence(row: sqlite3.Row | dict, now: float) -> Presence:
 
 
 WAITING_TEXT = "its client waits for a person: it cannot answer until that is answered"
+
+
+def not_mid_turn(conn: sqlite3.Connection, sid: str, client: str, proc: Proc, now: float) -> None:
+    """A new conversation starts in a running client process (`/clear`, `/resume`) only between
+    the turns of the one it runs: a SessionStart fed by hand from an agent's shell into its own
+    client comes in the middle of the agent's turn, and would take over its name and mail.
+    Raises `hook_refused`. (Its client's own word for its state, where it says it, decides: a
+    turn cut short without a Stop hook is over when the client says it is idle.)"""
+    rows = sessions.of_process(conn, proc)
+    if not rows:
+        return
+    current = sessions.current_of(rows, now)
+    if presence(current, now).status in ("working", "waiting"):
+        raise NexusError("hook_refused", sid,
+                         f"{client} process {proc.pid} is in a turn of {current['id']}: a new "
+                         "conversation starts in a running client only between turns (`/clear`, "
+                         "`/resume`); a start fed by hand from an agent's shell is refused",
+                         "start it again once the turn has ended; nothing was recorded")
 
 
 def _live(row: sqlite3.Row | dict) -> tuple[str, str | None, float] | None:

@@ -276,23 +276,34 @@ def resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object]
     itself started this server: a server an agent started from its shell carries in `_meta`
     what the agent wrote there (its tier is then unknown: the narrowest)."""
     me = _resolve_mcp(conn, now, meta, env, chain, cwd)
-    if not me.is_agent:
-        return me
-    direct = bool(chain) and kind_of(chain[0]) is not None
-    return me._replace(tier=stated_tier(conn, meta, me.id) if direct else None)
+    return me._replace(tier=stated_tier(conn, meta, me.id, chain)) if me.is_agent else me
 
 
-def stated_tier(conn: sqlite3.Connection, meta: Mapping[str, object], sid: str) -> str | None:
-    """The sandbox tier the calling client states for this tool call: Codex's turn sandbox in
-    `_meta`; Claude Code's permission mode, recorded with the call's binding by its PreToolUse
-    hook (the call's own id: no earlier hook could know it)."""
+_FED: dict[tuple[int, str], bool] = {}  # (client pid, start): it feeds this server's stdin
+
+
+def stated_tier(conn: sqlite3.Connection, meta: Mapping[str, object], sid: str,
+                chain: Sequence[Proc]) -> str | None:
+    """The sandbox tier the calling client states for this tool call, to a server it started
+    itself (its parent; none: not stated): Claude Code's permission mode, recorded with the
+    call's binding by its PreToolUse hook (the call's own id: no earlier hook could know it);
+    Codex's turn sandbox in `_meta`, which whoever writes the requests writes, so it is believed
+    only while the client itself holds the pipe they come in by (an agent that `exec`s `nexus
+    mcp` from its shell has the client as its parent too, but feeds it itself)."""
+    if not chain or kind_of(chain[0]) is None:
+        return None
     adapter = identity.adapter(sid)
     tier = adapter.meta_tier(meta)
+    if tier is not None:
+        client = (chain[0].pid, chain[0].start)
+        if client not in _FED:
+            _FED[client] = table().feeds_stdin(chain[0].pid)
+        return tier if _FED[client] else None
     key = adapter.META_BINDING
     tool_use = meta.get(key) if key else None
-    if tier is None and isinstance(tool_use, str) and tool_use:
-        tier = sessions.bound_tier(conn, tool_use, sid)
-    return tier
+    if isinstance(tool_use, str) and tool_use:
+        return sessions.bound_tier(conn, tool_use, sid)
+    return None
 
 
 def _resolve_mcp(conn: sqlite3.Connection, now: float, meta: Mapping[str, object],

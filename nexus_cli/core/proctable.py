@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 
 from .record import Record
@@ -37,6 +38,11 @@ class ProcTable:
 
     def exe(self, pid: int) -> str | None:
         return None
+
+    def feeds_stdin(self, pid: int) -> bool:
+        """Whether `pid` holds the pipe this process reads its standard input from (the client
+        that started an MCP server writes its requests there). False where it cannot be seen."""
+        return False
 
     def alive(self, pid: int | None, start: str | None = None) -> bool:
         """Whether `pid` runs, and is the process that had `start` (when given)."""
@@ -139,6 +145,23 @@ class ProcFS(ProcTable):
         except OSError:
             return None
 
+    def feeds_stdin(self, pid: int) -> bool:
+        try:
+            st = os.fstat(0)
+            if not stat.S_ISFIFO(st.st_mode):
+                return False  # a file, a socket or a terminal: no pipe of a client's
+            ours = f"pipe:[{st.st_ino}]"
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return False
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == ours:
+                    return True
+            except OSError:
+                continue
+        return False
+
     def alive(self, pid: int | None, start: str | None = None) -> bool:
         if start is None or not pid or pid < 0:
             return super().alive(pid, start)
@@ -213,13 +236,62 @@ def shell_program(name: str) -> bool:
     return name.rstrip("0123456789.") in SH_FAMILY or name in SHELLS
 
 
+SHELLS_FILE = "/etc/shells"  # the system's shells, a copy of which is a shell by any name
+COPY_MAX = 64 << 20  # a program larger than this is compared with no shell (no shell is)
+
+
 def is_shell(pid: int) -> bool:
-    """Whether the process runs a shell's program (unknown, as for another user's process: no)."""
+    """Whether the process runs a shell's program (unknown, as for another user's process: no):
+    by its file's name, links resolved, or as a byte-for-byte copy of a shell the system lists
+    (`cp /bin/bash claude`)."""
     exe = table().exe(pid)
     if not exe:
         return False
     real = exe if table().backend == "proc" else os.path.realpath(exe)  # /proc: resolved
-    return shell_program(os.path.basename(real))
+    if shell_program(os.path.basename(real)):
+        return True
+    # /proc/<pid>/exe opens the very file the process runs, even if its name was replaced since
+    return copy_of_a_shell(f"/proc/{pid}/exe" if table().backend == "proc" else real)
+
+
+def copy_of_a_shell(path: str) -> bool:
+    """Whether the program at `path` is one of /etc/shells, or has the same bytes as one. Sizes
+    decide first: a program no shell's size is never read (Claude Code and Codex are far larger
+    than any shell)."""
+    try:
+        st = os.stat(path)
+        if st.st_size > COPY_MAX or not st.st_size:
+            return False
+        with open(SHELLS_FILE, "rb") as fh:
+            listed = {line.strip() for line in fh.read(1 << 16).splitlines()}
+    except OSError:
+        return False
+    same_size = []
+    for entry in sorted(e for e in listed if e.startswith(b"/")):
+        try:
+            other = os.stat(entry)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return True
+        if other.st_size == st.st_size and (other.st_dev, other.st_ino) not in same_size:
+            same_size.append((other.st_dev, other.st_ino))
+            if _same_bytes(path, entry):
+                return True
+    return False
+
+
+def _same_bytes(one: str | bytes, two: str | bytes) -> bool:
+    try:
+        with open(one, "rb") as a, open(two, "rb") as b:
+            while True:
+                x, y = a.read(1 << 20), b.read(1 << 20)
+                if x != y:
+                    return False
+                if not x:
+                    return True
+    except OSError:
+        return False
 
 
 def chosen() -> ProcTable:

@@ -37,7 +37,8 @@ and what it does not:
   `claude --resume` and `codex resume` start), and the move is recorded; a start fed by hand
   from an agent's shell, into the client that runs the agent, is refused. A client process that
   has run no hook is never a registered session by its variable or `_meta` alone, and a process
-  that runs a shell is no client, whatever it is named (`ln -s /bin/sh claude`). A hook fed by
+  that runs a shell is no client, whatever it is named (`ln -s /bin/sh claude`, or a copy of a
+  shell the system lists in /etc/shells). A hook fed by
   hand at a shell is refused and registers nothing. The transcript path a hook
   reports is read only when it is the session's own file: on this machine, a regular file (not a
   link) named after the session's id; `nexus log` reads nothing else through it.
@@ -51,6 +52,19 @@ and what it does not:
   you allow more (`widerRuns`); flags from the environment never widen a tier, so a run's
   record says what its client got. `nexus fs` keeps an agent in the project its session was
   registered in at its start: no later hook event's `cwd` moves it.
+- **What nexus cannot establish is the narrowest; an agent's word about itself is no evidence.**
+  A tier nexus cannot establish is read-only, and so is every run it starts: a command from an
+  agent's shell, Claude Code's `default` mode (which asks per call), a call with no binding. The
+  tier in an MCP call's `_meta` is believed only by a server the client itself started and
+  feeds (its parent, holding the pipe the requests come by), never by one the agent ran or
+  `exec`ed from its shell. A new conversation starts in a running client only between
+  turns: a SessionStart fed by hand from an agent's shell in the middle of its turn is refused.
+  A consuming read (`read`, `ask`'s answer) is at least once: what it takes is leased to its
+  process (machine, pid, start time) until its output is written; a read killed before then
+  leaves it to the next one (shown again under the same message ids), never lost. A secret never
+  goes on a command line or into an environment another user can read: `board --web --open`
+  hands the browser a file only you can read, never the address. A team server that answers a
+  byte at a time holds a command no longer than one deadline (33 s) for all its statements.
 - **Reservations see through names.** A hard link of a reserved file is the reserved file
   (device and inode); a shell command's writes are followed into every directory it moves to,
   and one nexus cannot name counts as anything under the deepest directory it knows.
@@ -66,7 +80,8 @@ and what it does not:
   characters and Unicode's invisible format characters (zero-width spaces, the tag characters
   that can spell text a model reads and a person does not see) are shown escaped everywhere;
   `--json` keeps text exact.
-- **The store is private** (0700/0600, refused otherwise); its files are never symbolic links,
+- **The store is private** (0700/0600, refused otherwise); its files (the database, its WAL,
+  shared-memory and journal files) are never symbolic links (`store_insecure`),
   nor are its folders (`wake/`, `news/`: nexus works in them through a descriptor of the folder
   itself, writes only to its own FIFOs and deletes only what it made there); a file that cannot
   be read is never overwritten.

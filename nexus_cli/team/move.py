@@ -30,7 +30,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable
 
-from ..core.store import policy
+from ..core.store import pgwire, policy
 
 # team mode (core/store/policy.py): what a member copied is that member's record
 TEAM_TABLES = {"team_moves": policy.Table(read=policy.OWNER, insert=policy.TEAM,
@@ -171,6 +171,12 @@ def copy(source, dest, to: str, progress: Callable[[str], None] | None = None,
     """Copy every table of TABLES from `source` to `dest` (stores with read()/write()); `to` is
     'team' or 'local'; `person`: (the person's id in the source, in the destination). Returns
     one {table, copied, skipped, refused} per table."""
+    with pgwire.outside_budget():  # long by nature, and resumable: each statement's own deadline
+        return _copy(source, dest, to, progress, person)
+
+
+def _copy(source, dest, to: str, progress: Callable[[str], None] | None,
+          person: tuple[str, str] | None) -> list[dict]:
     with source.write() as conn:
         source_id = store_id(conn)
         own_out = own_sessions(conn, to == "local")

@@ -83,6 +83,7 @@ class Board:
         self.resolver = resolver
         self.all_workspaces = all_workspaces
         self.token = secrets.token_urlsafe(32)
+        self.handed = ""  # the file `browse` handed the browser
         self.nonces: OrderedDict[str, None] = OrderedDict()
         self.lock = threading.Lock()
         store = Store()
@@ -117,11 +118,34 @@ class Board:
         self.thread.start()
         return self
 
+    def browse(self) -> str:
+        """Open the page in the person's browser without putting its secret on a command line,
+        which `ps` shows every user of the machine: the browser is handed a file only the person
+        can read (0600, a new name), which sends it on to the address. Returns that file
+        (removed when the board stops)."""
+        import tempfile
+        import webbrowser
+        from html import escape
+        from urllib.parse import quote
+
+        fd, path = tempfile.mkstemp(prefix="nexus-board-", suffix=".html")  # 0600, O_EXCL
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;'
+                     f' url={escape(self.url)}"><title>nexus board</title>\n')
+        self.handed = path
+        webbrowser.open("file://" + quote(path))
+        return path
+
     def stop(self) -> None:
         self.httpd.shutdown()
         self.feed.stop()
         self.httpd.server_close()
         self.thread.join(10)
+        if self.handed:
+            try:
+                os.unlink(self.handed)
+            except OSError:
+                pass
 
     def __enter__(self) -> Board:
         return self.start()

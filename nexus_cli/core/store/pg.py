@@ -624,7 +624,7 @@ def migrate(conn: Conn, now: float, secure: list[str] | None = None) -> int:
     only so: its schema and its security move together (else new tables would be open)."""
     from . import policy
 
-    with _transaction(conn, write=True):
+    with pgwire.outside_budget(), _transaction(conn, write=True):
         version = schema_version(conn)
         if version > migrations.CURRENT:
             raise NexusError("store_newer", team.redact(conn.url),

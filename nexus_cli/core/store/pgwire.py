@@ -125,6 +125,19 @@ def budget() -> Budget | None:
     return getattr(_BUDGET, "now", None)
 
 
+class outside_budget:  # (lower case: read as a `with` statement)
+    """Work that must not be cut short by the command's budget, only by each statement's own
+    deadline: a migration (all or nothing: cut short, it would fail the same way each time) and a
+    move of a whole store (long by nature, resumable)."""
+
+    def __enter__(self) -> None:
+        self.saved = budget()
+        _BUDGET.now = None
+
+    def __exit__(self, *exc: object) -> None:
+        _BUDGET.now = self.saved
+
+
 _PROCESS: list[Deadline] = []
 
 
