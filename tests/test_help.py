@@ -109,28 +109,36 @@ def test_man_install_puts_the_pages_where_man_looks_and_doctor_follows(nx, fakeh
     """`man nexus` found nothing although the pages ship: `nexus man --install` puts them where
     pipx puts its own, and doctor says so before and after, with a fix that works as written."""
     monkeypatch.delenv("MANPATH", raising=False)
-    (fakehome / ".local" / "bin").mkdir(parents=True)  # on PATH, as pipx and uv make it
-    monkeypatch.setenv("PATH", f"{fakehome}/.local/bin:/usr/bin:/bin")
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    (fakehome / ".local" / "bin").mkdir(parents=True)  # on a login shell's PATH, as Debian's
+    profile = fakehome / ".profile"  # ~/.profile puts it once it exists (and pipx and uv do)
+    profile.write_text('PATH="$HOME/.local/bin:$PATH"\n')
     before = manual_check(nx)
     assert before["status"] == "warn" and before["fix"] == "run `nexus man --install`"
-    assert subprocess.run(["man", "-w", "nexus"], capture_output=True).returncode != 0
+    assert login("man -w nexus").returncode != 0
     r = nx("man", "--install")
     assert r.code == 0 and "manual pages in" in r.out
-    found = subprocess.run(["man", "-w", "nexus-messages"], capture_output=True, text=True)
+    found = login("man -w nexus-messages")
     assert found.stdout.strip() == f"{fakehome}/.local/share/man/man1/nexus-messages.1"
     assert manual_check(nx)["status"] == "ok"
     page = fakehome / ".local/share/man/man1/nexus.1"
     page.write_text(page.read_text() + ".\\\" an older version\n")
     assert "another version" in manual_check(nx)["detail"]
     # off PATH, man does not look there: doctor's fix, followed literally, makes it look
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    profile.write_text("")
     assert nx("man", "--install").code == 0
     told = manual_check(nx)
     assert told["status"] == "warn"
-    setting = re.search(r"`export (MANPATH)=\"(.+)\"`", told["fix"])
-    assert setting is not None
-    env = {**os.environ, setting[1]: setting[2]}
-    assert subprocess.run(["man", "-w", "nexus"], capture_output=True, env=env).returncode == 0
+    command = re.fullmatch(r"run `(.+)`, then open a new shell", told["fix"])
+    assert command is not None and "~/.profile" in command[1]
+    assert login(command[1]).returncode == 0
+    assert manual_check(nx)["status"] == "ok"
+
+
+def login(command: str) -> subprocess.CompletedProcess:
+    """`command` in a login bash, as a new terminal runs it."""
+    return subprocess.run(["bash", "-lc", command], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
 
 
 def test_man_install_that_cannot_write_says_so(nx, fakehome) -> None:

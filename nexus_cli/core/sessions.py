@@ -652,10 +652,6 @@ def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc
                       to_pid=proc.pid)
     if row is not None:
         return row["parent"]  # set when the session was first seen (one lookup per ancestor)
-    if event == "SessionStart":  # a new conversation in this process: only between its turns
-        from .availability import not_mid_turn
-
-        not_mid_turn(conn, sid, client, proc, now)
     depth = next((i for i, p in enumerate(chain) if p.pid == proc.pid), len(chain))
     above = nearest_client(conn, chain[depth + 1:], now)
     return above.current["id"] if above and above.current is not None else None

@@ -95,6 +95,10 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             return QUIET  # the end of a conversation nexus never saw (`claude mcp list` sends one)
         parent = sessions.admit_hook(conn, sid, event, client, proc, chain, now, known)
         assert proc is not None
+        if event == "SessionStart" and known is None:  # a new conversation in this process:
+            from ..core.availability import not_mid_turn  # only between its turns
+
+            not_mid_turn(conn, sid, client, proc, now)
         attended = event != "PermissionRequest" or not clients.ADAPTERS[client].unattended(env)
         row = sessions.record_event(conn, sid, data, now, proc, parent, known, attended)
         if row is None:

@@ -6,10 +6,11 @@ Stdlib only."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 
-from ..core import atomic, data
+from ..core import atomic, data, shellcmd
 from ..core.errors import NexusError
 
 INSTALL = "nexus man --install"
@@ -46,15 +47,18 @@ def stale() -> list[str]:
 
 
 def found() -> str | None:
-    """The page `man nexus` shows, or None (also when there is no man(1) to ask)."""
-    man = shutil.which("man")
-    if not man:
+    """The page `man nexus` shows in a login shell (where man(1) finds ~/.local/share/man once
+    ~/.local/bin is on PATH), or None (also when there is no man(1) to ask)."""
+    shell = os.environ.get("SHELL") or shutil.which("bash")
+    if not shutil.which("man") or not shell:
         return None
     try:
-        done = subprocess.run([man, "-w", "nexus"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
+        done = subprocess.run([shell, "-lc", "man -w nexus"], capture_output=True, text=True,
+                              timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
         return None
-    return (done.stdout.strip() or None) if done.returncode == 0 else None
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if done.returncode == 0 and lines else None
 
 
 def install() -> dict:
@@ -82,7 +86,9 @@ def check() -> tuple[str, str, str]:
     page = found()
     if shutil.which("man") and page is None:
         base = os.path.dirname(folder())
+        line = shlex.quote(f'export MANPATH="{base}:$MANPATH"')  # a colon left: the system's too
+        files = " ".join(dict.fromkeys(shellcmd.profile(s) for s in (
+            shutil.which("bash") or "bash", os.environ.get("SHELL", "")) if s))
         return ("warn", f"the pages are in {folder()}, but `man nexus` does not look there",
-                f"add `export MANPATH=\"{base}:\"` to ~/.bashrc (the trailing colon keeps the "
-                "system's pages), then open a new shell")
+                f"run `echo {line} | tee -a {files}`, then open a new shell")
     return ("ok", f"`man nexus` shows {page}" if page else f"the pages are in {folder()}", "")
