@@ -4,7 +4,6 @@ runs as written; the command line's help names commands, never the MCP tool name
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
