@@ -329,6 +329,8 @@ def test_a_start_fed_by_hand_mid_turn_takes_nothing_over(hook, nx, world, client
     assert nx("whoami", "--json", env=old).json["name"] == "reviewer"
     assert nx("status", sid_of(client, OLD), "--json", env=PEER).json["successor"] is None
     assert nx("whoami", "--json", env=env_of(client, NEW)).code != 0  # not its client's
+    nx("listen", "off", env=old)  # its mail was announced: a listening Stop would hold for news
     hook(client, "Stop", sid(OLD), client_pid=proc)  # the turn ends: a real /clear may come
+    nx("listen", "on", env=old)
     hook(client, "SessionStart", sid(NEW), source="clear", client_pid=proc)
     inherited(nx, hook, client, w)
