@@ -103,7 +103,8 @@ SQLITE_DIALECT = {
     r"\browid\b": "the table's own key",
     r"\b(max|min)\(\w+, ": "CASE, or Python",
     r"\bgroup_concat\(|\bifnull\(|\bCOLLATE BINARY\b": "what both engines read",
-    r"(?<!lower\(c\.text\) )(?<!lower\(\{c\}\) )\bLIKE\b": "lower(column) LIKE a lowered pattern",
+    r"(?<!lower\(c\.text\) )(?<!lower\(\{c\}\) )(?<!lower\(id\) )(?<!lower\(handle\) )\bLIKE\b":
+        "lower(column) LIKE a lowered pattern",
     r"FROM \(SELECT [^()]*(\([^()]*\)[^()]*)*\)(?!\s*(AS\b|[a-z]))": "an alias for the subquery",
 }
 # where SQLite's own tables are read, only ever on SQLite (FTS5: fulltext.py on PostgreSQL)

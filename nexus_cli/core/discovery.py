@@ -115,8 +115,9 @@ def resolve_target(conn: sqlite3.Connection, caller: Caller, target: str, now: f
     if not in_scope(row):
         row = conn.execute("SELECT * FROM sessions WHERE handle = ?", (target,)).fetchone()
     if not in_scope(row) and is_handle_prefix(target):  # `s-7e0f` for the one handle it begins
-        found = [r for r in conn.execute("SELECT * FROM sessions WHERE handle LIKE ? ORDER BY "
-                                         "handle", (target + "%",)).fetchall() if in_scope(r)]
+        begun = conn.execute("SELECT * FROM sessions WHERE lower(handle) LIKE ? ORDER BY handle",
+                             (target.lower() + "%",)).fetchall()
+        found = [r for r in begun if in_scope(r)]
         if len(found) > 1:
             shown = ", ".join(f"{r['handle']} ({r['name']})" for r in found[:AMBIGUOUS_LIST])
             raise NexusError("id_ambiguous", target, f"it begins {shown}"

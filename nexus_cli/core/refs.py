@@ -50,9 +50,10 @@ def short(kind: str, value: object) -> bool:
 def matching(conn: Any, me: Caller, kind: str, value: str) -> list[str]:
     """The ids of this kind the caller may see that begin with `value` (LISTED + 1 at most)."""
     visible = KINDS[kind][2](me)
-    rows = conn.execute(f"SELECT id FROM ({visible}) AS visible WHERE id LIKE :prefix "
+    rows = conn.execute(f"SELECT id FROM ({visible}) AS visible WHERE lower(id) LIKE :prefix "
                         f"ORDER BY id LIMIT {LISTED + 1}",
-                        {"me": me.id, "project": me.project, "prefix": value + "%"}).fetchall()
+                        {"me": me.id, "project": me.project,
+                         "prefix": value.lower() + "%"}).fetchall()
     return [r[0] for r in rows]
 
 
