@@ -345,3 +345,18 @@ def descriptors_past(number: int = 1030) -> Iterator[None]:
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def string_literals(tree: Any, hole: str = "{}") -> Iterator[tuple[Any, str]]:
+    """Every string a module's source spells out, with its node: constants, and f-strings as a
+    whole with `hole` for each replacement field (their parts are not given again)."""
+    import ast
+
+    parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in parts:
+            yield node, node.value
+        elif isinstance(node, ast.JoinedStr):
+            yield node, "".join(v.value if isinstance(v, ast.Constant) else hole
+                                for v in node.values)

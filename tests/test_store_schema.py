@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import string_literals
 from nexus_cli.core.store import migrations, pg, pgschema, sqltext
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nexus_cli"
@@ -116,14 +117,7 @@ def _statements() -> list[tuple[str, str]]:
     for path in PACKAGE.rglob("*.py"):
         if path.name in ("migrations.py", "pgschema.py", "fulltext.py", "security.py"):
             continue  # each engine's own DDL
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                text = node.value
-            elif isinstance(node, ast.JoinedStr):
-                text = "".join(v.value if isinstance(v, ast.Constant) else "{}"
-                               for v in node.values)
-            else:
-                continue
+        for node, text in string_literals(ast.parse(path.read_text())):
             if re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", text) and \
                     not any(s in text for s in SQLITE_ONLY_TEXT):
                 out.append((f"{path.relative_to(PACKAGE)}:{node.lineno}", text))

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from test_team_members import A2_ID, A_ID, B_ID, A, Team, declared, started
 
-from helpers import sid
+from helpers import sid, string_literals
 from nexus_cli.core.store import pg, policy
 from nexus_cli.tasks import ledger
 from nexus_cli.team import security
@@ -187,17 +187,7 @@ def test_every_write_nexus_makes_is_declared():
                     for n in ast.walk(tree) if isinstance(n, ast.Call)
                     and isinstance(n.func, ast.Attribute) and n.args
                     and n.func.attr in ("write", "Function")}  # (or guarded: policy.Function)
-        parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
-        for node in ast.walk(tree):
-            if id(node) in parts:
-                continue
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                text = node.value
-            elif isinstance(node, ast.JoinedStr):
-                text = "".join(v.value if isinstance(v, ast.Constant) else "x"
-                               for v in node.values)
-            else:
-                continue
+        for node, text in string_literals(tree, hole="x"):
             m = WRITE.match(text)
             if m and m.group(1) in security.tables() and m.group(1) not in NOT_MEMBERS \
                     and id(node) not in declared:
