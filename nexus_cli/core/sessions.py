@@ -27,7 +27,7 @@ from .settings import (
     BINDING_TTL,
     STALE_AFTER,
 )
-from .store import policy
+from .store import policy, rows
 from .store.db import later, present
 
 PROMPT_TAIL = 1500
@@ -250,9 +250,12 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
            client: Proc | None = None, touch: bool = True,
            parent: str | None = None) -> sqlite3.Row:
     """The session's row, created (with a unique name and handle) when missing, revived when
-    offline."""
+    offline. A row of its own that nexus would not have written is no reason to write another:
+    `row_invalid` (store.rows)."""
     row = get(conn, sid)
     if row is None:
+        if rows.last is not None:
+            raise rows.error(rows.last)
         base = identity.base_name(sid, cwd)  # a person's name is its own: no agent holds it
         name = base if identity.split_id(sid)[0] == identity.USER else unique_name(conn, base, now)
         root = identity.project_root(cwd) if cwd else ""
@@ -413,10 +416,13 @@ def waiting_for(data: dict) -> str:
 
 def of_process(conn: sqlite3.Connection, proc: Proc, columns: str = "*") -> list[sqlite3.Row]:
     """The sessions this very process ran (a reused pid with another start time does not count),
-    most recently active first; `columns`: what of them is read (`LOOK`: enough to judge them)."""
-    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND (client_start ="
-                        " ? OR client_start IS NULL) ORDER BY last_active DESC",
-                        (proc.pid, proc.start)).fetchall()
+    most recently active first; `columns`: what of them is read (`LOOK`: enough to judge them).
+    Only an agent's row that names the process's start time, on this machine, is one: a row
+    without a start time (which no hook writes) or a person's could be anyone's forgery, naming
+    another member's client to become that member's session."""
+    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND client_start ="
+                        " ? AND client IN ('claude', 'codex') AND (machine IS NULL OR machine = ?)"
+                        " ORDER BY last_active DESC", (proc.pid, proc.start, machine())).fetchall()
 
 
 def current_of(hosted: list[sqlite3.Row], now: float) -> sqlite3.Row:

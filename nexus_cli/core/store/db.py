@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 
 from ..errors import NexusError
-from . import APPLICATION_ID, SCHEMA, paths, queue, team, wake
+from . import APPLICATION_ID, SCHEMA, paths, queue, rows, team, wake
 
 BUSY_TIMEOUT_MS = 10_000
 # what the features' SQL needs of SQLite (the subset PostgreSQL reads too): IS NOT DISTINCT FROM
@@ -37,6 +37,8 @@ def present(row: sqlite3.Row | None, what: str) -> sqlite3.Row:
     """A row the caller has just written or resolved in its open transaction: its absence is a
     bug in nexus, reported as one (never a None that fails later)."""
     if row is None:
+        if rows.last is not None:  # not vanished: read past, a row nexus would not have written
+            raise rows.error(rows.last)
         raise NexusError("internal_error", what, f"{what} vanished inside its own transaction",
                          "report this as a bug in nexus")
     return row
@@ -521,10 +523,15 @@ _savepoints = itertools.count(1)
 
 
 class Connection(sqlite3.Connection):
-    """A connection that knows its store's directory (news markers live beside the file)."""
+    """A connection that knows its store's directory (news markers live beside the file), and
+    whose rows are checked where they become records (rows.py)."""
 
     local_root: str | None = None
     execute_later = None  # (the team store's connections defer writes: `later`)
+
+    def execute(self, sql: str, params: object = ()) -> sqlite3.Cursor:  # type: ignore[override]
+        cur = sqlite3.Connection.execute(self, sql, params)  # type: ignore[arg-type]
+        return cur if cur.description is None else rows.checked(cur, sql)  # type: ignore[return-value]
 
 
 def later(conn: sqlite3.Connection, sql: str, params: object = ()) -> None:

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import NexusError
-from . import APPLICATION_ID, migrations, paths, pgwire, team, wake
+from . import APPLICATION_ID, migrations, paths, pgwire, rows, team, wake
 from .sqltext import bound, placeholders
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)
@@ -390,7 +390,7 @@ class Conn:
     def execute(self, sql: str, params: object = ()) -> Cursor:
         text, values = bound(sql, params)
         try:
-            return Cursor(self.raw.execute(text, values))
+            return rows.checked(Cursor(self.raw.execute(text, values)), sql)  # type: ignore[return-value]
         except ERRORS as exc:
             if os.environ.get("NEXUS_DEBUG_SQL"):
                 print("SQL:", text, values, file=sys.stderr)
