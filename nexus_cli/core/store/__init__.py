@@ -4,4 +4,4 @@ What every open of it checks is kept here, where it costs nothing to import (the
 on every event; the migrations load only when the file is behind)."""
 
 APPLICATION_ID = 0x4E585331  # 'NXS1': written once at creation; without it, not a nexus store
-SCHEMA = 27  # the schema this nexus writes: the number of the last migration (migrations.py)
+SCHEMA = 28  # the schema this nexus writes: the number of the last migration (migrations.py)

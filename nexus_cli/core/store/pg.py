@@ -323,6 +323,11 @@ def translate_error(exc: BaseException, url: str) -> NexusError:
                           f"the server refused it ({str(exc).splitlines()[0][:200]})",
                           "ask the team's administrator for the role's rights "
                           "(`nexus team init` prints the SQL)")
+    if state == "23514":  # a shape migration 28 checks: a row the write would make or keep
+        return NexusError("row_invalid", team.redact(url),
+                          f"the row is not what nexus writes ({str(exc).splitlines()[0][:200]});"
+                          " nothing was written",
+                          "`nexus doctor` names such rows; fix or delete it in the database")
     if state in ("57014", "55P03"):
         return NexusError("store_busy", team.redact(url),
                           "the team database did not answer in time; nothing was written",

@@ -128,19 +128,20 @@ def tables(sql: str) -> tuple | None:
         pass
     found: list[tuple[str, str]] = []
     if ("RETURNING" in sql or sql.lstrip()[:6].upper() == "SELECT") and "UNION" not in sql:
-        toks = _tokens(sql)
-        depth = 0
-        for i, tok in enumerate(toks[:-1]):
-            depth += (tok == "(") - (tok == ")")
-            if depth == 0 and tok.upper() in ("FROM", "JOIN", "UPDATE", "INTO"):
-                name = toks[i + 1].lower()
-                if name in RULES:
-                    after = toks[i + 2] if i + 2 < len(toks) else ""
-                    if after.upper() == "AS" and i + 3 < len(toks):
-                        after = toks[i + 3]
-                    alias = after if after and after.upper() not in _KEYWORDS and \
-                        _IDENT.issuperset(after) else name
-                    found.append((alias.lower(), name))
+        # (string methods, no tokens: a hook works out each statement it runs once)
+        text = " ".join(sql.replace("(", " ( ").replace(")", " ) ").split()) + " "
+        for keyword in (" FROM ", " JOIN ", "UPDATE ", " INTO "):
+            at = text.find(keyword)
+            while at >= 0:
+                if text.count("(", 0, at) == text.count(")", 0, at):  # not in a subquery
+                    words = text[at + len(keyword):].split(" ", 3)
+                    name = words[0].lower()
+                    if name in RULES:
+                        after = words[2] if words[1] == "AS" and len(words) > 2 else words[1]
+                        alias = after if after and after.upper() not in _KEYWORDS and \
+                            _IDENT.issuperset(after) else name
+                        found.append((alias.lower(), name))
+                at = text.find(keyword, at + 1)
     _TABLES[sql] = got = tuple(found) or None
     return got
 
@@ -167,6 +168,12 @@ def _selected(sql: str) -> list[list[str]]:
 def _plan(sql: str, names: list[str], named: tuple) -> tuple:
     """(checks, pairs): checks are (position, table, column, check); pairs (position, position,
     table, check)."""
+    if len(named) == 1 and " AS " not in sql and "(" not in sql.partition(" FROM ")[0]:
+        table = named[0][1]  # one table, no expression: each column is the table's own
+        own = RULES[table]
+        only = tuple((pos, table, name, own[name]) for pos, name in enumerate(names)
+                     if name in own and names.count(name) == 1)
+        return only, _pairs(table, {c[2]: c[0] for c in only})
     aliases = dict(named)
     by_name: dict[str, list[tuple[str, str]] | None] = {}  # result name -> its sources
 
@@ -203,9 +210,17 @@ def _plan(sql: str, names: list[str], named: tuple) -> tuple:
             col = next(c for t, c in sources if t == table and c in RULES[t])
             checks.append((pos, table, col, rule))
             where[(table, col)] = pos
-    pairs = [(where[(t, a)], where[(t, b)], t, check) for (t, a, b), check in PAIRS.items()
-             if (t, a) in where and (t, b) in where]
-    return tuple(checks), tuple(pairs)
+    pairs: tuple = ()
+    for table in {t for t, _ in where}:
+        pairs += _pairs(table, {c: p for (t, c), p in where.items() if t == table})
+    return tuple(checks), pairs
+
+
+def _pairs(table: str, where: dict[str, int]) -> tuple:
+    """The checks across two columns of `table` whose columns are both read (`where`: column
+    -> position)."""
+    return tuple((where[a], where[b], t, check) for (t, a, b), check in PAIRS.items()
+                 if t == table and a in where and b in where)
 
 
 def plan(sql: str, named: tuple, row: Any) -> tuple:
