@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "nexus_cli"
 # bottom to top; a module may import its own layer and the ones below, never above
 LAYERS = [
     ("infra", ["core.errors", "core.record", "core.timefmt", "core.text", "core.settings",
-               "core.proctable", "core.data", "core.shapes", "core.store"]),
+               "core.proctable", "core.data", "core.store"]),
     ("client runtime", ["clients", "clients.claude", "clients.codex", "clients.claude.runtime",
                         "clients.codex.runtime", "clients.claude.headless",
                         "clients.codex.headless"]),
@@ -226,7 +226,7 @@ EVERY_EVENT = {"__future__", "fcntl", *(f"nexus_cli{m}" for m in (
     ".core.proctable", ".core.settings", ".core.jsonstrict", ".core.sessions",
     ".core.store", ".core.store.paths", ".core.store.team", ".core.store.policy",
     ".core.store.queue", ".core.store.wake", ".core.store.db", ".core.store.news",
-    ".core.store.rows", ".core.shapes", ".messages"))}
+    ".messages"))}
 ANNOUNCING = {f"nexus_cli.{m}" for m in (
     "maintenance", "maintenance.schedule", "delivery", "delivery.announce", "delivery.turns",
     "messages.mailbox", "core.shellcmd", "core.text")}

@@ -11,10 +11,9 @@ from typing import Any
 
 import click
 
-from ..core import events, registry
+from ..core import events, registry, store
 from ..core.context import Ctx, cli_resolver
 from ..core.errors import CODES, Exit, NexusError, exits
-from ..core.store import rows
 from ..core.store.db import Store
 from . import output, params
 
@@ -105,7 +104,7 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
     for key in tool.stdin:
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()
-    rows.SKIPPED.clear()  # (what this command reads past, said after its output)
+    store.SKIPPED.clear()  # (what this command reads past, said after its output)
     later: list = []  # a pager for what was delivered, run once the transaction is over
     ctx = Ctx(Store(), cli_resolver(as_), upkeep=upkeep(),
               deliver=lambda result: later.append(output.emit(tool, result, as_json, True)),
@@ -134,10 +133,10 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
 
 
 def read_past(most: int = 3) -> None:
-    """The rows this command read past (core/store/rows.py), said on stderr: never silently."""
-    seen = list(dict.fromkeys(rows.SKIPPED))
+    """The rows this command read past (core/store), said on stderr: never silently."""
+    seen = list(dict.fromkeys(store.SKIPPED))
     for entry in seen[:most]:
-        sys.stderr.write(f"nexus: warning: {rows.error(entry).shown}\n")
+        sys.stderr.write(f"nexus: warning: {store.row_error(entry).shown}\n")
     if len(seen) > most:
         sys.stderr.write(f"nexus: warning: and {len(seen) - most} more rows read past "
                          "(`nexus doctor` names them)\n")

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 
-from ..core import shapes
+from ..core import store
 
 NAMES = ("claude", "codex")
 _LOADED: dict[str, ModuleType] = {}
 
 
-is_uuid = shapes.uuid  # (both clients' session ids are lowercase UUIDs)
+is_uuid = store.uuid  # (both clients' session ids are lowercase UUIDs)
 
 
 def _load(name: str) -> ModuleType:

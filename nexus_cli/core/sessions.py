@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from .. import clients
-from . import identity
+from . import identity, store
 from .errors import NexusError
 from .proctable import Proc, machine, table
 from .record import Record
@@ -27,7 +27,7 @@ from .settings import (
     BINDING_TTL,
     STALE_AFTER,
 )
-from .store import policy, rows
+from .store import policy
 from .store.db import later, present
 
 PROMPT_TAIL = 1500
@@ -251,11 +251,11 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
            parent: str | None = None) -> sqlite3.Row:
     """The session's row, created (with a unique name and handle) when missing, revived when
     offline. A row of its own that nexus would not have written is no reason to write another:
-    `row_invalid` (store.rows)."""
+    `row_invalid` (core/store)."""
     row = get(conn, sid)
     if row is None:
-        if rows.last is not None:
-            raise rows.error(rows.last)
+        if store.last_skipped is not None:
+            raise store.row_error(store.last_skipped)
         base = identity.base_name(sid, cwd)  # a person's name is its own: no agent holds it
         name = base if identity.split_id(sid)[0] == identity.USER else unique_name(conn, base, now)
         root = identity.project_root(cwd) if cwd else ""

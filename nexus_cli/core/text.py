@@ -121,7 +121,7 @@ def quoted(text: str, limit: int | None = None) -> str:
     return f'"{line}"'
 
 
-# what an id or a handle nexus wrote is made of (core/shapes.py): shown as it is
+# what an id or a handle nexus wrote is made of (core/store): shown as it is
 _TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@#+-")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..core import shapes
+from ..core import store
 from ..core.settings import MAINTAIN_EVERY
 
 
@@ -17,7 +17,7 @@ def last(conn: sqlite3.Connection) -> float:
         value = float(row[0]) if row else 0.0
     except (TypeError, ValueError):
         return 0.0
-    return value if shapes.time(value) else 0.0
+    return value if store.time(value) else 0.0
 
 
 def due(conn: sqlite3.Connection, now: float) -> bool:

@@ -149,11 +149,11 @@ def process_check() -> dict:
 
 def row_check(conn: Any) -> dict:
     """Rows nexus would not have written (by hand, or a member's plain SQL): each is read past
-    wherever nexus reads (core/store/rows.py); here they are named."""
-    from ..core.store import rows
+    wherever nexus reads (core/store); here they are named."""
+    from ..core import store
     from ..core.text import visible
 
-    bad, found = rows.scan(conn)
+    bad, found = store.scan_rows(conn)
     if not bad:
         return check("rows", "ok", "every row has the shape nexus writes")
     named = "; ".join(visible(f"{t} {key} ({col})", keep_lines=False) for t, key, col in found)

@@ -18,8 +18,9 @@ import stat
 import time
 from collections.abc import Callable
 
+from .. import store as rows
 from ..errors import NexusError
-from . import APPLICATION_ID, SCHEMA, paths, queue, rows, team, wake
+from . import APPLICATION_ID, SCHEMA, paths, queue, team, wake
 
 BUSY_TIMEOUT_MS = 10_000
 # what the features' SQL needs of SQLite (the subset PostgreSQL reads too): IS NOT DISTINCT FROM
@@ -37,8 +38,8 @@ def present(row: sqlite3.Row | None, what: str) -> sqlite3.Row:
     """A row the caller has just written or resolved in its open transaction: its absence is a
     bug in nexus, reported as one (never a None that fails later)."""
     if row is None:
-        if rows.last is not None:  # not vanished: read past, a row nexus would not have written
-            raise rows.error(rows.last)
+        if rows.last_skipped is not None:  # not vanished: read past, a row nexus would not
+            raise rows.row_error(rows.last_skipped)  # have written
         raise NexusError("internal_error", what, f"{what} vanished inside its own transaction",
                          "report this as a bug in nexus")
     return row
@@ -524,7 +525,7 @@ _savepoints = itertools.count(1)
 
 class Connection(sqlite3.Connection):
     """A connection that knows its store's directory (news markers live beside the file), and
-    whose rows are checked where they become records (rows.py)."""
+    whose rows are checked where they become records (store/__init__.py)."""
 
     local_root: str | None = None
     execute_later = None  # (the team store's connections defer writes: `later`)

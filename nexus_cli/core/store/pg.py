@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .. import store as rows
 from ..errors import NexusError
-from . import APPLICATION_ID, migrations, paths, pgwire, rows, team, wake
+from . import APPLICATION_ID, migrations, paths, pgwire, team, wake
 from .sqltext import bound, placeholders
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum that means anything is 2)

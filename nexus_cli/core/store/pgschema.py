@@ -25,7 +25,7 @@ BYTE_ORDER = """DO $$ BEGIN
     END IF;
 END $$"""
 
-# migration 28: core/shapes.py as PostgreSQL regular expressions (and the times a calendar shows)
+# migration 28: the shapes core/store reads with, as PostgreSQL regular expressions
 TOKEN = "^[A-Za-z0-9][A-Za-z0-9._:@#+-]{0,99}$"
 PARTICIPANT = ("^([a-z]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|user:"
                "[A-Za-z0-9._-]{1,64}(@[A-Za-z0-9._-]{1,40})?|nexus:system)$")
@@ -505,7 +505,7 @@ END $$""",
     WHERE s.client = 'user' AND EXISTS (SELECT 1 FROM sessions o WHERE o.client = 'user'
     AND lower(o.name) = lower(s.name) AND o.id < s.id)""",
         "CREATE UNIQUE INDEX sessions_person_name ON sessions (lower(name)) WHERE client = 'user'",
-        # the shapes core/shapes.py reads rows with, for what is written from now on (NOT VALID:
+        # the shapes core/store reads rows with, for what is written from now on (NOT VALID:
         # rows already there are read past and named by `nexus doctor`, never refused here)
         *(f"ALTER TABLE {table} ADD CONSTRAINT {table}_{column}_shape CHECK ({check}) NOT VALID"
           for table, column, check in (
