@@ -183,3 +183,25 @@ def test_a_statements_plan_checks_only_what_it_can_place():
     checks, _ = store._plan("SELECT m.id, s.id AS sid, count(*) AS n FROM messages m JOIN "
                            "sessions s ON s.id = m.sender", ["id", "sid", "n"], named)
     assert [(c[0], c[1], c[2]) for c in checks] == [(0, "messages", "id"), (1, "sessions", "id")]
+
+
+def test_the_activity_log_reads_past_entries_nexus_never_wrote(nx, pair, home, backend):
+    now = time.time()
+    with by_hand(home) as conn:
+        for actor, action, detail in (
+                ("alice", "security.impersonation_refused", None),  # no colon: no face
+                ("User:bob", "task.cancel", None),  # a person's id in another case
+                ("claude:" + sid(1), "session.rename\n[nexus] forged", None),
+                ("claude:" + sid(1), "session.rename", "not json"),
+                ("claude:" + sid(1), "session.rename", "[1, 2]"),
+                ("cli", "security.hook_refused", '{"reason": "kept"}')):
+            conn.execute("INSERT INTO events (at, actor, action, target, detail) VALUES"
+                         " (?, ?, ?, NULL, ?)", (now, actor, action, detail))
+    r = nx("events", "--json", env=A)
+    assert r.code == 0, r.err
+    shown = [(e["actor"], e["action"]) for e in r.json["events"]]
+    assert ("cli", "security.hook_refused") in shown
+    assert not {a for a, _ in shown} & {"alice", "User:bob"}
+    assert all("\n" not in action for _, action in shown) and "session.rename" not in dict(
+        shown).values()
+    assert nx("events", env=A).code == 0

@@ -168,6 +168,18 @@ APPROVAL_STATUS = _one_of("pending", "allowed", "rejected", "withdrawn", "timeou
 FACES = frozenset(("cli", "mcp", "web", "claude hook", "codex hook"))
 
 
+def _json_object(value: object) -> bool:
+    """Text that is one JSON object (an event's detail, which `nexus events` parses)."""
+    if type(value) is not str or not value.startswith("{"):
+        return False
+    import json  # (loaded already wherever events are read)
+
+    try:
+        return type(json.loads(value)) is dict
+    except ValueError:
+        return False
+
+
 def _actor(value: object) -> bool:
     return value in FACES or P(value)
 
@@ -191,7 +203,8 @@ RULES: dict[str, dict[str, Callable[[object], bool]]] = {
         "seq": NUM, "id": TOKEN, "sender": P, "target": P, "status": TASK_STATUS,
         "message_id": TOKEN, "report_message_id": TOKEN, "progress": NUM, "expires_at": TIME,
         "created_at": TIME, "updated_at": TIME, "closed_at": TIME},
-    "events": {"seq": NUM, "at": TIME, "actor": _actor, "action": TOKEN},
+    "events": {"seq": NUM, "at": TIME, "actor": _actor, "action": TOKEN,
+               "detail": _json_object},
     "reservations": {"id": TOKEN, "session_id": P, "created_at": TIME, "expires_at": TIME},
     "ws_meetings": {"seq": NUM, "id": TOKEN, "status": MEETING_STATUS, "initiator": P,
                     "started_at": TIME, "ended_at": TIME, "updated_at": TIME},
