@@ -46,7 +46,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 BOTH_BACKENDS = {"test_messages", "test_handoff", "test_tasks", "test_delivery", "test_hooks",
                  "test_news", "test_concurrency", "test_identity", "test_reservations",
                  "test_approvals", "test_workspace", "test_runs", "test_mcp", "test_files",
-                 "test_presence"}
+                 "test_presence", "test_read_boundary"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

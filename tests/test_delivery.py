@@ -420,7 +420,7 @@ def test_the_greeting_stays_short_with_thousands_of_listening_peers(hook, pair, 
     conn.executemany(
         "INSERT INTO sessions (id, client, handle, name, cwd, project, status, waiter_pid,"
         " created_at, last_active) VALUES (?, 'codex', ?, ?, ?, ?, 'listening', ?, ?, ?)",
-        [(f"codex:{sid(1000 + i)}", f"s-{1000 + i:012x}", f"peer{i}", hook.cwd, hook.cwd,
+        [(f"codex:{sid(1000 + i)}", f"s-{1000 + i:08x}0000", f"peer{i}", hook.cwd, hook.cwd,
           os.getpid(), now, now) for i in range(2000)])
     conn.commit()
     conn.close()

@@ -36,6 +36,10 @@ def fresh_store():
         shutil.rmtree(root)
 
 
+def handle(session: str) -> str:
+    return "s-" + session.split(":")[1].replace("-", "")[:12]
+
+
 def add_session(conn, sid: str, name: str, now: float) -> None:
     """A session as its hooks would register it, run by its own (fake) client process."""
     table = fake_table()
@@ -43,7 +47,7 @@ def add_session(conn, sid: str, name: str, now: float) -> None:
     conn.execute("INSERT INTO sessions (id, client, handle, name, cwd, project, status, client_pid,"
                  " client_start, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, 'idle', ?, ?,"
                  " ?, ?)",
-                 (sid, sid.split(":")[0], "s-" + sid.split(":")[1].zfill(12), name, PROJECT,
+                 (sid, sid.split(":")[0], handle(sid), name, PROJECT,
                   PROJECT, pid, table.procs[pid].start if pid else None, now, now))
 
 
@@ -51,8 +55,8 @@ def model_resolve(names: dict[str, str], me: str, target: str) -> str:
     """What resolution must return: an id, or the error code."""
     if target in names:
         pick = target
-    elif any("s-" + sid.split(":")[1].zfill(12) == target for sid in names):
-        pick = next(sid for sid in names if "s-" + sid.split(":")[1].zfill(12) == target)
+    elif any(handle(sid) == target for sid in names):
+        pick = next(sid for sid in names if handle(sid) == target)
     else:
         exact = [sid for sid, n in names.items() if n == target]
         found = exact or [sid for sid, n in names.items() if target.lower() in n.lower()]
@@ -67,15 +71,15 @@ def model_resolve(names: dict[str, str], me: str, target: str) -> str:
 @SETTINGS
 @given(st.lists(NAMES, min_size=1, max_size=8), st.data())
 def test_target_resolution_matches_the_model(names, data):
-    ids = {f"codex:{i:012x}": n for i, n in enumerate(names)}
+    ids = {f"codex:{sid(i)}": n for i, n in enumerate(names)}
     me = data.draw(st.sampled_from(sorted(ids)))
     target = data.draw(st.one_of(st.sampled_from(sorted(ids)), st.sampled_from(names), NAMES,
-                                 st.sampled_from([f"s-{i:012x}" for i in range(len(names))])))
+                                 st.sampled_from([handle(i) for i in ids])))
     now = time.time()
     with fresh_store() as store:
         with store.write() as conn:
-            for sid, n in ids.items():
-                add_session(conn, sid, n, now)
+            for session, n in ids.items():
+                add_session(conn, session, n, now)
         with store.read() as conn:
             who = sessions.Caller(me, PROJECT, PROJECT, "test")
             try:

@@ -44,7 +44,7 @@ def a_local_store(nx, hook, home) -> dict:
     with db:  # a run and its approval (headless runs need real clients: the rows as they land)
         db.execute("INSERT INTO runs (id, seq, client, task, cwd, project, launch, dispatcher,"
                    " status, created_at) VALUES ('r-1', 1, 'codex', 'x', '/w', '/w', '{}', ?,"
-                   " 'finished', 1)", (A_ID,))
+                   " 'done', 1)", (A_ID,))
         db.execute("INSERT INTO approvals (id, seq, session_id, run_id, tool_name, summary,"
                    " requested_at, deadline) VALUES ('a-1', 1, ?, 'r-1', 'Bash', 'ls', 1, 2)",
                    (A_ID,))
@@ -203,7 +203,8 @@ def test_migrate_respects_row_level_security(nx, hook, chdir_work, pg_cluster, h
     as_alice = pg_cluster.url_for(name, user=alice)
     with psycopg.connect(admin_url, autocommit=True) as conn:  # as bob's nexus would
         conn.execute("INSERT INTO sessions (id, client, handle, name, created_at, last_active,"
-                     " db_role) VALUES (%s, 'codex', 'bobs-codex', 'bobs', 0, 0, %s)", (B_ID, bob))
+                     " db_role) VALUES (%s, 'codex', 's-000000020000', 'bobs', 0, 0, %s)",
+                     (B_ID, bob))
         conn.execute("INSERT INTO messages (id, sender, recipient, text, created_at) VALUES"
                      " ('m-bob', %s, %s, 'bob to bob', 0)", (B_ID, B_ID))
     monkeypatch.setenv("NEXUS_DATABASE_URL", as_alice)

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..core import events, registry
+from ..core import events, registry, store
 from ..core.context import Ctx, cli_resolver
 from ..core.errors import CODES, Exit, NexusError, exits
 from ..core.store.db import Store
@@ -152,6 +152,7 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
     for key in tool.stdin:
         if raw.get(key) == "-":
             raw[key] = sys.stdin.read()
+    store.SKIPPED.clear()  # (what this command reads past, said after its output)
     later: list = []  # a pager for what was delivered, run once the transaction is over
     ctx = Ctx(Store(), cli_resolver(as_), upkeep=upkeep(),
               deliver=lambda result: later.append(output.emit(tool, result, as_json, True)),
@@ -166,14 +167,27 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
         for show in later:
             if show is not None:
                 show()
+        read_past()
     except NexusError as exc:
         events.refused(ctx.store, exc, "cli", command=" ".join(tool.path))
+        if exc.code != "row_invalid":
+            read_past()
         output.emit_error(exc, as_json)
         sys.exit(int(exc.exit_code))
     except OSError as exc:  # stdout closed or full: nothing was consumed (see Ctx.hand_over)
         sys.exit(output.failed(exc))
     if tool.exit_if and result.get(tool.exit_if[0]) == tool.exit_if[1]:
         sys.exit(tool.exit_if[2])
+
+
+def read_past(most: int = 3) -> None:
+    """The rows this command read past (core/store), said on stderr: never silently."""
+    seen = list(dict.fromkeys(store.SKIPPED))
+    for entry in seen[:most]:
+        sys.stderr.write(f"nexus: warning: {store.row_error(entry).shown}\n")
+    if len(seen) > most:
+        sys.stderr.write(f"nexus: warning: and {len(seen) - most} more rows read past "
+                         "(`nexus doctor` names them)\n")
 
 
 def upkeep():

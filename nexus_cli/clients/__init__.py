@@ -12,16 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 
+from ..core import store
+
 NAMES = ("claude", "codex")
-_HEX = frozenset("0123456789abcdef")
 _LOADED: dict[str, ModuleType] = {}
 
 
-def is_uuid(raw: str) -> bool:
-    """Whether `raw` is, as a whole, a lowercase UUID: the shape of both clients' session ids
-    (checked without a regular expression: compiling one costs a hook more than the check)."""
-    return (len(raw) == 36 and raw[8] == raw[13] == raw[18] == raw[23] == "-"
-            and _HEX.issuperset(raw[:8] + raw[9:13] + raw[14:18] + raw[19:23] + raw[24:]))
+is_uuid = store.uuid  # (both clients' session ids are lowercase UUIDs)
 
 
 def _load(name: str) -> ModuleType:

@@ -20,10 +20,14 @@ AMBIGUOUS_LIST = 12
 
 
 def person_named(conn: sqlite3.Connection, name: str) -> sqlite3.Row | None:
-    """The person a name reads as: a person of that name, else, for this machine's login, the
-    person at this machine (in team mode named `login@machine`)."""
-    row = conn.execute("SELECT * FROM sessions WHERE client = ? AND lower(name) = lower(?)"
-                       " ORDER BY last_active DESC LIMIT 1", (identity.USER, name)).fetchone()
+    """The person a name reads as, whatever its case: a person of that name, else a person
+    whose name is that login at a machine (`bob` is `bob@laptop`: in team mode a person is
+    named `login@machine`, and no agent named `bob@host` takes mail meant for that person),
+    else, for this machine's login, the person at this machine."""
+    row = conn.execute("SELECT * FROM sessions WHERE client = ? AND (lower(name) = lower(?)"
+                       " OR lower(substr(name, 1, ?)) = lower(?)) ORDER BY lower(name) ="
+                       " lower(?) DESC, last_active DESC LIMIT 1",
+                       (identity.USER, name, len(name) + 1, name + "@", name)).fetchone()
     if row is None and name.lower() == identity.login().lower():
         row = sessions.get(conn, identity.user_id())
     return row

@@ -68,6 +68,9 @@ CODES: dict[str, tuple[int, str]] = {
     "store_readonly": (Exit.STORE, "The store cannot be written (read-only file system or file)."),
     "store_full": (Exit.STORE, "The disk holding the store is full."),
     "store_io": (Exit.STORE, "A disk I/O error while using the store; nothing was committed."),
+    "row_invalid": (Exit.STORE, "A row of the store is not what nexus writes (written by hand, "
+                                "or by a team member with plain SQL): nexus reads past it; "
+                                "`nexus doctor` names it."),
     "store_busy": (Exit.STORE, "The store stayed locked by another process past the busy timeout."),
     "config_invalid": (Exit.CONFIG, "A client's config file does not parse; it was not touched."),
     "config_unwritable": (Exit.CONFIG, "A client's config file cannot be read or written."),

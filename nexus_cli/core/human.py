@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .text import one_line, pad, visible, width
+from .text import pad, party, visible, width
 from .timefmt import human_duration
 
 # colours that carry meaning (rich only; NO_COLOR, TERM=dumb and pipes get none)
@@ -99,7 +99,7 @@ def home_short(path: str) -> str:
 
 
 def who(ref: dict[str, Any]) -> str:
-    return f"{one_line(ref['name'])} ({ref['handle']})"
+    return party(ref["name"], ref["handle"])
 
 
 def page_footer(r: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from .. import clients
-from . import identity
+from . import identity, store
 from .errors import NexusError
 from .proctable import Proc, machine, table
 from .record import Record
@@ -254,9 +254,12 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
            client: Proc | None = None, touch: bool = True,
            parent: str | None = None) -> sqlite3.Row:
     """The session's row, created (with a unique name and handle) when missing, revived when
-    offline."""
+    offline. A row of its own that nexus would not have written is no reason to write another:
+    `row_invalid` (core/store)."""
     row = get(conn, sid)
     if row is None:
+        if store.last_skipped is not None:
+            raise store.row_error(store.last_skipped)
         base = identity.base_name(sid, cwd)  # a person's name is its own: no agent holds it
         name = base if identity.split_id(sid)[0] == identity.USER else unique_name(conn, base, now)
         root = identity.project_root(cwd) if cwd else ""
@@ -416,13 +419,14 @@ def waiting_for(data: dict) -> str:
 
 
 def of_process(conn: sqlite3.Connection, proc: Proc, columns: str = "*") -> list[sqlite3.Row]:
-    """The sessions this very process ran, on this machine, most recently active first (a reused
-    pid with another start time does not count, nor a row that names no start: a new process is
-    never taken for an old one); `columns`: what of them is read (`LOOK`: enough to judge
-    them)."""
-    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND client_start = ?"
-                        " AND (machine IS NULL OR machine = ?) ORDER BY last_active DESC",
-                        (proc.pid, proc.start, machine())).fetchall()
+    """The sessions this very process ran (a reused pid with another start time does not count),
+    most recently active first; `columns`: what of them is read (`LOOK`: enough to judge them).
+    Only an agent's row that names the process's start time, on this machine, is one: a row
+    without a start time (which no hook writes) or a person's could be anyone's forgery, naming
+    another member's client to become that member's session."""
+    return conn.execute(f"SELECT {columns} FROM sessions WHERE client_pid = ? AND client_start ="
+                        " ? AND client IN ('claude', 'codex') AND (machine IS NULL OR machine = ?)"
+                        " ORDER BY last_active DESC", (proc.pid, proc.start, machine())).fetchall()
 
 
 def current_of(hosted: list[sqlite3.Row], now: float) -> sqlite3.Row:

@@ -119,3 +119,23 @@ def quoted(text: str, limit: int | None = None) -> str:
     if limit is not None and len(line) > limit:
         line = line[: limit - 1] + "…"
     return f'"{line}"'
+
+
+# what an id or a handle nexus wrote is made of (core/store): shown as it is
+_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@#+-")
+
+
+def token(value: object) -> str:
+    """A stored id or handle as it reaches a terminal, a model's context or a command nexus
+    suggests (`nexus ask <handle>`, `nexus report <id>`): itself when it is made of what nexus
+    writes, else its visible form in single quotes (one shell word that names nothing), so that
+    no stored value can end a line, start a fake one, or add a word to a command."""
+    text = value if isinstance(value, str) else str(value)
+    if text and _TOKEN.issuperset(text):
+        return text
+    return "'" + visible(text, keep_lines=False).replace("'", "'\\''") + "'"
+
+
+def party(name: object, handle: object) -> str:
+    """A session as announcements and listings name it: `name (handle)`, both rendered."""
+    return f"{one_line(str(name))} ({token(handle)})"

@@ -9,14 +9,14 @@ import time
 
 from ..core import identity, sessions, shellcmd
 from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
-from ..core.text import one_line, quoted
+from ..core.text import one_line, party, quoted, token
 from ..messages import mailbox
 
 
 def _who(row: sqlite3.Row | None, sid: str) -> str:
     if row is None:
-        return one_line(sid)
-    return f"{one_line(row['name'])} ({row['handle']})"
+        return token(sid)
+    return party(row["name"], row["handle"])
 
 
 def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row], total: int,
@@ -34,14 +34,15 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
         when = time.strftime("%H:%M", time.localtime(r["created_at"]))
         if r["kind"] == "notice":  # nexus's own voice only from nexus itself
             who = "nexus" if r["sender"] == identity.SYSTEM_ID else names[r["sender"]]
-            lines.append(f"- {r['id']} notice from {who}, {when}: "
+            lines.append(f"- {token(r['id'])} notice from {who}, {when}: "
                          f"{quoted(r['text'], FIRST_LINE)}")
         elif r["kind"] == "task":
-            lines.append(f"- {r['id']} TASK {r['task_id']} for you from {names[r['sender']]}, "
-                         f"{when}: read it, do it, then `{nexus} report {r['task_id']}`")
+            task = token(r["task_id"])
+            lines.append(f"- {token(r['id'])} TASK {task} for you from {names[r['sender']]}, "
+                         f"{when}: read it, do it, then `{nexus} report {task}`")
         else:
-            reply = f" (reply to {r['reply_to']})" if r["reply_to"] else ""
-            lines.append(f"- {r['id']} from {names[r['sender']]}, {when}{reply}: "
+            reply = f" (reply to {token(r['reply_to'])})" if r["reply_to"] else ""
+            lines.append(f"- {token(r['id'])} from {names[r['sender']]}, {when}{reply}: "
                          f"{quoted(r['text'], FIRST_LINE)}")
     if total > len(rows):
         lines.append(f"- and {total - len(rows)} more")
@@ -74,9 +75,10 @@ def greeting(conn: sqlite3.Connection, me: sqlite3.Row, now: float) -> str:
     caller = sessions.Caller(me["id"], me["cwd"], me["project"], "hook", me["scope"])
     others = [r for r in discovery.scoped_rows(conn, caller, now, False, False)
               if r["id"] != me["id"]]
-    lines = [f"[nexus] You are {one_line(me['name'])} ({me['id']}, handle {me['handle']})."]
+    lines = [f"[nexus] You are {one_line(me['name'])} ({token(me['id'])}, handle "
+             f"{token(me['handle'])})."]
     if others:
-        shown = ", ".join(f"{one_line(r['name'])} ({r['handle']}, "
+        shown = ", ".join(f"{one_line(r['name'])} ({token(r['handle'])}, "
                           f"{availability.effective_status(r, now)})"
                           for r in others[:ANNOUNCE_LISTED])
         more = f" and {len(others) - ANNOUNCE_LISTED} more" if len(others) > ANNOUNCE_LISTED else ""

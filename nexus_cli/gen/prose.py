@@ -80,6 +80,15 @@ and what it does not:
   characters and Unicode's invisible format characters (zero-width spaces, the tag characters
   that can spell text a model reads and a person does not see) are shown escaped everywhere;
   `--json` keeps text exact.
+- **Reads are input.** Every row nexus reads back, on either backend, is checked where it
+  becomes a record: ids of the shapes nexus writes, a handle cut from its own session's id,
+  names, known states, times a calendar shows (not NaN, an infinity or 1e300). A row that fails
+  is read past (never announced, listed or acted on), said on stderr (`row_invalid`) and named
+  by `nexus doctor`; the others are read as ever. A stored id or handle is printed as one
+  harmless word wherever it reaches a terminal, a model's context or a command nexus suggests.
+  In team mode the schema also refuses such rows (check constraints), a person's name is one
+  person's whatever its case, and a row naming a client process is that process's only with
+  its start time, on its machine.
 - **The store is private** (0700/0600, refused otherwise); its files (the database, its WAL,
   shared-memory and journal files) are never symbolic links (`store_insecure`),
   nor are its folders (`wake/`, `news/`: nexus works in them through a descriptor of the folder

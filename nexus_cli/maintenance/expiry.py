@@ -76,7 +76,7 @@ class Lazy:
         if now < self.not_before:
             return False
         last = schedule.last(conn)
-        if now - last < MAINTAIN_EVERY:
+        if 0 <= now - last < MAINTAIN_EVERY:
             self.not_before = last + MAINTAIN_EVERY
             return False
         return True

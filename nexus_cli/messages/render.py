@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.human import Part, Table, ago, fields, page_footer, who
-from ..core.text import block, one_line
+from ..core.text import block, one_line, token
 
 
 def sent(r: dict[str, Any]) -> str:
@@ -15,9 +15,9 @@ def sent(r: dict[str, Any]) -> str:
 
 
 def one_message(msg: dict[str, Any]) -> str:
-    head = f"{msg['message_id']} from {who(msg['from'])}, {ago(msg['created_at_epoch'])}"
+    head = f"{token(msg['message_id'])} from {who(msg['from'])}, {ago(msg['created_at_epoch'])}"
     if msg["reply_to"]:
-        head += f", in reply to {msg['reply_to']}"
+        head += f", in reply to {token(msg['reply_to'])}"
     return f"{head}\n{block(msg['text'])}"
 
 
@@ -38,7 +38,8 @@ def ask(r: dict[str, Any]) -> str:
         return (f"no reply from {who(r['to'])} within {r['timeout_seconds']:g} s{clamp}: question "
                 f"{r['message_id']} stays open; the reply will arrive as a message")
     reply = r["reply"]
-    return (f"{reply['message_id']} from {who(reply['from'])}, after {r['waited_seconds']:g} s:\n"
+    return (f"{token(reply['message_id'])} from {who(reply['from'])}, after "
+            f"{r['waited_seconds']:g} s:\n"
             f"{block(reply['text'])}")
 
 

@@ -24,7 +24,7 @@ import time
 
 from ..core import availability, identity, sessions
 from ..core.store import policy
-from ..core.text import one_line, visible
+from ..core.text import one_line, party, token, visible
 from . import patterns
 from .patterns import Spec
 
@@ -501,9 +501,9 @@ def refusal(conn: sqlite3.Connection, path: str, row: sqlite3.Row, now: float, n
     to do; `via`: the name it was reached by, when that is another hard link of the file. The
     holder's name, the path and the reason are peer text: escaped, the reason quoted."""
     holder = sessions.get(conn, row["session_id"])
-    who = f"{one_line(holder['name'])} ({holder['handle']}){where(holder)}" if holder else \
-        row["session_id"]
-    handle = holder["handle"] if holder else row["session_id"]
+    who = f"{party(holder['name'], holder['handle'])}{where(holder)}" if holder else \
+        token(row["session_id"])
+    handle = token(holder["handle"] if holder else row["session_id"])
     what = shown(path) if row["exact"] else f"{shown(path)} (in {shown(row['pattern'])})"
     if via:
         what = f"{shown(via)} (a hard link of {what})"

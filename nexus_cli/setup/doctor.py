@@ -76,6 +76,12 @@ def team_checks(store: Any) -> list[dict]:
                      "the administrator runs `nexus team init ROLE... --apply`"))
     if not info["row_security"]:
         out[-1]["status"] = "warn" if info["schema_usage"] else "fail"
+    if current and info["schema_usage"]:
+        try:
+            with store.read() as conn:
+                out.append(row_check(conn))
+        except NexusError as exc:
+            out.append(check("rows", "fail", exc.message, exc.action))
     log = os.path.join(store.root, "team-offline.log")
     try:
         with open(log, encoding="utf-8", errors="replace") as fh:
@@ -110,6 +116,7 @@ def store_checks(store: Store) -> list[dict]:
             out.append(check("integrity", "ok" if ok == "ok" else "fail", f"quick_check: {ok}",
                              "" if ok == "ok" else damaged(store.path, "").action))
             out += session_checks(conn, time.time())
+            out.append(row_check(conn))
     except NexusError as exc:
         out.append(check("schema", "fail", exc.message, exc.action))
     for file in (settings.legacy_path(store.root), settings.path(store.root)):
@@ -139,6 +146,21 @@ def process_check() -> dict:
     names = " < ".join(p.name for p in chain[:4]) + (" ..." if len(chain) > 4 else "")
     return check("process table", "ok", f"{how}: " + (f"this shell runs under {names}" if chain
                                                       else "this process runs directly under init"))
+
+
+def row_check(conn: Any) -> dict:
+    """Rows nexus would not have written (by hand, or a member's plain SQL): each is read past
+    wherever nexus reads (core/store); here they are named."""
+    from ..core import store
+    from ..core.text import visible
+
+    bad, found = store.scan_rows(conn)
+    if not bad:
+        return check("rows", "ok", "every row has the shape nexus writes")
+    named = "; ".join(visible(f"{t} {key} ({col})", keep_lines=False) for t, key, col in found)
+    more = f" and {bad - len(found)} more" if bad > len(found) else ""
+    return check("rows", "warn", f"{bad} row{'s' if bad != 1 else ''} nexus reads past: "
+                 f"{named}{more}", "fix or delete them in the database (nexus never wrote them)")
 
 
 def session_checks(conn: Any, now: float) -> list[dict]:

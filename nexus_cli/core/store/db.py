@@ -18,6 +18,7 @@ import stat
 import time
 from collections.abc import Callable
 
+from .. import store as rows
 from ..errors import NexusError
 from . import APPLICATION_ID, SCHEMA, paths, queue, team, wake
 
@@ -37,6 +38,8 @@ def present(row: sqlite3.Row | None, what: str) -> sqlite3.Row:
     """A row the caller has just written or resolved in its open transaction: its absence is a
     bug in nexus, reported as one (never a None that fails later)."""
     if row is None:
+        if rows.last_skipped is not None:  # not vanished: read past, a row nexus would not
+            raise rows.row_error(rows.last_skipped)  # have written
         raise NexusError("internal_error", what, f"{what} vanished inside its own transaction",
                          "report this as a bug in nexus")
     return row
@@ -554,10 +557,15 @@ _savepoints = itertools.count(1)
 
 
 class Connection(sqlite3.Connection):
-    """A connection that knows its store's directory (news markers live beside the file)."""
+    """A connection that knows its store's directory (news markers live beside the file), and
+    whose rows are checked where they become records (store/__init__.py)."""
 
     local_root: str | None = None
     execute_later = None  # (the team store's connections defer writes: `later`)
+
+    def execute(self, sql: str, params: object = ()) -> sqlite3.Cursor:  # type: ignore[override]
+        cur = sqlite3.Connection.execute(self, sql, params)  # type: ignore[arg-type]
+        return cur if cur.description is None else rows.checked(cur, sql)  # type: ignore[return-value]
 
 
 def later(conn: sqlite3.Connection, sql: str, params: object = ()) -> None:

@@ -721,6 +721,21 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        29,
+        "a person's name is one person's whatever its case (`Bob` is `bob`): unique among the "
+        "people, lower-cased (two people whose names differed only in case before: the later "
+        "gets `#<n>` after it); team mode also checks the shapes of new sessions, messages and "
+        "tasks (ids, handles, names, finite times)",
+        """
+        UPDATE sessions SET name = name || '#' || rowid WHERE client = 'user' AND rowid NOT IN
+            (SELECT min(rowid) FROM sessions WHERE client = 'user' GROUP BY lower(name));
+        CREATE UNIQUE INDEX sessions_person_name ON sessions (lower(name)) WHERE client = 'user';
+        """,
+    ),
+)
+
 CURRENT = MIGRATIONS[-1][0]
 if CURRENT != SCHEMA:  # what every open of a store compares its version with, without this module
     raise ImportError(f"nexus_cli.core.store.SCHEMA is {SCHEMA}, but the last migration is "

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .. import store as rows
 from ..errors import NexusError
 from . import APPLICATION_ID, migrations, paths, pgwire, policy, team, wake
 from .sqltext import bound, placeholders
@@ -330,6 +331,11 @@ def translate_error(exc: BaseException, url: str) -> NexusError:
                           f"the server refused it ({str(exc).splitlines()[0][:200]})",
                           "ask the team's administrator for the role's rights "
                           "(`nexus team init` prints the SQL)")
+    if state == "23514":  # a shape migration 28 checks: a row the write would make or keep
+        return NexusError("row_invalid", team.redact(url),
+                          f"the row is not what nexus writes ({str(exc).splitlines()[0][:200]});"
+                          " nothing was written",
+                          "`nexus doctor` names such rows; fix or delete it in the database")
     if state in ("57014", "55P03"):
         return NexusError("store_busy", team.redact(url),
                           "the team database did not answer in time; nothing was written",
@@ -439,7 +445,7 @@ class Conn:
             return self._declared(sql, params)
         text, values = bound(sql, params)
         try:
-            return Cursor(self.raw.execute(text, values))
+            return rows.checked(Cursor(self.raw.execute(text, values)), sql)  # type: ignore[return-value]
         except ERRORS as exc:
             if os.environ.get("NEXUS_DEBUG_SQL"):
                 print("SQL:", text, values, file=sys.stderr)

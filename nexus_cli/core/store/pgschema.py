@@ -25,6 +25,18 @@ BYTE_ORDER = """DO $$ BEGIN
     END IF;
 END $$"""
 
+# migration 28: the shapes core/store reads with, as PostgreSQL regular expressions
+TOKEN = "^[A-Za-z0-9][A-Za-z0-9._:@#+-]{0,99}$"
+PARTICIPANT = ("^([a-z]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|user:"
+               "[A-Za-z0-9._-]{1,64}(@[A-Za-z0-9._-]{1,40})?|nexus:system)$")
+
+
+def _finite(*columns: str) -> str:
+    """Each column NULL or a number between -1e11 and 1e11 (NaN, which PostgreSQL sorts above
+    every number, and the infinities are neither)."""
+    return " AND ".join(f"({c} IS NULL OR ({c} > -1e11 AND {c} < 1e11))" for c in columns)
+
+
 DDL: dict[int, tuple[str, ...]] = {
     1: (
         "CREATE TABLE meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT COLLATE \"C\" NOT NULL)",
@@ -491,5 +503,38 @@ END $$""",
     28: (
         'ALTER TABLE messages ADD COLUMN read_lease TEXT COLLATE "C"',
         "ALTER TABLE messages ADD COLUMN read_lease_until DOUBLE PRECISION",
+    ),
+    29: (
+        """UPDATE sessions s SET name = s.name || '#' || substr(md5(s.id), 1, 6)
+    WHERE s.client = 'user' AND EXISTS (SELECT 1 FROM sessions o WHERE o.client = 'user'
+    AND lower(o.name) = lower(s.name) AND o.id < s.id)""",
+        "CREATE UNIQUE INDEX sessions_person_name ON sessions (lower(name)) WHERE client = 'user'",
+        # the shapes core/store reads rows with, for what is written from now on (NOT VALID:
+        # rows already there are read past and named by `nexus doctor`, never refused here)
+        *(f"ALTER TABLE {table} ADD CONSTRAINT {table}_{column}_shape CHECK ({check}) NOT VALID"
+          for table, column, check in (
+              ("sessions", "id", f"id ~ '{PARTICIPANT}'"),
+              ("sessions", "handle", "handle ~ '^(s-[0-9a-f]{12,32}(-[0-9]{1,9})?|u-"
+                                     "[A-Za-z0-9._-]{1,64}(@[A-Za-z0-9._-]{1,40})?)$'"),
+              ("sessions", "name", "name ~ '^[A-Za-z0-9._@#-]{1,128}$' AND (client = 'user'"
+                                   " OR lower(left(name, 2)) NOT IN ('s-', 'u-'))"),
+              # a handle is cut from its own id (shapes.handle_of), the client is the id's
+              ("sessions", "own_handle", "client = split_part(id, ':', 1) AND CASE WHEN client"
+                                         " = 'user' THEN handle = 'u-' || substr(id, 6) ELSE"
+                                         " handle LIKE 's-%' AND starts_with(replace(substr(id,"
+                                         " strpos(id, ':') + 1), '-', ''), split_part(handle,"
+                                         " '-', 2)) END"),
+              ("sessions", "times", _finite("created_at", "last_active", "last_turn_end",
+                                            "last_prompt_at", "last_wake_at", "handoff_at",
+                                            "offered_at")),
+              ("messages", "ids", f"id ~ '{TOKEN}' AND sender ~ '{PARTICIPANT}' AND recipient"
+                                  f" ~ '{PARTICIPANT}' AND (task_id IS NULL OR task_id ~ "
+                                  f"'{TOKEN}') AND (reply_to IS NULL OR reply_to ~ '{TOKEN}')"),
+              ("messages", "times", _finite("created_at", "delivered_at", "read_at",
+                                            "expired_at", "notified_at")),
+              ("tasks", "ids", f"id ~ '{TOKEN}' AND sender ~ '{PARTICIPANT}' AND target ~ "
+                               f"'{PARTICIPANT}'"),
+              ("tasks", "times", _finite("created_at", "updated_at", "expires_at", "closed_at",
+                                         "progress")))),
     ),
 }
