@@ -19,16 +19,30 @@ from helpers import A, sid
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def managed_python() -> str:
+    """The distribution's python3 when it refuses `pip install --user` (PEP 668), else ''."""
+    found = subprocess.run(["/usr/bin/python3", "-c", "import sysconfig; print(sysconfig."
+                            "get_path('stdlib'))"], capture_output=True, text=True)
+    stdlib = found.stdout.strip()
+    return "/usr/bin" if stdlib and os.path.exists(f"{stdlib}/EXTERNALLY-MANAGED") else ""
+
+
 @pytest.mark.slow
-def test_the_documented_install_puts_nexus_on_a_login_shell_path(tmp_path):
+@pytest.mark.parametrize("python", ["ours", "managed"])
+def test_the_documented_install_puts_nexus_on_a_login_shell_path(tmp_path, python):
     """scripts/install.sh (pipx, fetched from the package index when missing: here from the
     wheelhouse scripts/test.sh made), then the greeting of a Claude Code session names `nexus`,
-    which a login shell finds."""
+    which a login shell finds. With a distribution's python3 too (Debian's: PEP 668 refuses
+    `pip install --user pipx`, so pipx installs itself from a throwaway venv)."""
     home = tmp_path / "home"
     home.mkdir()
     (home / ".bashrc").write_text("")
     (home / ".profile").write_text('[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\n')
     python_dir = os.path.dirname(os.path.realpath(sys.executable))
+    if python == "managed":
+        python_dir = managed_python()
+        if not python_dir:
+            pytest.skip("no externally managed /usr/bin/python3 here")
     env = {"HOME": str(home), "PATH": f"{python_dir}:/usr/local/bin:/usr/bin:/bin",
            "PYTHONUSERBASE": str(home / ".local"), "NEXUS_HOME": str(tmp_path / "store"),
            "LANG": "C.UTF-8", "PIPX_HOME": str(home / ".local/share/pipx")}
@@ -42,6 +56,7 @@ def test_the_documented_install_puts_nexus_on_a_login_shell_path(tmp_path):
     # commands are the README's, --trust included
     assert "open a new shell" in done.stdout, done.stdout
     assert "next: nexus install claude; nexus install codex --trust; nexus doctor" in done.stdout
+    assert "ensurepath" not in done.stdout + done.stderr  # pipx's hints, wrong once it ran
     login = subprocess.run(["bash", "-lc", "command -v nexus"], env=env, capture_output=True,
                            text=True)
     nexus = login.stdout.strip()
