@@ -18,6 +18,8 @@ else
     pipx=(pipx)
   elif python3 -m pipx --version >/dev/null 2>&1; then
     pipx=(python3 -m pipx)
+  elif [ -x "${PIPX_BIN_DIR:-$HOME/.local/bin}/pipx" ]; then  # a previous run installed it
+    pipx=("${PIPX_BIN_DIR:-$HOME/.local/bin}/pipx")
   else
     # neither: pipx installs itself into ~/.local from a throwaway venv (a distribution's Python
     # refuses `pip install --user`, PEP 668), so that `pipx uninstall nexus-cli` works later too
