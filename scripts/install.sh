@@ -34,6 +34,8 @@ else
   "${pipx[@]}" ensurepath >/dev/null 2>&1 || true
 fi
 bin="${XDG_BIN_HOME:-$HOME/.local/bin}"
+# its manual pages where man(1) looks (pipx would copy them, uv would not): `man nexus` works
+if [ -x "$bin/nexus" ]; then quiet "$bin/nexus" man --install || true; fi
 login=$(bash -lc 'command -v nexus' 2>/dev/null || true)
 if [ -n "$login" ] && [ "$(command -v nexus || true)" = "$login" ]; then
   echo "nexus is installed: $login"

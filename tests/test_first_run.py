@@ -57,6 +57,7 @@ def test_the_documented_install_puts_nexus_on_a_login_shell_path(tmp_path, pytho
     assert "open a new shell" in done.stdout, done.stdout
     assert "next: nexus install claude; nexus install codex --trust; nexus doctor" in done.stdout
     assert "ensurepath" not in done.stdout + done.stderr  # pipx's hints, wrong once it ran
+    assert (home / ".local/share/man/man1/nexus.1").exists()  # `man nexus` works: doctor is OK
     login = subprocess.run(["bash", "-lc", "command -v nexus"], env=env, capture_output=True,
                            text=True)
     nexus = login.stdout.strip()
