@@ -172,6 +172,9 @@ def test_shapes():
     assert not store.handle_of("codex:" + sid(2), "s-000000010000")
     assert not store.handle_of("codex:" + sid(2), "u-bob@host")
     assert store.handle_of("user:bob@host", "u-bob@host")
+    # a Codex id (UUIDv7): its handle is cut from the random digits first (identity)
+    assert store.handle_of("codex:01a22c48-aa78-77e0-af8e-8fc31cc0ee76", "s-7e0f8e8fc31c")
+    assert not store.handle_of("codex:01a22c48-aa78-77e0-af8e-8fc31cc0ee76", "s-01a22c48aa78")
     assert all(not store.time(v) for v in (float("nan"), float("inf"), 1e300, "1", True))
     assert store.time(0) and store.time(1.7e9)
 

@@ -21,6 +21,7 @@ import re
 from types import ModuleType
 
 from .. import clients
+from . import store
 from .errors import NexusError
 
 CLIENTS = clients.NAMES
@@ -85,15 +86,9 @@ def is_valid(sid: str) -> bool:
 
 def handle_digits(sid: str) -> str:
     """The characters a handle is cut from: the client id's hex digits, those that differ
-    first (a user's login). A UUIDv7 (Codex's thread ids) begins with its time, which sessions
-    started together share: its random digits come first, then the rest."""
+    first (store.id_digits: a UUIDv7's random ones), or a user's login."""
     client, rest = split_id(sid)
-    if client == USER:
-        return rest
-    digits = rest.replace("-", "").lower()
-    if len(digits) == 32 and digits[12] == "7":  # time 0-11, version 12, random 13-15 and 17-31
-        return digits[13:16] + digits[17:] + digits[:13] + digits[16]
-    return digits
+    return rest if client == USER else store.id_digits(rest)
 
 
 def handle_base(sid: str, length: int = HANDLE_DIGITS) -> str:

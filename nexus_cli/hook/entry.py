@@ -170,7 +170,11 @@ def main(argv: list[str], linger: bool = False, raw: bytes | None = None) -> int
         events.refused(store, exc, f"{client} hook", pid=os.getpid())
         print(f"nexus hook: {exc.shown}", file=sys.stderr)
         return 1
-    except Exception as exc:  # never a traceback on the client's screen
+    except Exception as exc:  # never a traceback on the client's screen (unless asked for)
+        if os.environ.get("NEXUS_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
         print(f"nexus hook: internal_error: {type(exc).__name__} ({exc}; please report it)",
               file=sys.stderr)
         return 1

@@ -96,6 +96,16 @@ def handle(value: object) -> bool:
     return value.startswith("u-") and login(value[2:])
 
 
+def id_digits(rest: str) -> str:
+    """The hex digits of a client's id (`rest`: after `client:`) in the order a handle is cut
+    from them: those that differ first. A UUIDv7 (Codex's thread ids) begins with its time,
+    which sessions started together share: its random digits come first, then the rest."""
+    digits = rest.replace("-", "").lower()
+    if len(digits) == 32 and digits[12] == "7":  # time 0-11, version 12, random 13-15 and 17-31
+        return digits[13:16] + digits[17:] + digits[:13] + digits[16]
+    return digits
+
+
 def handle_of(sid: object, value: object) -> bool:
     """Whether `value` is the handle of the session `sid` (a handle is cut from its own id: no
     row can carry another's, nor a person's on an agent)."""
@@ -104,7 +114,7 @@ def handle_of(sid: object, value: object) -> bool:
     client, _, rest = sid.partition(":")
     if client == "user":
         return value == "u-" + rest
-    return value.startswith("s-") and rest.replace("-", "").startswith(value[2:].partition("-")[0])
+    return value.startswith("s-") and id_digits(rest).startswith(value[2:].partition("-")[0])
 
 
 def name(value: object) -> bool:

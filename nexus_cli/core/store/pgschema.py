@@ -31,6 +31,15 @@ PARTICIPANT = ("^([a-z]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
                "[A-Za-z0-9._-]{1,64}(@[A-Za-z0-9._-]{1,40})?|nexus:system)$")
 
 
+# store.id_digits in SQL: a client id's hex digits in the order a handle is cut from them (a
+# UUIDv7's random digits first: Codex's thread ids begin with their time)
+_DIGITS_SQL = "lower(replace(substr(id, strpos(id, ':') + 1), '-', ''))"
+_ID_DIGITS = (f"CASE WHEN length({_DIGITS_SQL}) = 32 AND substr({_DIGITS_SQL}, 13, 1) = '7' THEN"
+              f" substr({_DIGITS_SQL}, 14, 3) || substr({_DIGITS_SQL}, 18) ||"
+              f" substr({_DIGITS_SQL}, 1, 13) || substr({_DIGITS_SQL}, 17, 1)"
+              f" ELSE {_DIGITS_SQL} END")
+
+
 def _finite(*columns: str) -> str:
     """Each column NULL or a number between -1e11 and 1e11 (NaN, which PostgreSQL sorts above
     every number, and the infinities are neither)."""
@@ -518,12 +527,11 @@ END $$""",
                                      "[A-Za-z0-9._-]{1,64}(@[A-Za-z0-9._-]{1,40})?)$'"),
               ("sessions", "name", "name ~ '^[A-Za-z0-9._@#-]{1,128}$' AND (client = 'user'"
                                    " OR lower(left(name, 2)) NOT IN ('s-', 'u-'))"),
-              # a handle is cut from its own id (shapes.handle_of), the client is the id's
+              # a handle is cut from its own id (store.handle_of), the client is the id's
               ("sessions", "own_handle", "client = split_part(id, ':', 1) AND CASE WHEN client"
                                          " = 'user' THEN handle = 'u-' || substr(id, 6) ELSE"
-                                         " handle LIKE 's-%' AND starts_with(replace(substr(id,"
-                                         " strpos(id, ':') + 1), '-', ''), split_part(handle,"
-                                         " '-', 2)) END"),
+                                         f" handle LIKE 's-%' AND starts_with({_ID_DIGITS},"
+                                         " split_part(handle, '-', 2)) END"),
               ("sessions", "times", _finite("created_at", "last_active", "last_turn_end",
                                             "last_prompt_at", "last_wake_at", "handoff_at",
                                             "offered_at")),
