@@ -159,6 +159,9 @@ def test_a_process_that_left_its_session_tree_is_refused(nx, pair, home):
     """setsid or a double fork from inside A: no client above, A's variables still set."""
     r = nx("read", "--json", env=claude_env(A), inside=1)  # no client process above
     assert r.code == 5 and "left its session's process tree" in r.json["error"]["reason"]
+    # or a client's sandbox hid the client (Codex's workspace-write: a process namespace of its
+    # own): the way out is the MCP tools, which the client runs outside its sandbox
+    assert "sandbox" in r.json["error"]["reason"] and "MCP tools" in r.json["error"]["action"]
     # and scrubbing the variables only makes it the person, who cannot borrow a session's name
     r = nx("send", "--as", A_ID, "codex", "forged", "--json")
     assert r.code == 5 and "interactive terminal" in r.json["error"]["reason"]

@@ -110,8 +110,12 @@ def inside(conn: sqlite3.Connection, now: float, env: Mapping[str, str],
         if claims:
             client, sid, var = claims[0]
             raise refuse(sid, f"{var} names {sid}, but this process does not run below any "
-                         f"{client} process (it left its session's process tree: setsid, nohup "
-                         "or a double fork)", "run nexus from the agent's own shell tool")
+                         f"{client} process it can see (it left its session's process tree: "
+                         "setsid, nohup or a double fork; or the client's sandbox hides it, as "
+                         "Codex's workspace-write sandbox does)",
+                         "use the nexus MCP tools (read, reply, send), which the client runs "
+                         "outside its sandbox, or run nexus from the agent's own shell tool "
+                         "with the sandbox off (Codex: sandbox_mode = \"danger-full-access\")")
         return None
     if found.current is not None:
         me = found.current["id"]
