@@ -190,6 +190,13 @@ def test_golden_output_for_people(nx, hook, chdir_work, pair):
     assert sent == ("sent m-XXXXXXXXXXXX to codex@work (s-000000020000)\n"
                     "idle: nothing can wake it now: it has not ended a turn yet (nothing waits "
                     "before its first prompt); the message waits for its next prompt\n")
+    # an outlook that says the status itself is not prefixed with it again
+    from nexus_cli.messages import render
+
+    again = render.sent({"message_id": "m-1", "duplicate": False, "outlook": "it is listening: "
+                         "it is woken at once", "to": {"name": "codex@work", "status": "listening",
+                                                      "handle": "s-000000020000"}})
+    assert again.splitlines()[1] == "it is listening: it is woken at once", again
     peers = normalise(nx("peers", env=A).out)
     lines = [line.rstrip() for line in peers.splitlines()]
     assert re.match(r"\s+name\s+handle\s+client\s+status\s+active\s+cwd$", lines[0])  # no note

@@ -11,7 +11,10 @@ from ..core.text import block, one_line, token
 def sent(r: dict[str, Any]) -> str:
     dup = (" (a repeat of an earlier request id: the original message is shown, nothing new was "
            "sent)" if r["duplicate"] else "")
-    return f"sent {r['message_id']} to {who(r['to'])}{dup}\n{r['to']['status']}: {r['outlook']}"
+    status, said = r["to"]["status"], r["outlook"]
+    # the outlook that begins by saying the status ("it is listening: ...") is not prefixed twice
+    head = "" if said.startswith(f"it is {status}") else f"{status}: "
+    return f"sent {r['message_id']} to {who(r['to'])}{dup}\n{head}{said}"
 
 
 def one_message(msg: dict[str, Any]) -> str:
