@@ -294,3 +294,23 @@ def test_the_board_s_columns_fit_by_terminal_columns():
     assert all(width(line) <= 40 for line in lines)
     starts = {width(lines[1][: lines[1].index("editing")]), width(lines[2][: lines[2].index("x")])}
     assert len(starts) == 1, lines  # the second column starts at one terminal column
+
+
+def test_a_waits_spinner_line_is_cleared_before_the_result(nx, monkeypatch):
+    """`nexus run` showed `- run r-… (running) (0 s, Ctrl-C to stop)run  r-… done`: a tool that
+    showed a wait's spinner and returned without clearing it. The CLI clears it once the tool
+    returns (or fails), whatever the tool did."""
+    from nexus_cli.cli import output
+    from nexus_cli.core import registry
+
+    seen: list[float] = []
+    monkeypatch.setattr(output, "spinner", lambda: lambda what, seconds: seen.append(seconds))
+    real = registry.invoke
+
+    def waits(tool, ctx, raw, namer):
+        ctx.progress("run r-1 (running)", 1.0)
+        return real(tool, ctx, raw, namer)
+
+    monkeypatch.setattr(registry, "invoke", waits)
+    nx("peers")
+    assert seen == [1.0, -1]

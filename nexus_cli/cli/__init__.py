@@ -158,7 +158,11 @@ def run_tool(spec: dict[str, Any], values: dict[str, Any], as_json: bool,
               deliver=lambda result: later.append(output.emit(tool, result, as_json, True)),
               progress=output.spinner())
     try:
-        result = registry.invoke(tool, ctx, raw, params.namer(spec))
+        try:
+            result = registry.invoke(tool, ctx, raw, params.namer(spec))
+        finally:
+            if ctx.progress is not None:  # a wait's spinner line goes before anything is said
+                ctx.progress("", -1)
         if OWN_PROCESS:  # done and committed: a Ctrl-C from here on would call a write that
             # happened interrupted (exit 130), and a script retrying on that sends it twice
             signal.signal(signal.SIGINT, signal.SIG_IGN)

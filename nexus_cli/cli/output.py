@@ -126,18 +126,22 @@ def page(out: Any, text: str, height: int) -> None:
 
 def spinner() -> Callable[[str, float], None] | None:
     """For waits on a terminal: a spinner with the elapsed time on stderr (seconds < 0 clears
-    it). None when stderr is not a terminal: scripts see nothing."""
+    it, if shown: run_tool does once the tool returns). None when stderr is not a terminal:
+    scripts see nothing."""
     err = sys.stderr
     if err is None or not err.isatty() or os.environ.get("TERM") == "dumb":
         return None
     frames = "|/-\\"
-    state = {"n": 0}
+    state = {"n": 0, "shown": False}
 
     def show(what: str, seconds: float) -> None:
         if seconds < 0:
-            err.write("\r\x1b[K")
+            if state["shown"]:
+                err.write("\r\x1b[K")
+            state["shown"] = False
         else:
             state["n"] += 1
+            state["shown"] = True
             err.write(f"\r\x1b[K{frames[state['n'] % 4]} {one_line(what)} ({seconds:.0f} s, "
                       "Ctrl-C to stop)")
         err.flush()
