@@ -41,7 +41,7 @@ if [ -n "$login" ] && [ "$(command -v nexus || true)" = "$login" ]; then
   echo "nexus is installed: $login"
 elif [ -n "$login" ]; then
   echo "nexus is installed: $login"
-  echo "this shell does not have it on PATH yet: open a new shell (or run \`exec \$SHELL -l\`) first"
+  echo "this shell does not have it on PATH yet: run \`export PATH=\"$(dirname "$login"):\$PATH\"\` (or open a new shell) first"
 else
   # the file a login bash reads: the first of these that exists (else ~/.profile)
   profile="~/.profile"

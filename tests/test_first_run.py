@@ -55,6 +55,11 @@ def test_the_documented_install_puts_nexus_on_a_login_shell_path(tmp_path, pytho
     # this shell's PATH is the one it had: the message says a new shell is needed, and the next
     # commands are the README's, --trust included
     assert "open a new shell" in done.stdout, done.stdout
+    # and the command it gives for this shell, run as printed, finds the installed nexus
+    export = re.search(r"run `(export PATH=[^`]+)`", done.stdout).group(1)
+    here = subprocess.run(["bash", "-c", f"{export}; command -v nexus"], env=env,
+                          capture_output=True, text=True)
+    assert here.stdout.strip() == str(home / ".local" / "bin" / "nexus"), (export, here)
     assert "next: nexus install claude; nexus install codex --trust; nexus doctor" in done.stdout
     assert "ensurepath" not in done.stdout + done.stderr  # pipx's hints, wrong once it ran
     assert (home / ".local/share/man/man1/nexus.1").exists()  # `man nexus` works: doctor is OK
