@@ -255,6 +255,13 @@ def test_doctor_healthy_and_broken(nx, fakehome, home):
     assert by_name["claude hooks"]["status"] == "ok" and by_name["codex mcp"]["status"] == "ok"
     assert by_name["claude"]["status"] == "warn"  # not on PATH here
     assert by_name["codex hook trust"]["status"] == "warn"
+    # "all good" only when it is: warnings are counted, not called good
+    warned = sum(c["status"] == "warn" for c in r.json["checks"])
+    assert nx("doctor", "--quick").out.rstrip().endswith(f"\n{warned} warnings")
+    from nexus_cli.setup.render import summary
+
+    assert (summary(0, 0), summary(0, 1), summary(2, 3)) == ("all good", "1 warning",
+                                                             "2 failed, 3 warnings")
     # break it: hooks point at an executable that does not exist
     settings = fakehome / ".claude" / "settings.json"
     settings.write_text(settings.read_text().replace(

@@ -27,5 +27,11 @@ def doctor(r: dict[str, Any]) -> list[Part]:
         if c["fix"]:
             rows.append(["", "", f"fix: {c['fix']}"])
     return [Table(["", "check", "detail"], rows, wrap=("detail",), styled=("",)),
-            f"{'all good' if r['ok'] else str(r['failed']) + ' failed'}, "
-            f"{r['warnings']} warning(s)"]
+            summary(r["failed"], r["warnings"])]
+
+
+def summary(failed: int, warnings: int) -> str:
+    """`all good` only when it is: no failure and no warning (each warning has its fix above)."""
+    said = [f"{failed} failed"] if failed else []
+    said += [f"{warnings} warning{'s' if warnings > 1 else ''}"] if warnings else []
+    return ", ".join(said) if said else "all good"
