@@ -230,3 +230,18 @@ def test_the_activity_log_reads_past_entries_nexus_never_wrote(nx, pair, home, b
     assert all("\n" not in action for _, action in shown) and "session.rename" not in dict(
         shown).values()
     assert nx("events", env=A).code == 0
+
+
+def test_a_session_row_failing_its_own_check_is_row_invalid_not_a_crash(home, monkeypatch):
+    """A session row nexus has just written and cannot read back (a check that disagrees with
+    the writer, as the handle check once did for every Codex id) is `row_invalid`, said as such,
+    never a TypeError inside a hook."""
+    from nexus_cli.core import sessions
+    from nexus_cli.core.errors import NexusError
+    from nexus_cli.core.store.db import Store
+
+    monkeypatch.setitem(store.PAIRS, ("sessions", "id", "handle"), lambda sid, handle: False)
+    monkeypatch.setattr(store, "_PLANS", {})
+    with pytest.raises(NexusError) as raised, Store().write() as conn:
+        sessions.ensure(conn, "codex:" + sid(9), "/tmp", time.time())
+    assert raised.value.code == "row_invalid"

@@ -285,7 +285,10 @@ def ensure(conn: sqlite3.Connection, sid: str, cwd: str, now: float,
             later(conn, _TOUCH, (now, sid))
             return row
         conn.execute(_TOUCH, (now, sid))
-    return get(conn, sid)  # type: ignore[return-value]
+    row = get(conn, sid)
+    if row is None:  # what was just written fails its own check: a bug, said as what it is
+        raise store.row_error(store.last_skipped or ("sessions", sid, "id"))
+    return row
 
 
 def _stale(row: sqlite3.Row, now: float, cwd: str, client: Proc | None = None) -> bool:
