@@ -127,12 +127,16 @@ def instructions(opts: argparse.Namespace) -> None:
     home = tempfile.mkdtemp(prefix="nexus-bench-")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CLAUDE", "CODEX")) and k != "NEXUS_DATABASE_URL"}
+    # the same count at every run: one hash seed, and no address randomisation (objects hashed
+    # by address fill sets and dicts in another order at each start: +-0.3 M otherwise)
+    env["PYTHONHASHSEED"] = "0"
+    fixed = ["setarch", os.uname().machine, "-R"] if shutil.which("setarch") else []
     client = Client("claude", SID, {**env, "NEXUS_HOME": home})
 
     def count(argv: list[str], stdin: bytes = b"") -> int:
         out = os.path.join(home, "callgrind.out")
-        got = client.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                          *argv], stdin)
+        got = client.run([*fixed, "valgrind", "--tool=callgrind",
+                          f"--callgrind-out-file={out}", *argv], stdin)
         assert got["code"] in (0, 2), got["err"][-2000:]
         with open(out) as fh:
             found = re.search(r"^summary: (\d+)", fh.read(), re.M)
