@@ -176,6 +176,25 @@ def test_listening_stop_is_continued_by_a_message(nx, hook, pair):
     assert "Automatic turn 1 of 8" in out["reason"]
 
 
+def test_a_hook_that_waits_has_the_garbage_collector_back(nx, hook, pair, monkeypatch):
+    """`nexus hook` runs with the cyclic garbage collector off (`__main__`: a hook lives for
+    milliseconds); one that goes on to wait, for up to an hour, turns it back on first."""
+    import gc
+
+    from nexus_cli.hook import waits
+
+    seen: list[bool] = []
+    monkeypatch.setattr(waits, "listen",
+                        lambda *args: seen.append(gc.isenabled()) or (None, 0, None))
+    assert nx("listen", "on", env=B).code == 0
+    gc.disable()
+    try:
+        hook("codex", "Stop", sid(2), stop_hook_active=False)
+    finally:
+        gc.enable()
+    assert seen == [True]
+
+
 def test_claude_idle_wait_wakes_with_exit_2(nx, hook, pair):
     hook("claude", "Stop", sid(1), stop_hook_active=False)
     thread, box = run_hook_in_thread("claude", "Stop", sid(1), wait=True)
