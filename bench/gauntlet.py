@@ -411,8 +411,7 @@ def run(opts: argparse.Namespace, say: Callable[[str], None] = print) -> list[di
         url = None
         try:
             if store == "team":
-                sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
-                import pgcluster
+                import pgcluster  # (scripts/, on the path through _util)
 
                 from nexus_cli.core.store import pg
 
@@ -466,7 +465,6 @@ def main() -> None:
     opts.ways = opts.ways.split(",")
     opts.stores = opts.stores.split(",")
     if "team" in opts.stores:
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
         import pgcluster
 
         if pgcluster.bindir() is None:

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+_PATH = list(sys.path)
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "scripts")]
-
 import gauntlet  # noqa: E402
 import pgcluster  # noqa: E402
+
+sys.path[:] = _PATH  # (bench/mcp.py must not stand in for the MCP SDK in later tests)
 
 
 @pytest.mark.parametrize("store", ["sqlite", "team"])
