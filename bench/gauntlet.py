@@ -445,7 +445,7 @@ def rows_of(found: list[dict], seconds: float) -> list[tuple[str, str, str, str]
                      " ms/msg"))
         if f["load"] is not None:
             rate, lat, failed = f["load"]
-            rows.append((f"[{store}] mixed workload, {seconds:.0f} s", f"{rate:.0f} calls/s",
+            rows.append((f"[{store}] mixed workload, {seconds:g} s", f"{rate:.0f} calls/s",
                          f"p99 {percentile(lat, .99) * 1000:.0f} ms ({len(lat)} calls, "
                          f"{failed} failed)", "p99 < 100 ms"))
     return rows
