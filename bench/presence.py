@@ -1,4 +1,5 @@
-"""What judging presence costs `nexus peers` with 1,000 sessions: each session's client process
+"""What judging presence costs `nexus peers` and the board (`nexus board --once`, the frame the
+web board's page is drawn from) with 1,000 sessions: each session's client process
 looked up (pid and start time, /proc), Claude Code's own registry file read where the page
 shows one, its waiter checked: side by side with another build (`--baseline`: the code before
 the change, say main's `.venv/bin/nexus`), each on a store of its own holding the same sessions,
@@ -107,28 +108,34 @@ def main() -> None:
             homes = {"this": os.path.join(tmp, "this"), "baseline": os.path.join(tmp, "base")}
             fill(nexus, homes["this"], work, config, procs, a.sessions)
             fill(base, homes["baseline"], work, config, procs, a.sessions)
-            cases = {"this": nexus, "baseline": base}
-            samples: dict[str, list[float]] = {k: [] for k in cases}
+            cases = {(build, what): cmd for build, cmd in (("this", nexus), ("baseline", base))
+                     for what in ("peers", "board")}
+            argv = {"peers": ["peers", "--json"], "board": ["board", "--once"]}
+            samples: dict[tuple[str, str], list[float]] = {k: [] for k in cases}
             for i in range(3 + a.runs):
-                for key, cmd in cases.items():
+                for (key, what), cmd in cases.items():
                     env = {**clean_env(), "NEXUS_HOME": homes[key]}
                     start = time.perf_counter()
-                    out = subprocess.run([cmd, "peers", "--json"], env=env, cwd=work,
+                    out = subprocess.run([cmd, *argv[what]], env=env, cwd=work,
                                          capture_output=True, check=True).stdout
                     took = time.perf_counter() - start
                     if i >= 3:
-                        samples[key].append(took)
-                    if i == 0:
+                        samples[(key, what)].append(took)
+                    if i == 0 and what == "peers":
                         assert json.loads(out)["total"] == a.sessions, (key, out[:200])
     finally:
         for p in sleepers:
             p.kill()
             p.wait()
-    this, before = (statistics.median(samples[k]) for k in ("this", "baseline"))
-    print(f"nexus peers, {a.sessions} live sessions ({PROCESSES} client processes), "
+    print(f"nexus peers and board, {a.sessions} live sessions ({PROCESSES} client processes), "
           f"median of {a.runs}:")
-    table([("peers (this build)", f"{this * 1000:.1f} ms", f"{this / before:.2f}x", "<= 1.2x"),
-           ("peers (baseline)", f"{before * 1000:.1f} ms", "1.00x", "")], ratio="vs baseline")
+    rows = []
+    for what in ("peers", "board --once"):
+        this, before = (statistics.median(samples[(k, what.split()[0])])
+                        for k in ("this", "baseline"))
+        rows += [(f"{what} (this build)", f"{this * 1000:.1f} ms", f"{this / before:.2f}x",
+                  "<= 1.2x"), (f"{what} (baseline)", f"{before * 1000:.1f} ms", "1.00x", "")]
+    table(rows, ratio="vs baseline")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: list[str]) -> int:
     if args[:1] == ["hook"]:
+        import gc
         import os
+
+        # A hook lives for milliseconds and ends with os._exit: the cyclic collector's passes
+        # over every object its imports create (a third of what nexus adds to the interpreter's
+        # start) would free nothing it needs. Reference counting still frees what it drops; a
+        # hook that goes on to wait (hook/entry.py: `waiting`) turns the collector back on.
+        gc.disable()
 
         raw = None
         if len(args) == 2 and args[1] in ("claude", "codex"):

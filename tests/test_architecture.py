@@ -220,7 +220,7 @@ def test_a_tool_call_loads_no_upkeep_and_no_activity_log(tmp_path):
 # call with nothing to say nothing more (no mailbox, no chat feed, no upkeep: its news check is
 # one question); a prompt and a Stop their announcement. Each module costs every hook of every
 # agent about 0.3 ms (bench/hotpath.py): a new one here is a decision, not an accident.
-EVERY_EVENT = {"__future__", "fcntl", *(f"nexus_cli{m}" for m in (
+EVERY_EVENT = {"__future__", "fcntl", "gc", *(f"nexus_cli{m}" for m in (  # gc: built in
     "", ".__main__", ".hook", ".hook.entry", ".hook.handlers", ".clients", ".clients.claude",
     ".clients.claude.runtime", ".core", ".core.errors", ".core.record", ".core.identity",
     ".core.proctable", ".core.settings", ".core.jsonstrict", ".core.sessions",

@@ -54,6 +54,25 @@ def test_prompt_announces_unread_and_marks_them_delivered(nx, hook, pair):
     assert "7 unread" in context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="again"))
 
 
+def test_a_backlog_is_counted_only_so_far(nx, hook, pair, monkeypatch):
+    """What a tool call pays for a backlog stays bounded: unread messages are counted up to
+    ANNOUNCE_COUNTED, and an announcement says "over" beyond that."""
+    from nexus_cli.delivery import announce
+    from nexus_cli.messages import mailbox
+
+    for module in (mailbox, announce):
+        monkeypatch.setattr(module, "ANNOUNCE_COUNTED", 10)
+    for i in range(12):
+        nx("send", "codex", f"line {i}", env=A)
+    text = context_of(hook("codex", "PostToolUse", sid(2), tool_name="exec_command"))
+    assert text.startswith("[nexus] over 10 unread messages for you (codex@work):")
+    assert "- and over 5 more" in text
+    nx("read", "--json", env=B)  # a page of ten read: two left, and one more sent
+    nx("send", "codex", "one more", env=A)
+    text = context_of(hook("codex", "UserPromptSubmit", sid(2), prompt="go"))
+    assert text.startswith("[nexus] 3 unread messages for you") and "over" not in text
+
+
 def test_post_tool_use_announces_only_what_is_new(nx, hook, pair):
     nx("send", "codex", "first", env=A)
     assert "first" in context_of(hook("codex", "PostToolUse", sid(2), tool_name="exec_command"))
@@ -155,6 +174,25 @@ def test_listening_stop_is_continued_by_a_message(nx, hook, pair):
     assert code == 0 and out["decision"] == "block" and "wake up" in out["reason"]
     assert box["at"] - sent_at < 1.5  # woken by the poke, not by the 2 s safety poll
     assert "Automatic turn 1 of 8" in out["reason"]
+
+
+def test_a_hook_that_waits_has_the_garbage_collector_back(nx, hook, pair, monkeypatch):
+    """`nexus hook` runs with the cyclic garbage collector off (`__main__`: a hook lives for
+    milliseconds); one that goes on to wait, for up to an hour, turns it back on first."""
+    import gc
+
+    from nexus_cli.hook import waits
+
+    seen: list[bool] = []
+    monkeypatch.setattr(waits, "listen",
+                        lambda *args: seen.append(gc.isenabled()) or (None, 0, None))
+    assert nx("listen", "on", env=B).code == 0
+    gc.disable()
+    try:
+        hook("codex", "Stop", sid(2), stop_hook_active=False)
+    finally:
+        gc.enable()
+    assert seen == [True]
 
 
 def test_claude_idle_wait_wakes_with_exit_2(nx, hook, pair):

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Iterator
 
 from .record import Record
 
@@ -88,20 +89,31 @@ class ProcTable:
             return list(chain)
         return self._walk(pid, limit)
 
-    def _walk(self, pid: int, limit: int) -> list[Proc]:
-        chain: list[Proc] = []
+    def climb(self, limit: int = 64) -> Iterator[Proc]:
+        """This process's ancestors as `ancestors()` lists them, each read only when asked for:
+        a hook whose client is its parent reads no further up (the whole chain is asked for
+        only by a session's first event)."""
+        parent = os.getppid()
+        cached = self._own
+        if cached is not None and cached[0] == parent:
+            return iter(list(cached[1]))
+        return self._climb(os.getpid(), limit)
+
+    def _climb(self, pid: int, limit: int) -> Iterator[Proc]:
         current = self.get(pid)
-        seen = set()
-        while current is not None and len(chain) < limit:
+        seen: set[int] = set()
+        while current is not None and len(seen) < limit:
             if current.ppid <= 1 or current.ppid in seen:
-                break
+                return
             seen.add(current.ppid)
             parent = self.get(current.ppid)
             if parent is None:
-                break
-            chain.append(parent)
+                return
+            yield parent
             current = parent
-        return chain
+
+    def _walk(self, pid: int, limit: int) -> list[Proc]:
+        return list(self._climb(pid, limit))
 
 
 class ProcFS(ProcTable):

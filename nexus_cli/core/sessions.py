@@ -627,10 +627,10 @@ def hosted(rows: Sequence[sqlite3.Row]) -> frozenset[str]:
 
 
 def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc: Proc | None,
-               chain: Sequence[Proc], now: float, row: sqlite3.Row | None) -> str | None:
-    """Whether a hook event for `sid` (its row: `row`, None when new), run below `proc`, may be
-    believed; returns the session that started this one's client (a nested agent's parent), if
-    any. Raises `hook_refused`."""
+               now: float, row: sqlite3.Row | None) -> str | None:
+    """Whether a hook event for `sid` (its row: `row`, None when new), run below `proc` (the
+    client process among this process's ancestors), may be believed; returns the session that
+    started this one's client (a nested agent's parent), if any. Raises `hook_refused`."""
     if proc is None:
         raise NexusError("hook_refused", sid, f"no {client} process runs this hook",
                          f"hooks are for {client} to call; nothing was recorded")
@@ -659,6 +659,7 @@ def admit_hook(conn: sqlite3.Connection, sid: str, event: str, client: str, proc
                       to_pid=proc.pid)
     if row is not None:
         return row["parent"]  # set when the session was first seen (one lookup per ancestor)
+    chain = table().ancestors()  # (a session's first event: the rest of the ancestry)
     depth = next((i for i, p in enumerate(chain) if p.pid == proc.pid), len(chain))
     above = nearest_client(conn, chain[depth + 1:], now)
     return above.current["id"] if above and above.current is not None else None

@@ -23,6 +23,7 @@ IDLE_WATCH = 24 * 3600  # a `--notify-when-idle` subscription lapses
 WATCH_MAX = 7 * 86400  # `watch --timeout` at most
 HANDOFF_OFFER = 3600  # a handoff offered to a live session (`handoff now --to`) waits this long
 ANNOUNCE_LISTED = 5  # messages (and peers) listed per announcement
+ANNOUNCE_COUNTED = 100  # unread messages an announcement counts; beyond: "over 100" (bounded)
 FIRST_LINE = 100  # characters of a message's first line in an announcement
 # asking and binding
 ASK_TIMEOUT = 60.0  # `ask` waits this long by default

@@ -8,7 +8,7 @@ import sqlite3
 import time
 
 from ..core import identity, sessions, shellcmd
-from ..core.settings import ANNOUNCE_LISTED, FIRST_LINE
+from ..core.settings import ANNOUNCE_COUNTED, ANNOUNCE_LISTED, FIRST_LINE
 from ..core.text import one_line, party, quoted, token
 from ..messages import mailbox
 
@@ -29,7 +29,9 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
             names[r["sender"]] = _who(sessions.get(conn, r["sender"]), r["sender"])
     nexus = shellcmd.name(conn)
     plural = "s" if total != 1 else ""
-    lines = [f"[nexus] {total} unread message{plural} for you ({one_line(me['name'])}):"]
+    over = "over " if total > ANNOUNCE_COUNTED else ""  # (counted up to that: mailbox.unread)
+    total = min(total, ANNOUNCE_COUNTED)
+    lines = [f"[nexus] {over}{total} unread message{plural} for you ({one_line(me['name'])}):"]
     for r in rows:
         when = time.strftime("%H:%M", time.localtime(r["created_at"]))
         if r["kind"] == "notice":  # nexus's own voice only from nexus itself
@@ -45,7 +47,7 @@ def announce(conn: sqlite3.Connection, me: sqlite3.Row, rows: list[sqlite3.Row],
             lines.append(f"- {token(r['id'])} from {names[r['sender']]}, {when}{reply}: "
                          f"{quoted(r['text'], FIRST_LINE)}")
     if total > len(rows):
-        lines.append(f"- and {total - len(rows)} more")
+        lines.append(f"- and {over}{total - len(rows)} more")
     lines.append(f"Read them with `{nexus} read` (or the nexus `read` tool); answer with "
                  f"`{nexus} reply <id> \"<text>\"`.")
     if auto_turn:

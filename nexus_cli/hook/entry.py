@@ -7,6 +7,7 @@ traceback, never a partial write."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -69,6 +70,12 @@ def checked_id(client: str, data: dict) -> str:
         raise bad("session_id", exc.reason) from None
 
 
+def waiting() -> None:
+    """The hook waits from here (listen mode, an approval, Codex's idle wait), for up to an hour:
+    the cyclic garbage collector its start went without (`__main__`) is back on."""
+    gc.enable()
+
+
 def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: float,
            wait: bool = False) -> Reply:
     """Apply one event and decide what the client gets back."""
@@ -87,13 +94,12 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     sid = checked_id(client, data)
     if wait and event != "Stop":
         return QUIET
-    chain = table().ancestors()
-    proc = clients.ADAPTERS[client].hook_client(chain, env)
+    proc = clients.ADAPTERS[client].hook_client(table().climb(), env)
     with store.write() as conn:
         known = sessions.get(conn, sid)
         if event == "SessionEnd" and known is None:
             return QUIET  # the end of a conversation nexus never saw (`claude mcp list` sends one)
-        parent = sessions.admit_hook(conn, sid, event, client, proc, chain, now, known)
+        parent = sessions.admit_hook(conn, sid, event, client, proc, now, known)
         assert proc is not None
         if event == "SessionStart" and known is None:  # a new conversation in this process:
             from ..core.availability import not_mid_turn  # only between its turns
@@ -110,11 +116,12 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
             outcome = run(conn, handlers.Event(client, sid, data, row, now, store.root, proc,
                                                   env))
             to_wake += outcome.wake
-            if not announceable(conn, sid):
+            if outcome.told or not announceable(conn, sid):
                 news.clear(conn, proc.pid)  # nothing left to announce: tool calls skip Python
     if wait:
         from . import waits
 
+        waiting()
         return waits.idle(client, sid, row, store, env, data)
     if event != "Stop" and sessions.subagent(data) is None:
         to_wake.append(sid)  # new activity ends any wait of this session (a subagent's: none)
@@ -122,8 +129,10 @@ def handle(client: str, data: dict, store: Store, env: dict | os._Environ, now: 
     if outcome.listen:
         from . import waits
 
+        waiting()
         return waits.listen(client, store, sid)
     if outcome.then is not None:
+        waiting()
         return outcome.then(store), 0, None
     return outcome.reply, 0, None
 

@@ -31,12 +31,13 @@ class Event(Record):
 
 class Outcome(Record):
     __slots__ = ()
-    _fields = ("reply", "wake", "listen", "then")
-    _defaults = (None, (), False, None)
+    _fields = ("reply", "wake", "listen", "then", "told")
+    _defaults = (None, (), False, None, False)
     reply: dict | None
     wake: tuple[str, ...]
     listen: bool
     then: Callable | None  # after COMMIT: (store) -> the client's reply (a permission wait)
+    told: bool  # the handler found nothing announceable left (the entry need not ask again)
 
 
 def context(event: str, text: str) -> dict:
@@ -83,7 +84,7 @@ def post_tool(conn: sqlite3.Connection, ev: Event) -> Outcome:
     from .. import messages
 
     if not messages.news(conn, ev.sid):
-        return Outcome()
+        return Outcome(told=True)  # (no news: nothing announceable either)
     from ..messages import mailbox
     from ..workspace import feed
 

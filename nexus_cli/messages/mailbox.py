@@ -12,7 +12,7 @@ import os
 import sqlite3
 
 from ..core import identity, sessions
-from ..core.settings import ANNOUNCE_LISTED
+from ..core.settings import ANNOUNCE_COUNTED, ANNOUNCE_LISTED
 from ..core.store import news, policy
 from ..core.store.db import later, present
 from . import UNREAD
@@ -271,14 +271,16 @@ def depth(conn: sqlite3.Connection, recipient: str) -> tuple[int, int]:
 
 def unread(conn: sqlite3.Connection, sid: str, only_new: bool) -> tuple[list[sqlite3.Row], int]:
     """Up to ANNOUNCE_LISTED unread messages (only those never announced, with `only_new`), oldest
-    first, and how many there are in all."""
+    first, and how many there are in all, counted up to ANNOUNCE_COUNTED + 1 (more than
+    ANNOUNCE_COUNTED: "over"): what a tool call pays for a backlog stays bounded."""
     extra = " AND delivered_at IS NULL AND defer = 0" if only_new else ""
     where = f"recipient = ? AND {UNREAD}{extra}"
     rows = conn.execute(f"SELECT * FROM messages WHERE {where} ORDER BY seq LIMIT ?",
                         (sid, ANNOUNCE_LISTED)).fetchall()
     if len(rows) < ANNOUNCE_LISTED:
         return rows, len(rows)
-    return rows, conn.execute(f"SELECT count(*) FROM messages WHERE {where}", (sid,)).fetchone()[0]
+    return rows, conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM messages WHERE {where}"
+                              " LIMIT ?) AS counted", (sid, ANNOUNCE_COUNTED + 1)).fetchone()[0]
 
 
 def has_news(conn: sqlite3.Connection, sid: str) -> bool:

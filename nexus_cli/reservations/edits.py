@@ -162,12 +162,11 @@ def auto_reserve(client: str, sid: str, located: list[tuple[str, list[str], bool
             need.append(real)
     if not need:
         return QUIET
-    chain = table().ancestors()
-    proc = clients.ADAPTERS[client].hook_client(chain, env)
+    proc = clients.ADAPTERS[client].hook_client(table().climb(), env)
     told: list[str] = []
     with store.write() as conn:
         me = sessions.get(conn, sid)
-        sessions.admit_hook(conn, sid, "PreToolUse", client, proc, chain, now, me)
+        sessions.admit_hook(conn, sid, "PreToolUse", client, proc, now, me)
         if me is None:
             return QUIET  # a conversation nexus has not seen start: nothing to hold it for
         marker.raise_(store.root)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from ...core.proctable import Proc, is_shell
 from .. import is_uuid
@@ -44,7 +44,7 @@ def is_client(proc: Proc) -> bool:
         and not is_shell(proc.pid)
 
 
-def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
+def hook_client(chain: Iterable[Proc], env: Mapping[str, str]) -> Proc | None:
     """The Claude Code process that ran this hook: the nearest `claude` above it (CLAUDE_PID says
     the same; it counts only when it names an ancestor that is a Claude Code process)."""
     for proc in chain:

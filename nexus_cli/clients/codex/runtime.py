@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from ...core.proctable import Proc, is_shell, table
 from .. import is_uuid
@@ -36,7 +36,7 @@ def is_client(proc: Proc) -> bool:
     return (proc.name == "codex" or proc.name.startswith("codex-")) and not is_shell(proc.pid)
 
 
-def hook_client(chain: Sequence[Proc], env: Mapping[str, str]) -> Proc | None:
+def hook_client(chain: Iterable[Proc], env: Mapping[str, str]) -> Proc | None:
     for proc in chain:
         if is_client(proc):
             return proc
