@@ -1070,8 +1070,11 @@ def test_a_persons_listening_session_is_woken_with_news_not_errors(world, client
     wait_until(lambda: world.reached("w1", "TASK t-"), timeout=90,
                what=lambda: world.tmux_screen(screen))
     world.wait_status(sid, "listening")
-    wait_until(lambda: ("saw the task" in world.tmux_screen(screen)), timeout=60,
-               what=lambda: world.tmux_screen(screen))
+    # the turn ends: its Stop hooks finish and the prompt is idle again (under load the screen
+    # may show them running for a moment first)
+    wait_until(lambda: ("saw the task" in (shown := world.tmux_screen(screen))
+                        and "running Stop hooks" not in shown and "esc to interrupt" not in shown),
+               timeout=60, what=lambda: world.tmux_screen(screen))
     listening = world.tmux_screen(screen)
     if client == "claude":
         # the Stop hook and the background wait beside it race for the news: either way, news
