@@ -285,10 +285,7 @@ def tables(sql: str) -> tuple | None:
                     if name == "(":  # a derived table: its columns are its statement's
                         found += _derived(text, at + len(keyword))
                     elif name in RULES:
-                        after = words[2] if words[1] == "AS" and len(words) > 2 else words[1]
-                        alias = after if after and after.upper() not in _KEYWORDS and \
-                            _IDENT.issuperset(after) else name
-                        found.append((alias.lower(), name))
+                        found.append(((_alias(words) or name).lower(), name))
                 at = text.find(keyword, at + 1)
     _TABLES[sql] = got = tuple(found) or None
     return got
@@ -303,11 +300,14 @@ def _derived(text: str, start: int) -> list[tuple[str, str]]:
         if depth == 0:
             break
     inner = tables(text[start + 1:end].strip()) or ()
-    words = text[end + 1:].split(" ", 3)
-    after = words[2] if words[1] == "AS" and len(words) > 2 else words[1]
-    if len(inner) == 1 and after and after.upper() not in _KEYWORDS and _IDENT.issuperset(after):
-        return [*inner, (after.lower(), inner[0][1])]
-    return list(inner)
+    alias = _alias(text[end + 1:].split(" ", 3))
+    return [*inner, (alias.lower(), inner[0][1])] if len(inner) == 1 and alias else list(inner)
+
+
+def _alias(words: list[str]) -> str:
+    """The alias after a table (`words[0]`, `[AS] alias` after it), or ''."""
+    after = words[2] if len(words) > 2 and words[1] == "AS" else words[1] if len(words) > 1 else ""
+    return after if after and after.upper() not in _KEYWORDS and _IDENT.issuperset(after) else ""
 
 
 def _selected(sql: str) -> list[list[str]]:
